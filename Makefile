@@ -1,0 +1,96 @@
+# solforge build. `make` builds the CLI and the cpu runner (and the cuda runner where nvcc exists);
+# `make test` builds and runs every test CI runs; `make gpu-check` runs the GPU-side checks.
+# Out-of-tree: BUILD=dir selects the build folder; SAN=1 builds with ASan+UBSan.
+
+BUILD ?= build
+CC ?= cc
+NVCC ?= nvcc
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(shell command -v $(NVCC) 2>/dev/null))
+SM ?= -gencode=arch=compute_90a,code=sm_90a
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wpointer-arith \
+	-Wformat=2 -Wvla -Wno-unused-parameter -Werror
+CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -O2 -g -ffp-contract=off -fno-strict-aliasing $(WARN) \
+	-Iinclude -Isrc
+ifeq ($(SAN),1)
+CFLAGS_BASE += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDSAN := -fsanitize=address,undefined
+endif
+CFLAGS ?=
+ALL_CFLAGS := $(CFLAGS_BASE) $(CFLAGS)
+LDLIBS := -lm -ldl -lpthread
+
+CORE_SRC := $(wildcard src/core/*.c)
+CLI_SRC := $(wildcard src/cli/*.c)
+CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+TEST_SRC := $(wildcard tests/unit/*.c)
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
+
+# core files the runners need (no JSON-free dependency on the CLI)
+RUNNER_CORE := src/core/util.c src/core/json.c src/core/dtype.c src/core/safetensors.c src/core/job.c
+
+BIN := $(BUILD)/solforge $(BUILD)/solforge-runner-cpu
+ifneq ($(CUDA_HOME),)
+BIN += $(BUILD)/solforge-runner-cuda
+endif
+
+.PHONY: all test unit asan cuda-check gpu-check clean fuzz
+all: $(BIN)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libsolforge.a: $(CORE_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/solforge: $(CLI_OBJ) $(BUILD)/libsolforge.a
+	$(CC) $(LDSAN) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/solforge-runner-cpu: $(BUILD)/src/runner/runner_cpu.o $(BUILD)/src/runner/runner_common.o \
+		$(BUILD)/libsolforge.a
+	$(CC) $(LDSAN) -rdynamic -o $@ $^ $(LDLIBS)
+
+# The cuda runner: nvcc compiles runner_cuda.cu; the core C files it shares come from libsolforge.a
+# (built by the host compiler; the runner never links the CLI).
+NVCCFLAGS := -std=c++17 -O2 -g $(SM) -Iinclude -Isrc -Xcompiler -Wall,-Wextra,-Werror,-fno-strict-aliasing \
+	-Xcudafe --display_error_number --fmad=false
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/extras/CUPTI/lib64 -lcupti -lcudart -ldl -lpthread -lm \
+	-Xlinker -rpath,$(CUDA_HOME)/lib64 -Xlinker -rpath,$(CUDA_HOME)/extras/CUPTI/lib64
+$(BUILD)/solforge-runner-cuda: src/runner/runner_cuda.cu $(wildcard src/runner/*.h) $(BUILD)/src/runner/runner_common.o \
+		$(BUILD)/libsolforge.a
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -o $@ src/runner/runner_cuda.cu $(BUILD)/src/runner/runner_common.o \
+		$(BUILD)/libsolforge.a $(CUDA_LIBS)
+
+$(BUILD)/tests/unit/all_tests.h: $(TEST_SRC)
+	@mkdir -p $(dir $@)
+	@grep -ho 'SF_TEST([a-z0-9_]*)' $(TEST_SRC) | sed 's/SF_TEST(\(.*\))/X(\1)/' > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/tests/unit/main.o: tests/unit/main.c $(BUILD)/tests/unit/all_tests.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -I$(BUILD)/tests/unit -c $< -o $@
+
+$(BUILD)/unit-tests: $(TEST_OBJ) $(BUILD)/libsolforge.a
+	$(CC) $(LDSAN) -o $@ $^ $(LDLIBS)
+
+unit: $(BUILD)/unit-tests
+	$(BUILD)/unit-tests
+
+# Everything CI runs (no GPU): unit tests, end-to-end cpu evaluations, the sanitizer build, the CUDA
+# compile check. tools/test.sh prints the closing "N passed, N failed" line.
+test:
+	tools/test.sh
+
+cuda-check:
+	tools/cuda_check.sh
+
+gpu-check:
+	tools/gpu_check.sh
+
+clean:
+	rm -rf build build-asan
+
+-include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
