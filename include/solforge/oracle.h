@@ -85,17 +85,24 @@ static SF_HD inline void sf_out_set(const sf_ocall *c, int k, int64_t i, double 
 	sf_store(c->out[k].data, (sf_dt)c->out[k].dt, i, v);
 }
 
+#ifdef __cplusplus
+#define SF_EXTERN_C_ORACLE extern "C"
+#else
+#define SF_EXTERN_C_ORACLE
+#endif
+
+/* Prototypes of what an oracle file defines (the macros below open the definitions). */
+SF_EXTERN_C_ORACLE extern const char *const sf_oracle_axis_names[];
+SF_EXTERN_C_ORACLE int64_t sf_oracle_items(const sf_ocall *c);
+SF_HD void sf_oracle_item(const sf_ocall *c, int64_t item);
+SF_EXTERN_C_ORACLE int sf_oracle_gen(sf_gcall *g);
+SF_EXTERN_C_ORACLE void sf_oracle_work(const sf_ocall *c, sf_work *w);
+
 #define SF_ORACLE_AXES(...) \
 	SF_EXTERN_C_ORACLE const char *const sf_oracle_axis_names[] = { __VA_ARGS__, NULL }
 #define SF_ORACLE_ITEMS(c) SF_EXTERN_C_ORACLE int64_t sf_oracle_items(const sf_ocall *c)
 #define SF_ORACLE_ITEM(c, item) SF_HD void sf_oracle_item(const sf_ocall *c, int64_t item)
 #define SF_ORACLE_GEN(g) SF_EXTERN_C_ORACLE int sf_oracle_gen(sf_gcall *g)
 #define SF_ORACLE_WORK(c, w) SF_EXTERN_C_ORACLE void sf_oracle_work(const sf_ocall *c, sf_work *w)
-
-#ifdef __cplusplus
-#define SF_EXTERN_C_ORACLE extern "C"
-#else
-#define SF_EXTERN_C_ORACLE
-#endif
 
 #endif /* SOLFORGE_ORACLE_H */

@@ -16,7 +16,9 @@
 extern int sf_test_failed_checks;
 extern const char *sf_test_current;
 
-#define SF_TEST(name) void test_##name(void)
+#define SF_TEST(name)                 \
+	void test_##name(void);       \
+	void test_##name(void)
 
 #define CHECK(cond)                                                                                 \
 	do {                                                                                        \
