@@ -9,7 +9,7 @@ CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(shell command -v $(NVCC) 2>/dev/null))
 SM ?= -gencode=arch=compute_90a,code=sm_90a
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wpointer-arith \
-	-Wformat=2 -Wvla -Wno-unused-parameter -Werror
+	-Wformat=2 -Wvla -Wno-unused-parameter -Wno-format-truncation -Werror
 CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -O2 -g -ffp-contract=off -fno-strict-aliasing $(WARN) \
 	-Iinclude -Isrc
 ifeq ($(SAN),1)
