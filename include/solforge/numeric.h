@@ -154,29 +154,36 @@ static SF_HD inline uint32_t sf_encode_minifloat(double v, int ebits, int mbits,
 	return sign | code;
 }
 
-/* Generic decoder for the same formats. */
+/*
+ * Generic decoder for the same formats: the exact double value of `code` (sign bit at ebits+mbits).
+ * Built from bits (no loops, no libm): normal codes map to a double with the same exponent and the
+ * mantissa shifted up; subnormal codes are m * 2^(1-bias-mbits), one exact multiply. NaN keeps its
+ * sign. has_inf: the all-ones exponent is inf (mantissa 0) or NaN; otherwise, with
+ * nan_all_ones_mantissa, only the all-ones code (S.1..1.1..1) is NaN and the rest of that binade is
+ * finite (float8_e4m3fn).
+ */
 static SF_HD inline double sf_decode_minifloat(uint32_t code, int ebits, int mbits, int bias, int has_inf,
 						int nan_all_ones_mantissa)
 {
-	uint32_t sign = (code >> (ebits + mbits)) & 1u;
-	uint32_t e = (code >> mbits) & ((1u << ebits) - 1);
-	uint32_t m = code & ((1u << mbits) - 1);
-	double v;
-	if (e == (1u << ebits) - 1 && has_inf) {
-		v = (m == 0) ? sf_bits_f64(0x7ff0000000000000ull) : sf_bits_f64(0x7ff8000000000000ull);
-	} else if (nan_all_ones_mantissa && e == (1u << ebits) - 1 && m == (1u << mbits) - 1) {
-		v = sf_bits_f64(0x7ff8000000000000ull);
+	uint64_t sign = (uint64_t)((code >> (ebits + mbits)) & 1u) << 63;
+	uint32_t emax = (1u << ebits) - 1;
+	uint32_t mmax = (1u << mbits) - 1;
+	uint32_t e = (code >> mbits) & emax;
+	uint32_t m = code & mmax;
+	uint64_t mag;
+	if (e == emax && has_inf) {
+		mag = (m == 0) ? 0x7ff0000000000000ull : 0x7ff8000000000000ull;
+	} else if (e == emax && nan_all_ones_mantissa && m == mmax) {
+		mag = 0x7ff8000000000000ull;
 	} else if (e == 0) {
-		v = (double)m;
-		for (int i = 0; i < mbits + bias - 1; i++)
-			v *= 0.5;
+		/* zero or subnormal: m * 2^(1 - bias - mbits); the scale is a normal double, the product
+		 * is exact */
+		double scale = sf_bits_f64((uint64_t)(1023 + 1 - bias - mbits) << 52);
+		mag = sf_f64_bits((double)m * scale);
 	} else {
-		v = (double)((1u << mbits) | m);
-		int p = (int)e - bias - mbits;
-		for (; p > 0; p--) v *= 2.0;
-		for (; p < 0; p++) v *= 0.5;
+		mag = ((uint64_t)((int)e - bias + 1023) << 52) | ((uint64_t)m << (52 - mbits));
 	}
-	return sign ? -v : v;
+	return sf_bits_f64(sign | mag);
 }
 
 /* float32 / float16 / bfloat16 */
@@ -201,7 +208,24 @@ static SF_HD inline double sf_round_bf16(double v) { return sf_bf16_to_f64(sf_f6
 static SF_HD inline double sf_round_f16(double v) { return sf_f16_to_f64(sf_f64_to_f16(v)); }
 static SF_HD inline double sf_round_f32(double v) { return (double)(float)v; }
 static SF_HD inline double sf_round_e4m3(double v) { return sf_e4m3_to_f64(sf_f64_to_e4m3(v)); }
+static SF_HD inline double sf_round_e5m2(double v) { return sf_e5m2_to_f64(sf_f64_to_e5m2(v)); }
 static SF_HD inline double sf_round_e2m1(double v) { return sf_e2m1_to_f64(sf_f64_to_e2m1(v)); }
+
+/*
+ * double -> integer in [lo, hi]: truncation toward zero, saturating at the ends of the range, NaN -> 0.
+ * This is what CUDA's cvt.rzi.sat conversions do; spelled out so the host (where an out-of-range
+ * conversion is undefined behaviour, and x86 gives INT_MIN) agrees with the device bit for bit.
+ */
+static SF_HD inline int64_t sf_f64_to_int_sat(double v, int64_t lo, int64_t hi)
+{
+	if (v != v)
+		return 0;
+	if (v <= (double)lo)
+		return lo;
+	if (v >= (double)hi) /* (double)INT64_MAX is 2^63: every v below it converts */
+		return hi;
+	return (int64_t)v;
+}
 
 /* Element i of a dense buffer of dtype dt, as a double. */
 static SF_HD inline double sf_load(const void *base, sf_dt dt, int64_t i)
@@ -236,13 +260,14 @@ static SF_HD inline int64_t sf_load_int(const void *base, sf_dt dt, int64_t i)
 	case SF_DT_I8: return (int8_t)p[i];
 	case SF_DT_U8: return p[i];
 	case SF_DT_BOOL: return p[i] ? 1 : 0;
-	default: return (int64_t)sf_load(base, dt, i);
+	default: return sf_f64_to_int_sat(sf_load(base, dt, i), INT64_MIN, INT64_MAX); /* floats: truncated */
 	}
 }
 
-/* Store v into element i, rounding as described above. Integers: truncation toward zero of an
- * in-range value (callers store integral values). float4: read-modify-write of the nibble, so two
- * threads must not store the two halves of one byte concurrently. */
+/* Store v into element i, rounding as described above. Integers: truncation toward zero, saturated
+ * to the dtype's range, NaN -> 0 (sf_f64_to_int_sat; callers normally store integral in-range values).
+ * bool: v != 0 (NaN is true). float4: read-modify-write of the nibble, so two threads must not store
+ * the two halves of one byte concurrently. */
 static SF_HD inline void sf_store(void *base, sf_dt dt, int64_t i, double v)
 {
 	uint8_t *p = (uint8_t *)base;
@@ -258,17 +283,18 @@ static SF_HD inline void sf_store(void *base, sf_dt dt, int64_t i, double v)
 		p[i >> 1] = (uint8_t)((p[i >> 1] & ~(0xf << sh)) | (c << sh));
 		break;
 	}
-	case SF_DT_I64: { int64_t x = (int64_t)v; memcpy(p + 8 * i, &x, 8); break; }
-	case SF_DT_I32: { int32_t x = (int32_t)v; memcpy(p + 4 * i, &x, 4); break; }
-	case SF_DT_I16: { int16_t x = (int16_t)v; memcpy(p + 2 * i, &x, 2); break; }
-	case SF_DT_I8: p[i] = (uint8_t)(int8_t)v; break;
-	case SF_DT_U8: p[i] = (uint8_t)v; break;
+	case SF_DT_I64: { int64_t x = sf_f64_to_int_sat(v, INT64_MIN, INT64_MAX); memcpy(p + 8 * i, &x, 8); break; }
+	case SF_DT_I32: { int32_t x = (int32_t)sf_f64_to_int_sat(v, INT32_MIN, INT32_MAX); memcpy(p + 4 * i, &x, 4); break; }
+	case SF_DT_I16: { int16_t x = (int16_t)sf_f64_to_int_sat(v, INT16_MIN, INT16_MAX); memcpy(p + 2 * i, &x, 2); break; }
+	case SF_DT_I8: p[i] = (uint8_t)(int8_t)sf_f64_to_int_sat(v, INT8_MIN, INT8_MAX); break;
+	case SF_DT_U8: p[i] = (uint8_t)sf_f64_to_int_sat(v, 0, UINT8_MAX); break;
 	case SF_DT_BOOL: p[i] = v != 0.0; break;
 	default: break;
 	}
 }
 
-/* Store an integer exactly (int64 beyond 2^53 too). */
+/* Store an integer exactly (int64 beyond 2^53 too). Narrower integer dtypes keep the low bits of an
+ * out-of-range x (two's complement wrap); float dtypes round (double)x as sf_store does. */
 static SF_HD inline void sf_store_int(void *base, sf_dt dt, int64_t i, int64_t x)
 {
 	uint8_t *p = (uint8_t *)base;

@@ -1,0 +1,281 @@
+/*
+ * cmd_eval.c - `solforge eval PROBLEM SOLUTION`: evaluate one solution on every workload of one
+ * problem and print a table (or SOL-ExecBench-compatible JSON lines).
+ */
+#include "cli/cli.h"
+#include "core/status.h"
+#include "core/util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char cli_eval_options_help[] =
+	"  --backend cpu|cuda   where to run (default: cuda if a GPU is here, else cpu)\n"
+	"  --hw NAME            hardware spec for T_sol: H100_SXM, H200_SXM, B200 (default: detected)\n"
+	"  --rounds N           correctness rounds with fresh inputs (default 3)\n"
+	"  --only TEXT          only workloads whose uuid contains TEXT\n"
+	"  --budget-ms MS       timing budget per workload and solution (default 3000)\n"
+	"  --target-ci F        stop timing when the median's 95%% CI is within +-F (default 0.01)\n"
+	"  --min-iters N, --max-iters N   timed calls (default 10, 2000)\n"
+	"  --timeout S          time limit of a candidate's runner process (default 180)\n"
+	"  --no-baseline        do not time baselines\n"
+	"  --cpu-max-work X     cpu backend: skip workloads above X FLOPs+bytes (default 3e8)\n"
+	"  --seed N             fixed secret seed (reproducible inputs; weakens the defenses)\n"
+	"  --keep               keep the scratch folder of runner jobs and outputs\n";
+
+static int need_value(int argc, char **argv, int *i)
+{
+	if (*i + 1 >= argc) {
+		fprintf(stderr, "solforge: %s needs a value\n", argv[*i]);
+		return -1;
+	}
+	(*i)++;
+	return 0;
+}
+
+int cli_eval_option(int argc, char **argv, int *i, sf_eval_opts *o, const char **backend_name)
+{
+	const char *a = argv[*i];
+	double v;
+	int64_t n;
+#define NUM(flag, field)                                                                          \
+	if (!strcmp(a, flag)) {                                                                   \
+		if (need_value(argc, argv, i))                                                    \
+			return -1;                                                                \
+		if (sf_parse_double(argv[*i], &v) || v < 0) {                                     \
+			fprintf(stderr, "solforge: %s: '%s' is not a non-negative number\n", flag, argv[*i]); \
+			return -1;                                                                \
+		}                                                                                 \
+		o->field = v;                                                                     \
+		return 1;                                                                         \
+	}
+#define INT(flag, field)                                                                          \
+	if (!strcmp(a, flag)) {                                                                   \
+		if (need_value(argc, argv, i))                                                    \
+			return -1;                                                                \
+		if (sf_parse_i64(argv[*i], &n) || n < 1 || n > 1000000) {                          \
+			fprintf(stderr, "solforge: %s: '%s' is not a positive integer\n", flag, argv[*i]); \
+			return -1;                                                                \
+		}                                                                                 \
+		o->field = (int)n;                                                                \
+		return 1;                                                                         \
+	}
+	NUM("--budget-ms", budget_ms)
+	NUM("--target-ci", target_rel_ci)
+	NUM("--timeout", sol_timeout_s)
+	NUM("--cpu-max-work", cpu_max_work)
+	INT("--rounds", rounds)
+	INT("--min-iters", min_iters)
+	INT("--max-iters", max_iters)
+#undef NUM
+#undef INT
+	if (!strcmp(a, "--backend")) {
+		if (need_value(argc, argv, i))
+			return -1;
+		*backend_name = argv[*i];
+		return 1;
+	}
+	if (!strcmp(a, "--hw")) {
+		if (need_value(argc, argv, i))
+			return -1;
+		o->hw_name = argv[*i];
+		return 1;
+	}
+	if (!strcmp(a, "--only")) {
+		if (need_value(argc, argv, i))
+			return -1;
+		o->only = argv[*i];
+		return 1;
+	}
+	if (!strcmp(a, "--seed")) {
+		if (need_value(argc, argv, i))
+			return -1;
+		char *end;
+		o->seed = strtoull(argv[*i], &end, 0);
+		if (*end || !*argv[*i]) {
+			fprintf(stderr, "solforge: --seed: '%s' is not an integer\n", argv[*i]);
+			return -1;
+		}
+		o->seed_given = 1;
+		return 1;
+	}
+	if (!strcmp(a, "--no-baseline")) {
+		o->no_baseline = 1;
+		return 1;
+	}
+	if (!strcmp(a, "--keep")) {
+		o->keep = 1;
+		return 1;
+	}
+	return 0;
+}
+
+int cli_pick_backend(const char *name, sf_eval_opts *o)
+{
+	if (!name) {
+		o->backend = sf_backend_best();
+	} else {
+		o->backend = sf_backend_get(name);
+		if (!o->backend) {
+			fprintf(stderr, "solforge: unknown backend '%s' (cpu or cuda)\n", name);
+			return -1;
+		}
+	}
+	char why[SF_ERRLEN];
+	if (!o->backend->available(why, sizeof why)) {
+		fprintf(stderr, "solforge: the %s backend is not available: %s\n", o->backend->name, why);
+		return -1;
+	}
+	if (o->min_iters > o->max_iters) {
+		fprintf(stderr, "solforge: --min-iters exceeds --max-iters\n");
+		return -1;
+	}
+	return 0;
+}
+
+static void fmt_ms(char *out, size_t n, double ms, int have)
+{
+	if (!have || isnan(ms))
+		snprintf(out, n, "-");
+	else if (ms < 1)
+		snprintf(out, n, "%.2f us", ms * 1e3);
+	else
+		snprintf(out, n, "%.3f ms", ms);
+}
+
+void cli_print_table(FILE *f, const sf_eval *e)
+{
+	fprintf(f, "%s  (%s; T_sol on %s; device %s)\n", e->def.name, e->sol.name, e->hw->name,
+		e->device ? e->device : "?");
+	fprintf(f, "%-34s %-20s %11s %11s %-10s %8s %11s %7s %s\n", "workload", "status", "time", "baseline", "by",
+		"speedup", "T_sol", "SOL", "bound");
+	for (int i = 0; i < e->n_res; i++) {
+		const sf_wresult *r = &e->res[i];
+		if (!r->w)
+			continue;
+		char tk[32], tb[32], ts[32], sp[32], sc[32];
+		fmt_ms(tk, sizeof tk, r->tk.median, r->have_tk && r->status == SF_PASSED);
+		fmt_ms(tb, sizeof tb, r->tb.median, r->have_tb);
+		fmt_ms(ts, sizeof ts, r->sol.t_sol * 1e3, r->have_sol);
+		if (isnan(r->speedup))
+			snprintf(sp, sizeof sp, "-");
+		else
+			snprintf(sp, sizeof sp, "%.2fx", r->speedup);
+		if (isnan(r->score))
+			snprintf(sc, sizeof sc, "-");
+		else
+			snprintf(sc, sizeof sc, "%.3f", r->score);
+		fprintf(f, "%-34.34s %-20s %11s %11s %-10.10s %8s %11s %7s %s\n", r->w->uuid, sf_status_name(r->status),
+			tk, tb, r->baseline ? r->baseline : "-", sp, ts, sc, r->have_sol ? sf_sol_binding_name(&r->sol) : "-");
+		if (r->status != SF_PASSED && r->log && *r->log) {
+			/* first line of the reason, indented */
+			size_t l = strcspn(r->log, "\n");
+			fprintf(f, "    %.*s\n", (int)(l > 200 ? 200 : l), r->log);
+		}
+	}
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: solforge eval PROBLEM SOLUTION [options]\n\n"
+		   "PROBLEM is a folder with definition.json and workload.jsonl; SOLUTION is a .cu (cuda), .c (cpu)\n"
+		   "or solution.json manifest, or @oracle (the problem's oracle as a cpu solution).\n\noptions:\n%s"
+		   "  --json               print one trace per workload as JSON lines instead of the table\n"
+		   "  -o FILE              also write the JSON lines to FILE\n",
+		cli_eval_options_help);
+}
+
+int cmd_eval(int argc, char **argv)
+{
+	sf_eval_opts o;
+	sf_eval_opts_default(&o);
+	const char *backend = NULL, *out = NULL, *pos[2] = { NULL, NULL };
+	int npos = 0, json = 0;
+	for (int i = 1; i < argc; i++) {
+		int r = cli_eval_option(argc, argv, &i, &o, &backend);
+		if (r < 0)
+			return SF_EXIT_USAGE;
+		if (r)
+			continue;
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return SF_EXIT_OK;
+		} else if (!strcmp(argv[i], "--json")) {
+			json = 1;
+		} else if (!strcmp(argv[i], "-o")) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "solforge: -o needs a file\n");
+				return SF_EXIT_USAGE;
+			}
+			out = argv[++i];
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			fprintf(stderr, "solforge: eval: unknown option '%s'\n", argv[i]);
+			usage(stderr);
+			return SF_EXIT_USAGE;
+		} else if (npos < 2) {
+			pos[npos++] = argv[i];
+		} else {
+			fprintf(stderr, "solforge: eval: unexpected argument '%s'\n", argv[i]);
+			return SF_EXIT_USAGE;
+		}
+	}
+	if (npos != 2) {
+		usage(stderr);
+		return SF_EXIT_USAGE;
+	}
+	if (cli_pick_backend(backend, &o))
+		return SF_EXIT_NO_BACKEND;
+	o.progress = json ? NULL : stderr;
+	sf_eval e;
+	char err[4096];
+	int code;
+	if (sf_eval_prepare(&e, pos[0], pos[1], &o, &code, err, sizeof err)) {
+		fprintf(stderr, "solforge: %s\n", err);
+		sf_eval_free(&e, &o);
+		return code;
+	}
+	FILE *of = NULL;
+	if (out && !(of = fopen(out, "w"))) {
+		fprintf(stderr, "solforge: cannot write %s\n", out);
+		sf_eval_free(&e, &o);
+		return SF_EXIT_USAGE;
+	}
+	int exit_code = SF_EXIT_OK, any = 0;
+	for (int i = 0; i < e.n_ws; i++) {
+		if (o.only && !strstr(e.ws[i].uuid, o.only))
+			continue;
+		any = 1;
+		sf_eval_workload(&e, i, &o);
+		const sf_wresult *r = &e.res[i];
+		if (o.progress)
+			fprintf(o.progress, "  [%d/%d] %s %s (%.1f s)\n", i + 1, e.n_ws, r->w->uuid,
+				sf_status_name(r->status), r->wall_s);
+		sf_buf line = { 0 };
+		sf_trace_line(&e, r, o.backend->name, &line);
+		if (json)
+			fputs(line.data, stdout);
+		if (of)
+			fputs(line.data, of);
+		sf_buf_free(&line);
+		if (r->status == SF_COMPILE_ERROR)
+			exit_code = SF_EXIT_COMPILE;
+		else if (r->status == SF_REWARD_HACK && exit_code != SF_EXIT_COMPILE)
+			exit_code = SF_EXIT_REWARD_HACK;
+		else if (r->status != SF_PASSED && r->status != SF_SKIPPED && exit_code == SF_EXIT_OK)
+			exit_code = SF_EXIT_FAILED;
+	}
+	if (!any) {
+		fprintf(stderr, "solforge: no workload matches --only '%s'\n", o.only);
+		exit_code = SF_EXIT_USAGE;
+	}
+	if (!json)
+		cli_print_table(stdout, &e);
+	if (e.compile_error && !json)
+		fprintf(stdout, "\ncompile error:\n%s\n", e.compile_error);
+	if (of)
+		fclose(of);
+	sf_eval_free(&e, &o);
+	return exit_code;
+}

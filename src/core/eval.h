@@ -1,0 +1,100 @@
+/*
+ * eval.h - evaluating one solution on one problem: the orchestration of `solforge eval`.
+ *
+ * For every workload: bind axes and shapes, count the SOL work, run the reference in one runner
+ * process, the candidate in another (never holding the reference), each baseline in its own, compare
+ * every round's outputs here in the trusted parent, and score: T_k (candidate median), T_b (fastest
+ * correct baseline, same run, same device, same method), T_sol (sol.h), S and speedup.
+ * Secret seeds come from the OS unless opts->seed is given (reproducible, but a candidate that knew
+ * the seed could precompute: use only for debugging).
+ */
+#ifndef SF_EVAL_H
+#define SF_EVAL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "core/backend.h"
+#include "core/check.h"
+#include "core/compile.h"
+#include "core/hw.h"
+#include "core/problem.h"
+#include "core/sol.h"
+#include "core/solution.h"
+#include "core/stats.h"
+#include "core/util.h"
+#include "core/status.h"
+
+typedef struct sf_eval_opts {
+	const sf_backend *backend;
+	const char *hw_name;          /* NULL: detect from the device */
+	int rounds;                   /* correctness rounds with fresh inputs (default 3) */
+	uint64_t seed;
+	int seed_given;
+	double ref_timeout_s, sol_timeout_s, compile_timeout_s;
+	double budget_ms, target_rel_ci, warmup_ms;
+	int min_iters, max_iters;
+	int no_baseline;
+	double cpu_max_work;          /* cpu backend: workloads with more FLOPs + bytes are SKIPPED */
+	const char *only;             /* only workloads whose uuid contains this */
+	int keep;                     /* keep the scratch folder */
+	FILE *progress;               /* one line per finished workload, or NULL */
+} sf_eval_opts;
+
+void sf_eval_opts_default(sf_eval_opts *o);
+
+typedef struct sf_wresult {
+	const sf_workload *w;
+	sf_status status;
+	char *log;                    /* what went wrong, or notes */
+	sf_check check;
+	int have_check;
+	sf_sol sol;
+	int have_sol;
+	sf_stats tk, tb;
+	int have_tk, have_tb;
+	char *baseline;               /* name of the fastest correct baseline */
+	char *timing_method;
+	double score, speedup;
+	double wall_s;                /* evaluation wall time of this workload */
+	char timestamp[32];
+} sf_wresult;
+
+typedef struct sf_baseline_build {
+	char *name;
+	char *entry;
+	sf_build build;
+	char *error;                  /* NULL when it built */
+} sf_baseline_build;
+
+typedef struct sf_eval {
+	sf_definition def;
+	sf_workload *ws;
+	int n_ws;
+	sf_solution sol;
+	sf_build sol_build, module_build;
+	char *compile_error;          /* the candidate did not build: its log */
+	sf_baseline_build *baselines;
+	int n_baselines;
+	const sf_hw *hw;
+	char *device;
+	char *home, *scratch;
+	uint64_t secret;
+	sf_wresult *res;
+	int n_res;
+} sf_eval;
+
+/* Loads the problem and solution, builds everything once. On a compile failure of the candidate it
+ * returns 0 with e->sol_build failed and every workload COMPILE_ERROR (see sf_eval_workload);
+ * other failures return -1 with *exit_code and a message. */
+int sf_eval_prepare(sf_eval *e, const char *problem, const char *solution, const sf_eval_opts *o, int *exit_code,
+		    char *err, size_t errlen);
+
+/* Evaluates workload i into e->res[i]. */
+void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o);
+
+void sf_eval_free(sf_eval *e, const sf_eval_opts *o);
+
+/* Appends one SOL-ExecBench-compatible trace line (plus solforge fields) for result r. */
+void sf_trace_line(const sf_eval *e, const sf_wresult *r, const char *backend, sf_buf *b);
+
+#endif

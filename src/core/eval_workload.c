@@ -1,0 +1,397 @@
+/*
+ * eval_workload.c - one workload of an evaluation: reference, candidate, baselines, verdict, score
+ * (see eval.h).
+ */
+#include "core/eval.h"
+#include "core/json.h"
+#include "core/spawn.h"
+#include "core/util.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What a runner process left behind. */
+typedef struct run_out {
+	int ok;              /* result.json read and status "ok" */
+	char *status;        /* result.json status, or NULL when there was none */
+	char *message;       /* result.json message, or how the process ended + log tail */
+	int have_work;
+	sf_work work;
+	double *samples;
+	int n_samples;
+	char *method;
+	double timed_wall_ms;
+} run_out;
+
+static void run_out_free(run_out *r)
+{
+	free(r->status);
+	free(r->message);
+	free(r->samples);
+	free(r->method);
+	memset(r, 0, sizeof *r);
+}
+
+static int read_result(const char *dir, run_out *r)
+{
+	char *path = sf_path_join(dir, "result.json");
+	char *text;
+	size_t len;
+	char err[SF_ERRLEN];
+	int rc = sf_read_file(path, &text, &len, err, sizeof err);
+	free(path);
+	if (rc)
+		return -1;
+	sf_json *root = sf_json_parse(text, len, err, sizeof err);
+	free(text);
+	if (!root)
+		return -1;
+	const sf_json *st = sf_json_get(root, "status"), *msg = sf_json_get(root, "message");
+	if (!st || st->type != SF_JSON_STRING) {
+		sf_json_free(root);
+		return -1;
+	}
+	r->status = sf_xstrdup(st->str);
+	r->message = sf_xstrdup(msg && msg->type == SF_JSON_STRING ? msg->str : "");
+	r->ok = !strcmp(r->status, "ok");
+	const sf_json *w = sf_json_get(root, "work");
+	if (w) {
+		const sf_json *fl = sf_json_get(w, "flops"), *by = sf_json_get(w, "bytes");
+		if (fl && fl->type == SF_JSON_ARRAY && fl->n == SF_UNIT_COUNT && by && by->type == SF_JSON_NUMBER) {
+			for (int u = 0; u < SF_UNIT_COUNT; u++)
+				r->work.flops[u] = fl->items[u]->type == SF_JSON_NUMBER ? fl->items[u]->num : 0;
+			r->work.bytes = by->num;
+			r->have_work = 1;
+		}
+	}
+	const sf_json *t = sf_json_get(root, "timing");
+	if (t) {
+		const sf_json *s = sf_json_get(t, "samples_ms"), *m = sf_json_get(t, "method"),
+			      *tw = sf_json_get(t, "timed_wall_ms");
+		if (s && s->type == SF_JSON_ARRAY && s->n) {
+			r->samples = sf_xcalloc(s->n, sizeof(double));
+			for (size_t i = 0; i < s->n; i++)
+				if (s->items[i]->type == SF_JSON_NUMBER)
+					r->samples[r->n_samples++] = s->items[i]->num;
+		}
+		if (m && m->type == SF_JSON_STRING)
+			r->method = sf_xstrdup(m->str);
+		if (tw && tw->type == SF_JSON_NUMBER)
+			r->timed_wall_ms = tw->num;
+	}
+	sf_json_free(root);
+	return 0;
+}
+
+/* Writes the job, runs the backend's runner on it, reads what it left. */
+static void run_job(const sf_eval_opts *o, const sf_job *job, double timeout_s, run_out *r, int *timed_out)
+{
+	memset(r, 0, sizeof *r);
+	*timed_out = 0;
+	char err[SF_ERRLEN];
+	if (sf_mkdir_p(job->out_dir, err, sizeof err)) {
+		r->message = sf_xstrdup(err);
+		return;
+	}
+	char *jpath = sf_path_join(job->out_dir, "job.json");
+	char *logp = sf_path_join(job->out_dir, "runner.log");
+	char *json = sf_job_to_json(job);
+	sf_write_file(jpath, json, strlen(json), err, sizeof err);
+	free(json);
+	char *runner = sf_backend_runner_path(o->backend);
+	char *argv[] = { runner, jpath, NULL };
+	sf_proc p;
+	if (sf_spawn(argv, logp, timeout_s, NULL, &p, err, sizeof err)) {
+		r->message = sf_xstrdup(err);
+	} else {
+		*timed_out = p.timed_out;
+		int have = !p.timed_out && read_result(job->out_dir, r) == 0;
+		if (!have || !(p.exited && (p.exit_code == 0 || !r->ok))) {
+			char how[160];
+			sf_proc_describe(&p, how, sizeof how);
+			char *tail = sf_log_tail(logp, 3000);
+			sf_buf b = { 0 };
+			sf_buf_printf(&b, "runner %s%s%s\n%s", how, have ? ": " : " without a result",
+				      have && r->message ? r->message : "", tail);
+			free(tail);
+			free(r->message);
+			r->message = sf_buf_take(&b);
+			if (!have || r->ok) {
+				free(r->status);
+				r->status = NULL;
+				r->ok = 0;
+			}
+		}
+	}
+	free(runner);
+	free(jpath);
+	free(logp);
+}
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 1099511628211ull;
+	return h;
+}
+
+static void set_log(sf_wresult *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_log(sf_wresult *r, const char *fmt, ...)
+{
+	sf_buf b = { 0 };
+	va_list ap;
+	va_start(ap, fmt);
+	sf_buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	free(r->log);
+	r->log = sf_buf_take(&b);
+}
+
+/* Maps a solution-mode runner outcome to a status; returns PASSED when its rounds should be compared. */
+static sf_status solution_status(const run_out *ro, int timed_out, sf_wresult *r)
+{
+	if (timed_out) {
+		set_log(r, "%s", ro->message ? ro->message : "timed out");
+		return SF_TIMEOUT;
+	}
+	if (!ro->status) {
+		set_log(r, "%s", ro->message ? ro->message : "the runner left no result");
+		return SF_RUNTIME_ERROR;
+	}
+	if (ro->ok)
+		return SF_PASSED;
+	set_log(r, "%s", ro->message);
+	if (!strcmp(ro->status, "wrote_out_of_bounds"))
+		return SF_INCORRECT_SHAPE;
+	if (!strcmp(ro->status, "inputs_modified") || !strcmp(ro->status, "tensor_changed"))
+		return SF_REWARD_HACK;
+	return SF_RUNTIME_ERROR;
+}
+
+/* Compares every round of `dir` against the reference rounds. */
+static void compare_rounds(const sf_job *job, const char *ref_dir, const char *dir, const sf_tolerance *tol,
+			   sf_check *acc, char *err, size_t errlen, int *failed)
+{
+	*failed = 0;
+	for (int rnd = 0; rnd < job->n_rounds; rnd++) {
+		char name[64];
+		snprintf(name, sizeof name, "round%d.safetensors", rnd);
+		char *rp = sf_path_join(ref_dir, name), *sp = sf_path_join(dir, name);
+		sf_check c;
+		int rc = sf_check_round(rp, sp, job, tol, &c, err, errlen);
+		free(rp);
+		free(sp);
+		if (rc) {
+			*failed = 1;
+			return;
+		}
+		sf_check_merge(acc, &c, rnd == 0);
+	}
+}
+
+static void timing_into(const sf_eval_opts *o, sf_job *job, uint64_t seed)
+{
+	job->timing.enabled = 1;
+	job->timing.seed = seed;
+	job->timing.warmup_ms = o->warmup_ms;
+	job->timing.min_iters = o->min_iters;
+	job->timing.max_iters = o->max_iters;
+	job->timing.budget_ms = o->budget_ms;
+	job->timing.target_rel_ci = o->target_rel_ci;
+}
+
+void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
+{
+	sf_wresult *r = &e->res[i];
+	const sf_workload *w = &e->ws[i];
+	memset(r, 0, sizeof *r);
+	r->w = w;
+	r->score = r->speedup = NAN;
+	sf_iso8601(r->timestamp);
+	double t0 = sf_now();
+	char err[SF_ERRLEN];
+	sf_job job;
+	memset(&job, 0, sizeof job);
+	char *wdir = NULL;
+
+	if (sf_bind_job(&e->def, w, &job, err, sizeof err)) {
+		r->status = SF_INVALID_REFERENCE;
+		set_log(r, "%s", err);
+		goto done;
+	}
+	if (sf_sol_work(&e->def, &job, &r->sol, err, sizeof err) == 0)
+		r->have_sol = 1;
+	else
+		set_log(r, "%s", err);
+	if (e->compile_error) {
+		r->status = SF_COMPILE_ERROR;
+		set_log(r, "%s", e->compile_error);
+		goto done;
+	}
+	if (!strcmp(o->backend->name, "cpu") && r->have_sol) {
+		double work = r->sol.bytes;
+		for (int u = 0; u < SF_UNIT_COUNT; u++)
+			work += r->sol.flops[u];
+		if (work > o->cpu_max_work) {
+			r->status = SF_SKIPPED;
+			set_log(r, "%.3g FLOPs + bytes exceed the cpu backend's limit %.3g (--cpu-max-work)", work,
+				o->cpu_max_work);
+			goto done;
+		}
+	}
+	char sub[32];
+	snprintf(sub, sizeof sub, "w%d", i);
+	wdir = sf_path_join(e->scratch, sub);
+	uint64_t wseed = sf_mix64(e->secret ^ str_hash(w->uuid));
+	job.n_rounds = o->rounds;
+	for (int k = 0; k < o->rounds; k++)
+		job.seeds[k] = sf_mix64(wseed + (uint64_t)k);
+	job.problem_module = sf_xstrdup(e->module_build.so_path);
+	job.entry = sf_xstrdup("run");
+
+	/* 1. the reference, in its own process */
+	job.mode = SF_JOB_REFERENCE;
+	job.out_dir = sf_path_join(wdir, "ref");
+	run_out ref;
+	int timed_out;
+	run_job(o, &job, o->ref_timeout_s, &ref, &timed_out);
+	if (!ref.ok) {
+		r->status = SF_INVALID_REFERENCE;
+		set_log(r, "reference failed: %s", ref.message ? ref.message : "");
+		run_out_free(&ref);
+		goto done;
+	}
+	if (ref.have_work) {
+		sf_sol_apply_work(&r->sol, &ref.work);
+		r->have_sol = 1;
+	}
+	run_out_free(&ref);
+	if (r->have_sol && sf_sol_time(&r->sol, e->hw, err, sizeof err)) {
+		r->have_sol = 0;
+		set_log(r, "%s", err);
+	}
+	char *ref_dir = sf_xstrdup(job.out_dir);
+
+	/* 2. the candidate */
+	job.mode = SF_JOB_SOLUTION;
+	free(job.out_dir);
+	job.out_dir = sf_path_join(wdir, "sol");
+	job.solution = sf_xstrdup(e->sol_build.so_path);
+	free(job.entry);
+	job.entry = sf_xstrdup(e->sol.entry);
+	timing_into(o, &job, sf_mix64(wseed ^ 0x7157u));
+	run_out so;
+	run_job(o, &job, o->sol_timeout_s, &so, &timed_out);
+	r->status = solution_status(&so, timed_out, r);
+	if (r->status == SF_PASSED) {
+		int failed;
+		compare_rounds(&job, ref_dir, job.out_dir, &w->tol, &r->check, err, sizeof err, &failed);
+		r->have_check = !failed;
+		if (failed) {
+			r->status = SF_RUNTIME_ERROR;
+			set_log(r, "cannot read the solution's outputs: %s", err);
+		} else if (r->check.status != SF_PASSED) {
+			r->status = r->check.status;
+			set_log(r, "%s", r->check.msg);
+		} else if (so.n_samples > 0) {
+			sf_stats_compute(so.samples, so.n_samples, &r->tk);
+			r->have_tk = 1;
+			r->timing_method = sf_xstrdup(so.method ? so.method : "clock");
+		} else {
+			r->status = SF_RUNTIME_ERROR;
+			set_log(r, "the runner returned no timing samples");
+		}
+	}
+	run_out_free(&so);
+
+	/* 3. baselines: same inputs, same timing, checked like the candidate */
+	for (int b = 0; b < e->n_baselines && r->status == SF_PASSED; b++) {
+		sf_baseline_build *bb = &e->baselines[b];
+		if (bb->error)
+			continue;
+		free(job.out_dir);
+		char bname[32];
+		snprintf(bname, sizeof bname, "base%d", b);
+		job.out_dir = sf_path_join(wdir, bname);
+		free(job.solution);
+		job.solution = sf_xstrdup(bb->build.so_path);
+		free(job.entry);
+		job.entry = sf_xstrdup(bb->entry);
+		run_out bo;
+		sf_wresult tmp = { 0 };
+		run_job(o, &job, o->sol_timeout_s, &bo, &timed_out);
+		sf_status bs = solution_status(&bo, timed_out, &tmp);
+		sf_check bc;
+		int failed = 0;
+		if (bs == SF_PASSED) {
+			compare_rounds(&job, ref_dir, job.out_dir, &w->tol, &bc, err, sizeof err, &failed);
+			if (!failed && bc.status == SF_PASSED && bo.n_samples > 0) {
+				sf_stats st;
+				sf_stats_compute(bo.samples, bo.n_samples, &st);
+				if (!r->have_tb || st.median < r->tb.median) {
+					r->tb = st;
+					r->have_tb = 1;
+					free(r->baseline);
+					r->baseline = sf_xstrdup(bb->name);
+				}
+			}
+		}
+		free(tmp.log);
+		run_out_free(&bo);
+	}
+	free(ref_dir);
+
+	/* 4. verdict on speed */
+	if (r->status == SF_PASSED && r->have_tk) {
+		double tk = r->tk.median * 1e-3;
+		if (r->have_sol && tk < r->sol.t_sol * (1 - SF_SOL_HACK_MARGIN)) {
+			r->status = SF_REWARD_HACK;
+			set_log(r, "measured %.4g ms is faster than the speed of light %.4g ms on %s (margin %.0f%%)",
+				r->tk.median, r->sol.t_sol * 1e3, e->hw->name, SF_SOL_HACK_MARGIN * 100);
+		}
+		if (r->have_tb) {
+			r->speedup = r->tb.median / r->tk.median;
+			if (r->have_sol)
+				r->score = sf_sol_score(tk, r->tb.median * 1e-3, r->sol.t_sol);
+		}
+	}
+done:
+	r->wall_s = sf_now() - t0;
+	if (wdir && !o->keep)
+		sf_rm_rf(wdir);
+	free(wdir);
+	sf_job_free(&job);
+}
+
+void sf_eval_free(sf_eval *e, const sf_eval_opts *o)
+{
+	for (int i = 0; i < e->n_res; i++) {
+		free(e->res[i].log);
+		free(e->res[i].baseline);
+		free(e->res[i].timing_method);
+	}
+	free(e->res);
+	for (int b = 0; b < e->n_baselines; b++) {
+		free(e->baselines[b].name);
+		free(e->baselines[b].entry);
+		free(e->baselines[b].error);
+		sf_build_free(&e->baselines[b].build);
+	}
+	free(e->baselines);
+	sf_build_free(&e->sol_build);
+	sf_build_free(&e->module_build);
+	free(e->compile_error);
+	sf_definition_free(&e->def);
+	sf_workloads_free(e->ws, e->n_ws);
+	sf_solution_free(&e->sol);
+	if (e->scratch && !(o && o->keep))
+		sf_rm_rf(e->scratch);
+	free(e->scratch);
+	free(e->device);
+	free(e->home);
+	memset(e, 0, sizeof *e);
+}

@@ -1,0 +1,44 @@
+/*
+ * spawn.h - running a child program with a time limit, its output captured to a file.
+ *
+ * The child gets its own process group; on timeout, and after it exits, the whole group is killed
+ * (SIGKILL), so nothing a candidate started outlives its evaluation.
+ */
+#ifndef SF_SPAWN_H
+#define SF_SPAWN_H
+
+#include <stddef.h>
+
+typedef struct sf_proc {
+	int exited;      /* exited normally; exit_code valid */
+	int exit_code;
+	int signaled;    /* killed by a signal; sig valid */
+	int sig;
+	int timed_out;   /* we killed it at the time limit */
+	double wall_s;
+} sf_proc;
+
+/* Runs argv (argv[0] a path or a name on PATH) with stdin from /dev/null and stdout+stderr appended
+ * to log_path (NULL: inherit). timeout_s <= 0: no limit. Returns 0 when the child ran (whatever its
+ * status, in *p), -1 when it could not be started. env: extra "NAME=VALUE" entries or NULL. */
+int sf_spawn(char *const argv[], const char *log_path, double timeout_s, char *const *env, sf_proc *p, char *err,
+	     size_t errlen);
+
+/* "exit 3", "killed by SIGSEGV", "timed out after 12.0 s". */
+void sf_proc_describe(const sf_proc *p, char *out, size_t len);
+
+/* The last max_bytes of a log file (for error reports), NUL-terminated; caller frees. */
+char *sf_log_tail(const char *path, size_t max_bytes);
+
+/* A growable argv. */
+typedef struct sf_argv {
+	char **v;
+	int n, cap;
+} sf_argv;
+void sf_argv_add(sf_argv *a, const char *s);
+void sf_argv_addf(sf_argv *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sf_argv_free(sf_argv *a);
+/* Space-joined, for logs. Caller frees. */
+char *sf_argv_join(const sf_argv *a);
+
+#endif
