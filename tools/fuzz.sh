@@ -43,7 +43,7 @@ for target in json expr; do
 		printf 'ceil(log2(M)) - floor(1e-5 * N) != 0.5' >"$corpus/seed3"
 	fi
 	# shellcheck disable=SC2086
-	if ! $cc $flags "tests/fuzz/fuzz_$target.c" src/core/$target.c src/core/util.c -lm -o "$bin"; then
+	if ! $cc $flags "tests/fuzz/fuzz_$target.c" src/core/$target.c src/core/util.c -lm -lpthread -o "$bin"; then
 		echo "fuzz: $target: build failed" >&2
 		status=1
 		continue

@@ -183,7 +183,8 @@ static void usage(FILE *f)
 		   "PROBLEM is a folder with definition.json and workload.jsonl; SOLUTION is a .cu (cuda), .c (cpu)\n"
 		   "or solution.json manifest, or @oracle (the problem's oracle as a cpu solution).\n\noptions:\n%s"
 		   "  --json               print one trace per workload as JSON lines instead of the table\n"
-		   "  -o FILE              also write the JSON lines to FILE\n",
+		   "  -o FILE              also write the JSON lines to FILE\n"
+		   "  --prepare-only       build the oracle module, the solution and the baselines, then stop\n",
 		cli_eval_options_help);
 }
 
@@ -192,7 +193,7 @@ int cmd_eval(int argc, char **argv)
 	sf_eval_opts o;
 	sf_eval_opts_default(&o);
 	const char *backend = NULL, *out = NULL, *pos[2] = { NULL, NULL };
-	int npos = 0, json = 0;
+	int npos = 0, json = 0, prepare_only = 0;
 	for (int i = 1; i < argc; i++) {
 		int r = cli_eval_option(argc, argv, &i, &o, &backend);
 		if (r < 0)
@@ -204,6 +205,8 @@ int cmd_eval(int argc, char **argv)
 			return SF_EXIT_OK;
 		} else if (!strcmp(argv[i], "--json")) {
 			json = 1;
+		} else if (!strcmp(argv[i], "--prepare-only")) {
+			prepare_only = 1;
 		} else if (!strcmp(argv[i], "-o")) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, "solforge: -o needs a file\n");
@@ -233,6 +236,23 @@ int cmd_eval(int argc, char **argv)
 	int code;
 	if (sf_eval_prepare(&e, pos[0], pos[1], &o, &code, err, sizeof err)) {
 		fprintf(stderr, "solforge: %s\n", err);
+		sf_eval_free(&e, &o);
+		return code;
+	}
+	if (prepare_only) {
+		/* builds only: report what was compiled and what came from the cache */
+		printf("module     %s %s (%.2f s)\n", e.module_build.cached ? "cached  " : "compiled",
+		       e.module_build.so_path, e.module_build.seconds);
+		if (e.compile_error)
+			printf("solution   FAILED\n%s\n", e.compile_error);
+		else
+			printf("solution   %s %s (%.2f s)\n", e.sol_build.cached ? "cached  " : "compiled",
+			       e.sol_build.so_path, e.sol_build.seconds);
+		for (int b = 0; b < e.n_baselines; b++)
+			printf("baseline   %s %s %s\n", e.baselines[b].name,
+			       e.baselines[b].error ? "FAILED" : e.baselines[b].build.cached ? "cached" : "compiled",
+			       e.baselines[b].error ? e.baselines[b].error : e.baselines[b].build.so_path);
+		code = e.compile_error ? SF_EXIT_COMPILE : SF_EXIT_OK;
 		sf_eval_free(&e, &o);
 		return code;
 	}

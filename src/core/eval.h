@@ -94,6 +94,24 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o);
 
 void sf_eval_free(sf_eval *e, const sf_eval_opts *o);
 
+/* What a runner process left behind (result.json, or how it ended). */
+typedef struct sf_runner_out {
+	int ok;              /* result.json read and status "ok" */
+	char *status;        /* result.json status, or NULL when there was none */
+	char *message;       /* result.json message, or how the process ended + log tail */
+	int have_work;
+	sf_work work;
+	double *samples;
+	int n_samples;
+	char *method;
+	double timed_wall_ms;
+} sf_runner_out;
+
+/* Writes job->out_dir/job.json, runs the backend's runner on it with a time limit, reads what it
+ * left into *r (free with sf_runner_out_free). */
+void sf_runner_run(const sf_backend *be, const sf_job *job, double timeout_s, sf_runner_out *r, int *timed_out);
+void sf_runner_out_free(sf_runner_out *r);
+
 /* Appends one SOL-ExecBench-compatible trace line (plus solforge fields) for result r. */
 void sf_trace_line(const sf_eval *e, const sf_wresult *r, const char *backend, sf_buf *b);
 

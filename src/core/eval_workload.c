@@ -13,124 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What a runner process left behind. */
-typedef struct run_out {
-	int ok;              /* result.json read and status "ok" */
-	char *status;        /* result.json status, or NULL when there was none */
-	char *message;       /* result.json message, or how the process ended + log tail */
-	int have_work;
-	sf_work work;
-	double *samples;
-	int n_samples;
-	char *method;
-	double timed_wall_ms;
-} run_out;
-
-static void run_out_free(run_out *r)
-{
-	free(r->status);
-	free(r->message);
-	free(r->samples);
-	free(r->method);
-	memset(r, 0, sizeof *r);
-}
-
-static int read_result(const char *dir, run_out *r)
-{
-	char *path = sf_path_join(dir, "result.json");
-	char *text;
-	size_t len;
-	char err[SF_ERRLEN];
-	int rc = sf_read_file(path, &text, &len, err, sizeof err);
-	free(path);
-	if (rc)
-		return -1;
-	sf_json *root = sf_json_parse(text, len, err, sizeof err);
-	free(text);
-	if (!root)
-		return -1;
-	const sf_json *st = sf_json_get(root, "status"), *msg = sf_json_get(root, "message");
-	if (!st || st->type != SF_JSON_STRING) {
-		sf_json_free(root);
-		return -1;
-	}
-	r->status = sf_xstrdup(st->str);
-	r->message = sf_xstrdup(msg && msg->type == SF_JSON_STRING ? msg->str : "");
-	r->ok = !strcmp(r->status, "ok");
-	const sf_json *w = sf_json_get(root, "work");
-	if (w) {
-		const sf_json *fl = sf_json_get(w, "flops"), *by = sf_json_get(w, "bytes");
-		if (fl && fl->type == SF_JSON_ARRAY && fl->n == SF_UNIT_COUNT && by && by->type == SF_JSON_NUMBER) {
-			for (int u = 0; u < SF_UNIT_COUNT; u++)
-				r->work.flops[u] = fl->items[u]->type == SF_JSON_NUMBER ? fl->items[u]->num : 0;
-			r->work.bytes = by->num;
-			r->have_work = 1;
-		}
-	}
-	const sf_json *t = sf_json_get(root, "timing");
-	if (t) {
-		const sf_json *s = sf_json_get(t, "samples_ms"), *m = sf_json_get(t, "method"),
-			      *tw = sf_json_get(t, "timed_wall_ms");
-		if (s && s->type == SF_JSON_ARRAY && s->n) {
-			r->samples = sf_xcalloc(s->n, sizeof(double));
-			for (size_t i = 0; i < s->n; i++)
-				if (s->items[i]->type == SF_JSON_NUMBER)
-					r->samples[r->n_samples++] = s->items[i]->num;
-		}
-		if (m && m->type == SF_JSON_STRING)
-			r->method = sf_xstrdup(m->str);
-		if (tw && tw->type == SF_JSON_NUMBER)
-			r->timed_wall_ms = tw->num;
-	}
-	sf_json_free(root);
-	return 0;
-}
-
-/* Writes the job, runs the backend's runner on it, reads what it left. */
-static void run_job(const sf_eval_opts *o, const sf_job *job, double timeout_s, run_out *r, int *timed_out)
-{
-	memset(r, 0, sizeof *r);
-	*timed_out = 0;
-	char err[SF_ERRLEN];
-	if (sf_mkdir_p(job->out_dir, err, sizeof err)) {
-		r->message = sf_xstrdup(err);
-		return;
-	}
-	char *jpath = sf_path_join(job->out_dir, "job.json");
-	char *logp = sf_path_join(job->out_dir, "runner.log");
-	char *json = sf_job_to_json(job);
-	sf_write_file(jpath, json, strlen(json), err, sizeof err);
-	free(json);
-	char *runner = sf_backend_runner_path(o->backend);
-	char *argv[] = { runner, jpath, NULL };
-	sf_proc p;
-	if (sf_spawn(argv, logp, timeout_s, NULL, &p, err, sizeof err)) {
-		r->message = sf_xstrdup(err);
-	} else {
-		*timed_out = p.timed_out;
-		int have = !p.timed_out && read_result(job->out_dir, r) == 0;
-		if (!have || !(p.exited && (p.exit_code == 0 || !r->ok))) {
-			char how[160];
-			sf_proc_describe(&p, how, sizeof how);
-			char *tail = sf_log_tail(logp, 3000);
-			sf_buf b = { 0 };
-			sf_buf_printf(&b, "runner %s%s%s\n%s", how, have ? ": " : " without a result",
-				      have && r->message ? r->message : "", tail);
-			free(tail);
-			free(r->message);
-			r->message = sf_buf_take(&b);
-			if (!have || r->ok) {
-				free(r->status);
-				r->status = NULL;
-				r->ok = 0;
-			}
-		}
-	}
-	free(runner);
-	free(jpath);
-	free(logp);
-}
-
 static uint64_t str_hash(const char *s)
 {
 	uint64_t h = 1469598103934665603ull;
@@ -152,7 +34,7 @@ static void set_log(sf_wresult *r, const char *fmt, ...)
 }
 
 /* Maps a solution-mode runner outcome to a status; returns PASSED when its rounds should be compared. */
-static sf_status solution_status(const run_out *ro, int timed_out, sf_wresult *r)
+static sf_status solution_status(const sf_runner_out *ro, int timed_out, sf_wresult *r)
 {
 	if (timed_out) {
 		set_log(r, "%s", ro->message ? ro->message : "timed out");
@@ -256,20 +138,20 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 	/* 1. the reference, in its own process */
 	job.mode = SF_JOB_REFERENCE;
 	job.out_dir = sf_path_join(wdir, "ref");
-	run_out ref;
+	sf_runner_out ref;
 	int timed_out;
-	run_job(o, &job, o->ref_timeout_s, &ref, &timed_out);
+	sf_runner_run(o->backend, &job, o->ref_timeout_s, &ref, &timed_out);
 	if (!ref.ok) {
 		r->status = SF_INVALID_REFERENCE;
 		set_log(r, "reference failed: %s", ref.message ? ref.message : "");
-		run_out_free(&ref);
+		sf_runner_out_free(&ref);
 		goto done;
 	}
 	if (ref.have_work) {
 		sf_sol_apply_work(&r->sol, &ref.work);
 		r->have_sol = 1;
 	}
-	run_out_free(&ref);
+	sf_runner_out_free(&ref);
 	if (r->have_sol && sf_sol_time(&r->sol, e->hw, err, sizeof err)) {
 		r->have_sol = 0;
 		set_log(r, "%s", err);
@@ -284,8 +166,8 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 	free(job.entry);
 	job.entry = sf_xstrdup(e->sol.entry);
 	timing_into(o, &job, sf_mix64(wseed ^ 0x7157u));
-	run_out so;
-	run_job(o, &job, o->sol_timeout_s, &so, &timed_out);
+	sf_runner_out so;
+	sf_runner_run(o->backend, &job, o->sol_timeout_s, &so, &timed_out);
 	r->status = solution_status(&so, timed_out, r);
 	if (r->status == SF_PASSED) {
 		int failed;
@@ -306,7 +188,7 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 			set_log(r, "the runner returned no timing samples");
 		}
 	}
-	run_out_free(&so);
+	sf_runner_out_free(&so);
 
 	/* 3. baselines: same inputs, same timing, checked like the candidate */
 	for (int b = 0; b < e->n_baselines && r->status == SF_PASSED; b++) {
@@ -321,9 +203,9 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 		job.solution = sf_xstrdup(bb->build.so_path);
 		free(job.entry);
 		job.entry = sf_xstrdup(bb->entry);
-		run_out bo;
+		sf_runner_out bo;
 		sf_wresult tmp = { 0 };
-		run_job(o, &job, o->sol_timeout_s, &bo, &timed_out);
+		sf_runner_run(o->backend, &job, o->sol_timeout_s, &bo, &timed_out);
 		sf_status bs = solution_status(&bo, timed_out, &tmp);
 		sf_check bc;
 		int failed = 0;
@@ -341,7 +223,7 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 			}
 		}
 		free(tmp.log);
-		run_out_free(&bo);
+		sf_runner_out_free(&bo);
 	}
 	free(ref_dir);
 

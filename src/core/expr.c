@@ -9,9 +9,9 @@
 #include "core/expr.h"
 #include "core/util.h"
 
-#include <errno.h>
 #include <locale.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,7 +78,6 @@ static const struct {
 
 typedef struct node {
 	node_kind kind;
-	int col;          /* 1-based column of the token that made the node */
 	int height;       /* 1 for leaves */
 	double val;       /* N_NUM */
 	char *name;       /* N_VAR */
@@ -159,29 +158,28 @@ static int is_ident_char(int c)
 	return is_ident_start(c) || is_digit(c);
 }
 
+static locale_t c_loc;
+static pthread_once_t c_loc_once = PTHREAD_ONCE_INIT;
+
+static void c_loc_init(void)
+{
+	c_loc = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+}
+
 /*
- * strtod on s[0..n) (digits, '.', exponent) whatever the C locale: '.' is swapped for the
- * locale's decimal point in a NUL-terminated copy. Returns 0, or -1 if not all of it is a number.
+ * strtod on s[0..n) (digits, '.', exponent) in the "C" numeric locale whatever setlocale did
+ * (a per-thread uselocale switch, so thread-safe). Returns 0, or -1 if not all of it is a number.
  */
 static int c_strtod(const char *s, size_t n, double *out)
 {
-	const char *dp = localeconv()->decimal_point;
-	size_t dpl = (dp && *dp) ? strlen(dp) : 1;
-	char *tmp = sf_xmalloc(n * dpl + 1);
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '.' && dp && *dp) {
-			memcpy(tmp + k, dp, dpl);
-			k += dpl;
-		} else {
-			tmp[k++] = s[i];
-		}
-	}
-	tmp[k] = 0;
+	char *tmp = sf_xstrndup(s, n);
 	char *end;
-	errno = 0;
+	pthread_once(&c_loc_once, c_loc_init);
+	locale_t old = c_loc ? uselocale(c_loc) : (locale_t)0;
 	*out = strtod(tmp, &end);
-	int ok = end == tmp + k;
+	if (old)
+		uselocale(old);
+	int ok = end == tmp + n;
 	free(tmp);
 	return ok ? 0 : -1;
 }
@@ -377,7 +375,6 @@ static node *mk(parser *p, node_kind kind, size_t col0, node **kids, int nkid)
 	}
 	node *n = sf_xcalloc(1, sizeof *n);
 	n->kind = kind;
-	n->col = (int)col0 + 1;
 	n->height = h + 1;
 	if (nkid) {
 		n->kid = sf_xmalloc((size_t)nkid * sizeof *n->kid);

@@ -10,8 +10,10 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <locale.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +22,7 @@ typedef struct parser {
 	const unsigned char *s;
 	size_t len;
 	size_t pos;
-	int line, col; /* position of s[pos] */
+	long long line, col; /* position of s[pos] (wide: a line may be longer than INT_MAX) */
 	int depth;
 	int allow_nonfinite;
 	char *err;
@@ -30,10 +32,10 @@ typedef struct parser {
 static sf_json *parse_value(parser *p);
 
 /* Writes "line L col C: <what>" for the given position into p->err; always returns NULL. */
-static sf_json *fail_at(parser *p, int line, int col, const char *fmt, ...)
+static sf_json *fail_at(parser *p, long long line, long long col, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-static sf_json *fail_at(parser *p, int line, int col, const char *fmt, ...)
+static sf_json *fail_at(parser *p, long long line, long long col, const char *fmt, ...)
 {
 	if (!p->err || !p->errlen)
 		return NULL;
@@ -42,7 +44,7 @@ static sf_json *fail_at(parser *p, int line, int col, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
-	sf_errf(p->err, p->errlen, "line %d col %d: %s", line, col, what);
+	sf_errf(p->err, p->errlen, "line %lld col %lld: %s", line, col, what);
 	return NULL;
 }
 
@@ -77,7 +79,7 @@ static sf_json *fail_unexpected(parser *p, const char *expected)
 static void advance(parser *p, size_t n)
 {
 	p->pos += n;
-	p->col += (int)n;
+	p->col += (long long)n;
 }
 
 static void skip_ws(parser *p)
@@ -97,12 +99,13 @@ static void skip_ws(parser *p)
 	}
 }
 
-static sf_json *new_node(sf_json_type t, int line, int col)
+/* A zeroed node at (line, col), clamped to INT_MAX for the int fields of sf_json. */
+static sf_json *new_node(sf_json_type t, long long line, long long col)
 {
 	sf_json *v = sf_xcalloc(1, sizeof *v);
 	v->type = t;
-	v->line = line;
-	v->col = col;
+	v->line = line > INT_MAX ? INT_MAX : (int)line;
+	v->col = col > INT_MAX ? INT_MAX : (int)col;
 	return v;
 }
 
@@ -122,33 +125,50 @@ void sf_json_free(sf_json *v)
 	free(v);
 }
 
+static locale_t c_loc;
+static pthread_once_t c_loc_once = PTHREAD_ONCE_INIT;
+
+static void c_loc_init(void)
+{
+	c_loc = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+}
+
 /*
- * strtod on buf[0..n) (ASCII digits, sign, '.', exponent) independent of the C locale: the
- * '.' is swapped for the locale's decimal point in a bounded, NUL-terminated copy. Returns 0 and
- * the value in *out; -1 if strtod did not consume exactly the copy.
+ * Switches this thread to the "C" numeric locale (so '.' is the decimal point for strtod and
+ * snprintf whatever setlocale did); returns what to hand to numeric_locale_restore. Thread-safe.
+ */
+static locale_t numeric_locale_enter(void)
+{
+	pthread_once(&c_loc_once, c_loc_init);
+	return c_loc ? uselocale(c_loc) : (locale_t)0;
+}
+
+static void numeric_locale_restore(locale_t old)
+{
+	if (old)
+		uselocale(old);
+}
+
+/*
+ * strtod on buf[0..n) (ASCII digits, sign, '.', exponent) in the "C" locale, through a bounded
+ * NUL-terminated copy (the text need not be terminated). Returns 0 and the value in *out, and
+ * *overflow set when the magnitude is too large for a double; -1 if strtod did not consume
+ * exactly the copy.
  */
 static int c_strtod(const char *buf, size_t n, double *out, int *overflow)
 {
-	const char *dp = localeconv()->decimal_point;
-	size_t dpl = (dp && *dp) ? strlen(dp) : 1;
 	char small[128];
-	size_t cap = n * dpl + 1;
-	char *tmp = cap <= sizeof small ? small : sf_xmalloc(cap);
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (buf[i] == '.' && dp && *dp) {
-			memcpy(tmp + k, dp, dpl);
-			k += dpl;
-		} else {
-			tmp[k++] = buf[i];
-		}
-	}
-	tmp[k] = 0;
+	char *tmp = n < sizeof small ? small : sf_xmalloc(n + 1);
+	memcpy(tmp, buf, n);
+	tmp[n] = 0;
 	char *end;
+	locale_t old = numeric_locale_enter();
 	errno = 0;
 	double v = strtod(tmp, &end);
-	int ok = end == tmp + k;
-	*overflow = errno == ERANGE && isinf(v);
+	int range = errno == ERANGE;
+	numeric_locale_restore(old);
+	int ok = end == tmp + n;
+	*overflow = range && isinf(v);
 	if (tmp != small)
 		free(tmp);
 	*out = v;
@@ -161,7 +181,7 @@ static int c_strtod(const char *buf, size_t n, double *out, int *overflow)
  */
 static sf_json *parse_number(parser *p)
 {
-	int line = p->line, col = p->col;
+	long long line = p->line, col = p->col;
 	size_t start = p->pos, i = p->pos;
 	const unsigned char *s = p->s;
 	int neg = 0, plain = 1;
@@ -326,7 +346,7 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
  */
 static int parse_string_raw(parser *p, char **out, size_t *outlen)
 {
-	int line = p->line, col = p->col;
+	long long line = p->line, col = p->col;
 	const unsigned char *s = p->s;
 	sf_buf b = { 0 };
 	advance(p, 1);
@@ -345,7 +365,7 @@ static int parse_string_raw(parser *p, char **out, size_t *outlen)
 			goto bad;
 		}
 		if (c == '\\') {
-			int eline = p->line, ecol = p->col;
+			long long eline = p->line, ecol = p->col;
 			if (p->pos + 1 >= p->len) {
 				fail_at(p, line, col, "unterminated string");
 				goto bad;
@@ -579,7 +599,7 @@ static sf_json *parse_object(parser *p)
 			fail_unexpected(p, "a string key");
 			goto bad;
 		}
-		int kline = p->line, kcol = p->col;
+		long long kline = p->line, kcol = p->col;
 		char *key;
 		size_t klen;
 		if (parse_string_raw(p, &key, &klen) != 0)
@@ -642,7 +662,7 @@ static sf_json *parse_value(parser *p)
 {
 	if (p->pos >= p->len)
 		return fail_unexpected(p, "a value");
-	int line = p->line, col = p->col;
+	long long line = p->line, col = p->col;
 	unsigned c = p->s[p->pos];
 	switch (c) {
 	case '{':
@@ -734,34 +754,33 @@ const char *sf_json_type_name(sf_json_type t)
 	return "unknown";
 }
 
+/* Formats d with %.{prec}g in the "C" locale into out; returns 1 if it reads back exactly. */
+static int format_g(char out[64], int prec, double d)
+{
+	locale_t old = numeric_locale_enter();
+	snprintf(out, 64, "%.*g", prec, d);
+	numeric_locale_restore(old);
+	double back;
+	int overflow;
+	return c_strtod(out, strlen(out), &back, &overflow) == 0 && back == d;
+}
+
 /*
- * Appends a finite non-integer double with the fewest %g digits that read back exactly, with
- * '.' as the decimal point whatever the locale, and a ".0" added when the digits alone would
- * read back as an integer.
+ * Appends a finite non-integer double with the fewest significant digits that read back
+ * exactly, '.' as the decimal point whatever the locale, and ".0" added when the digits alone
+ * would read back as an integer. Why trying 15, 16, 17 gives the fewest: a p-digit decimal that
+ * reads back lies within half a double ulp of d (< 1.2e-16 relative), closer than half the
+ * spacing of 15-digit decimals (> 5e-16 relative), so when p <= 15 works, %.15g (which drops
+ * trailing zeros) prints exactly that decimal; and if p digits read back, p + 1 do too.
  */
 static void write_double(sf_buf *b, double d)
 {
-	char tmp[64], out[64];
-	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(tmp, sizeof tmp, "%.*g", prec, d);
-		double back;
-		int overflow;
-		/* normalize the locale's decimal point to '.' before checking */
-		const char *dp = localeconv()->decimal_point;
-		size_t dpl = (dp && *dp) ? strlen(dp) : 0;
-		size_t k = 0;
-		for (size_t i = 0; tmp[i] && k + 1 < sizeof out;) {
-			if (dpl && !strncmp(tmp + i, dp, dpl)) {
-				out[k++] = '.';
-				i += dpl;
-			} else {
-				out[k++] = tmp[i++];
-			}
-		}
-		out[k] = 0;
-		if (c_strtod(out, k, &back, &overflow) == 0 && back == d)
-			break;
-	}
+	char out[64];
+	int prec = 15;
+	while (prec < 17 && !format_g(out, prec, d))
+		prec++;
+	if (prec == 17)
+		format_g(out, 17, d);
 	sf_buf_puts(b, out);
 	if (!strpbrk(out, ".eE"))
 		sf_buf_puts(b, ".0");

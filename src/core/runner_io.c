@@ -1,0 +1,117 @@
+/*
+ * runner_io.c - starting a runner process on a job and reading what it left (see eval.h).
+ */
+#include "core/eval.h"
+#include "core/json.h"
+#include "core/spawn.h"
+#include "core/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+void sf_runner_out_free(sf_runner_out *r)
+{
+	free(r->status);
+	free(r->message);
+	free(r->samples);
+	free(r->method);
+	memset(r, 0, sizeof *r);
+}
+
+static int read_result(const char *dir, sf_runner_out *r)
+{
+	char *path = sf_path_join(dir, "result.json");
+	char *text;
+	size_t len;
+	char err[SF_ERRLEN];
+	int rc = sf_read_file(path, &text, &len, err, sizeof err);
+	free(path);
+	if (rc)
+		return -1;
+	sf_json *root = sf_json_parse(text, len, err, sizeof err);
+	free(text);
+	if (!root)
+		return -1;
+	const sf_json *st = sf_json_get(root, "status"), *msg = sf_json_get(root, "message");
+	if (!st || st->type != SF_JSON_STRING) {
+		sf_json_free(root);
+		return -1;
+	}
+	r->status = sf_xstrdup(st->str);
+	r->message = sf_xstrdup(msg && msg->type == SF_JSON_STRING ? msg->str : "");
+	r->ok = !strcmp(r->status, "ok");
+	const sf_json *w = sf_json_get(root, "work");
+	if (w) {
+		const sf_json *fl = sf_json_get(w, "flops"), *by = sf_json_get(w, "bytes");
+		if (fl && fl->type == SF_JSON_ARRAY && fl->n == SF_UNIT_COUNT && by && by->type == SF_JSON_NUMBER) {
+			for (int u = 0; u < SF_UNIT_COUNT; u++)
+				r->work.flops[u] = fl->items[u]->type == SF_JSON_NUMBER ? fl->items[u]->num : 0;
+			r->work.bytes = by->num;
+			r->have_work = 1;
+		}
+	}
+	const sf_json *t = sf_json_get(root, "timing");
+	if (t) {
+		const sf_json *s = sf_json_get(t, "samples_ms"), *m = sf_json_get(t, "method"),
+			      *tw = sf_json_get(t, "timed_wall_ms");
+		if (s && s->type == SF_JSON_ARRAY && s->n) {
+			r->samples = sf_xcalloc(s->n, sizeof(double));
+			for (size_t i = 0; i < s->n; i++)
+				if (s->items[i]->type == SF_JSON_NUMBER)
+					r->samples[r->n_samples++] = s->items[i]->num;
+		}
+		if (m && m->type == SF_JSON_STRING)
+			r->method = sf_xstrdup(m->str);
+		if (tw && tw->type == SF_JSON_NUMBER)
+			r->timed_wall_ms = tw->num;
+	}
+	sf_json_free(root);
+	return 0;
+}
+
+void sf_runner_run(const sf_backend *be, const sf_job *job, double timeout_s, sf_runner_out *r, int *timed_out)
+{
+	memset(r, 0, sizeof *r);
+	*timed_out = 0;
+	char err[SF_ERRLEN];
+	if (sf_mkdir_p(job->out_dir, err, sizeof err)) {
+		r->message = sf_xstrdup(err);
+		return;
+	}
+	char *jpath = sf_path_join(job->out_dir, "job.json");
+	char *logp = sf_path_join(job->out_dir, "runner.log");
+	char *json = sf_job_to_json(job);
+	sf_write_file(jpath, json, strlen(json), err, sizeof err);
+	free(json);
+	char *runner = sf_backend_runner_path(be);
+	char *argv[] = { runner, jpath, NULL };
+	sf_proc p;
+	if (sf_spawn(argv, logp, timeout_s, NULL, &p, err, sizeof err)) {
+		r->message = sf_xstrdup(err);
+	} else {
+		*timed_out = p.timed_out;
+		int have = !p.timed_out && read_result(job->out_dir, r) == 0;
+		if (!have || !(p.exited && (p.exit_code == 0 || !r->ok))) {
+			char how[160];
+			sf_proc_describe(&p, how, sizeof how);
+			char *tail = sf_log_tail(logp, 3000);
+			sf_buf b = { 0 };
+			sf_buf_printf(&b, "runner %s%s%s\n%s", how, have ? ": " : " without a result",
+				      have && r->message ? r->message : "", tail);
+			free(tail);
+			free(r->message);
+			r->message = sf_buf_take(&b);
+			if (!have || r->ok) {
+				free(r->status);
+				r->status = NULL;
+				r->ok = 0;
+			}
+		}
+	}
+	free(runner);
+	free(jpath);
+	free(logp);
+}
+

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# cuda_check.sh - compiles every bundled CUDA source for sm_90a (compile only; CI has no GPU):
+# each problem's oracle through the GPU wrapper (src/runner/oracle_gpu.cu), every solutions/*.cu and
+# baseline, and the GPU test sources. Prints "ok"/"FAIL" per file and closes with "N passed, N failed".
+set -u
+cd "$(dirname "$0")/.."
+out=${BUILD:-build}/cuda-check
+mkdir -p "$out"
+arch=${SOLFORGE_CUDA_ARCH:-arch=compute_90a,code=sm_90a}
+jobs=${JOBS:-$(nproc)}
+flags="-std=c++17 -O2 -gencode=$arch -Iinclude -Isrc -Xcompiler -Wall,-Wextra -Werror all-warnings"
+
+list=$(mktemp)
+for o in problems/*/*/oracle.c tools/calibration/*/oracle.c; do echo "oracle $o"; done >>"$list"
+for s in problems/*/*/solutions/*.cu problems/common/baselines/*.cu tests/gpu/toy/*.cu tools/calibration/*/solutions/*.cu tests/fixtures/cuda/*/*.cu; do
+	case $s in *compile_error*) continue ;; esac
+	[ -f "$s" ] && echo "source $s"
+done >>"$list"
+
+compile_one() {
+	kind=$1 src=$2
+	name=$(echo "$src" | tr '/' '_')
+	if [ "$kind" = oracle ]; then
+		cmd="nvcc $flags --fmad=false -DSF_ORACLE_SOURCE=\"$PWD/$src\" -c src/runner/oracle_gpu.cu -o $out/$name.o"
+	else
+		cmd="nvcc $flags -c $src -o $out/$name.o"
+	fi
+	if eval "$cmd" >"$out/$name.log" 2>&1; then
+		echo "ok $kind $src"
+	else
+		echo "FAIL $kind $src"
+		sed 's/^/    /' "$out/$name.log" | head -30
+	fi
+}
+export -f compile_one
+export flags out
+results=$(xargs -P "$jobs" -L 1 bash -c 'compile_one "$0" "$1"' <"$list")
+rm -f "$list"
+echo "$results"
+p=$(echo "$results" | grep -c '^ok ')
+f=$(echo "$results" | grep -c '^FAIL ')
+echo "$p passed, $f failed"
+[ "$f" = 0 ]

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# deps.sh - installs the Debian packages solforge's build and tests need, when they are missing.
+# The CUDA toolkit (nvcc 12.4+ for sm_90a, CUPTI) is a prerequisite it cannot install: it says so.
+set -u
+need=()
+command -v cc >/dev/null 2>&1 || need+=(gcc)
+command -v make >/dev/null 2>&1 || need+=(make)
+command -v clang >/dev/null 2>&1 || need+=(clang)
+command -v python3 >/dev/null 2>&1 || need+=(python3)
+command -v pgrep >/dev/null 2>&1 || need+=(procps)
+# libFuzzer's runtime for the fuzz targets
+if command -v clang >/dev/null 2>&1; then
+	v=$(clang --version | sed -n 's/.*version \([0-9]*\).*/\1/p' | head -1)
+	printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n);int LLVMFuzzerTestOneInput(const char *d, unsigned long n){(void)d;(void)n;return 0;}' >/tmp/sf-fz.c
+	clang -fsanitize=fuzzer /tmp/sf-fz.c -o /tmp/sf-fz 2>/dev/null || need+=("libclang-rt-${v}-dev")
+	rm -f /tmp/sf-fz /tmp/sf-fz.c
+else
+	need+=(libclang-rt-14-dev)
+fi
+if ((${#need[@]})); then
+	echo "deps: installing ${need[*]}"
+	if [ "$(id -u)" != 0 ]; then
+		echo "deps: not root; run: sudo apt-get install -y ${need[*]}" >&2
+		exit 1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >/dev/null && apt-get install -y -qq "${need[@]}" >/dev/null || {
+		echo "deps: apt-get install ${need[*]} failed" >&2
+		exit 1
+	}
+fi
+if ! command -v nvcc >/dev/null 2>&1; then
+	for d in /usr/local/cuda/bin /usr/local/cuda-13/bin /usr/local/cuda-12/bin; do
+		[ -x "$d/nvcc" ] && { echo "deps: nvcc is at $d; add it to PATH" >&2; break; }
+	done
+	echo "deps: the CUDA toolkit (nvcc) is required to compile the CUDA sources; install it from NVIDIA" >&2
+	exit 1
+fi
+exit 0
