@@ -25,7 +25,7 @@ void sf_eval_opts_default(sf_eval_opts *o)
 	o->compile_timeout_s = 600;
 	o->budget_ms = 3000;
 	o->target_rel_ci = 0.01;
-	o->warmup_ms = 25;
+	o->warmup_ms = 100;
 	o->min_iters = 10;
 	o->max_iters = 2000;
 	o->cpu_max_work = 3e8;

@@ -9,6 +9,7 @@
 #include "core/json.h"
 
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <locale.h>
@@ -758,8 +759,10 @@ const char *sf_json_type_name(sf_json_type t)
 static int format_g(char out[64], int prec, double d)
 {
 	locale_t old = numeric_locale_enter();
-	snprintf(out, 64, "%.*g", prec, d);
+	int k = snprintf(out, 64, "%.*g", prec, d); /* at most ~24 bytes for prec <= 17 */
 	numeric_locale_restore(old);
+	if (k < 0 || k >= 64)
+		return 0;
 	double back;
 	int overflow;
 	return c_strtod(out, strlen(out), &back, &overflow) == 0 && back == d;
@@ -768,19 +771,33 @@ static int format_g(char out[64], int prec, double d)
 /*
  * Appends a finite non-integer double with the fewest significant digits that read back
  * exactly, '.' as the decimal point whatever the locale, and ".0" added when the digits alone
- * would read back as an integer. Why trying 15, 16, 17 gives the fewest: a p-digit decimal that
- * reads back lies within half a double ulp of d (< 1.2e-16 relative), closer than half the
- * spacing of 15-digit decimals (> 5e-16 relative), so when p <= 15 works, %.15g (which drops
- * trailing zeros) prints exactly that decimal; and if p digits read back, p + 1 do too.
+ * would read back as an integer. If p digits read back, p + 1 do too (rounding to p + 1 digits
+ * is at least as close), so the fewest are found by bisection over 1..17. Shortcut for normal
+ * numbers: a p-digit decimal that reads back lies within half an ulp of d (< 1.2e-16 relative),
+ * closer than half the spacing of 15-digit decimals (> 5e-16 relative), so when any p <= 15
+ * works, %.15g (which drops trailing zeros) prints exactly that decimal. Subnormals have fewer
+ * bits, so they take the bisection.
  */
 static void write_double(sf_buf *b, double d)
 {
 	char out[64];
-	int prec = 15;
-	while (prec < 17 && !format_g(out, prec, d))
-		prec++;
-	if (prec == 17)
-		format_g(out, 17, d);
+	int prec;
+	if (fabs(d) >= DBL_MIN) {
+		prec = 15;
+		while (prec < 17 && !format_g(out, prec, d))
+			prec++;
+	} else {
+		int lo = 1, hi = 17;
+		while (lo < hi) {
+			int mid = (lo + hi) / 2;
+			if (format_g(out, mid, d))
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		prec = lo;
+	}
+	format_g(out, prec, d);
 	sf_buf_puts(b, out);
 	if (!strpbrk(out, ".eE"))
 		sf_buf_puts(b, ".0");
