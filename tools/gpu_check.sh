@@ -132,7 +132,7 @@ if has suite; then
 	: >"$out/suite.txt"
 	: >"$out/suite.jsonl"
 	# one problem at a time, so that what finished is on disk even if the run is cut short
-	for d in $(for x in $dirs; do find "$x" -name definition.json -printf '%h\n'; done | sort); do
+	for d in $(for x in $dirs; do find "$x" -name definition.json -printf '%h\n' | sort; done); do
 		$S suite "$d" --backend cuda --rounds 2 --budget-ms 300 -o "$out/suite-part.jsonl" >>"$out/suite.txt" 2>>"$out/suite.err"
 		[ $? = 0 ] || status=1
 		cat "$out/suite-part.jsonl" >>"$out/suite.jsonl"

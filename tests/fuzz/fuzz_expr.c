@@ -3,6 +3,9 @@
  * first NUL) is parsed; what parses is evaluated with every identifier bound to a value derived
  * from its name, its identifiers are listed, and the result must not depend on parsing once or
  * via sf_expr_eval_str. Errors must be single lines. Violations abort.
+ *
+ * Sources: tests/fuzz/fuzz_expr.c src/core/expr.c src/core/util.c.
+ * Build and run: tools/fuzz.sh SECONDS expr
  */
 #include "core/expr.h"
 #include "core/util.h"

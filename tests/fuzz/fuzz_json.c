@@ -3,6 +3,9 @@
  * with non-finite literals allowed; whatever parses must write back (sf_json_write) to text that
  * parses to an equal tree, and every error must be one "line L col C: ..." line. Any violation
  * aborts, which libFuzzer reports as a crash.
+ *
+ * Sources: tests/fuzz/fuzz_json.c src/core/json.c src/core/util.c.
+ * Build and run: tools/fuzz.sh SECONDS json
  */
 #include "core/json.h"
 

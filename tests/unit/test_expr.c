@@ -8,6 +8,7 @@
 #include "core/expr.h"
 #include "core/util.h"
 
+#include <locale.h>
 #include <stdlib.h>
 
 /* Axis values for the tests (A..E are the random tests' axes). */
@@ -312,6 +313,20 @@ SF_TEST(expr_idents_and_reuse)
 		free(names);
 	}
 	sf_expr_free(e);
+}
+
+SF_TEST(expr_locale_independent)
+{
+	/* under a locale whose decimal point is ',' (when one is installed) literals still use '.' */
+	static const char *names[] = { "de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "fr_FR.utf8", "ru_RU.UTF-8" };
+	const char *old = setlocale(LC_NUMERIC, NULL);
+	char *saved = old ? strdup(old) : NULL;
+	int switched = 0;
+	for (size_t i = 0; i < sizeof names / sizeof names[0] && !switched; i++)
+		switched = setlocale(LC_NUMERIC, names[i]) != NULL;
+	CHECK(ev("0.5 + 2.25e1 * .1") == 0.5 + 2.25);
+	setlocale(LC_NUMERIC, saved ? saved : "C");
+	free(saved);
 }
 
 /* Builds "<prefix><rep times unit><suffix>" */
