@@ -18,7 +18,8 @@ int cmd_oracle_check(int argc, char **argv);
 /* Shared by eval and suite: parses one evaluation option at argv[*i] (advancing *i past a value).
  * Returns 1 when consumed, 0 when not an evaluation option, -1 on a bad value (message printed). */
 int cli_eval_option(int argc, char **argv, int *i, sf_eval_opts *o, const char **backend_name);
-/* Resolves --backend (NULL = best available); prints and returns -1 when unusable. */
+/* Resolves --backend (NULL = best available); 0, or prints why and returns the exit code
+ * (SF_EXIT_USAGE for a bad name or flag combination, SF_EXIT_NO_BACKEND when unavailable here). */
 int cli_pick_backend(const char *name, sf_eval_opts *o);
 /* Prints the per-workload table of an evaluation. */
 void cli_print_table(FILE *f, const sf_eval *e);

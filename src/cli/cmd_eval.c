@@ -66,7 +66,16 @@ int cli_eval_option(int argc, char **argv, int *i, sf_eval_opts *o, const char *
 	NUM("--target-ci", target_rel_ci)
 	NUM("--timeout", sol_timeout_s)
 	NUM("--cpu-max-work", cpu_max_work)
-	INT("--rounds", rounds)
+	if (!strcmp(a, "--rounds")) {
+		if (need_value(argc, argv, i))
+			return -1;
+		if (sf_parse_i64(argv[*i], &n) || n < 1 || n > SF_MAX_ROUNDS) {
+			fprintf(stderr, "solforge: --rounds: '%s' is not an integer from 1 to %d\n", argv[*i], SF_MAX_ROUNDS);
+			return -1;
+		}
+		o->rounds = (int)n;
+		return 1;
+	}
 	INT("--min-iters", min_iters)
 	INT("--max-iters", max_iters)
 #undef NUM
@@ -120,17 +129,17 @@ int cli_pick_backend(const char *name, sf_eval_opts *o)
 		o->backend = sf_backend_get(name);
 		if (!o->backend) {
 			fprintf(stderr, "solforge: unknown backend '%s' (cpu or cuda)\n", name);
-			return -1;
+			return SF_EXIT_USAGE;
 		}
+	}
+	if (o->min_iters > o->max_iters) {
+		fprintf(stderr, "solforge: --min-iters exceeds --max-iters\n");
+		return SF_EXIT_USAGE;
 	}
 	char why[SF_ERRLEN];
 	if (!o->backend->available(why, sizeof why)) {
 		fprintf(stderr, "solforge: the %s backend is not available: %s\n", o->backend->name, why);
-		return -1;
-	}
-	if (o->min_iters > o->max_iters) {
-		fprintf(stderr, "solforge: --min-iters exceeds --max-iters\n");
-		return -1;
+		return SF_EXIT_NO_BACKEND;
 	}
 	return 0;
 }
@@ -228,8 +237,9 @@ int cmd_eval(int argc, char **argv)
 		usage(stderr);
 		return SF_EXIT_USAGE;
 	}
-	if (cli_pick_backend(backend, &o))
-		return SF_EXIT_NO_BACKEND;
+	int pick = cli_pick_backend(backend, &o);
+	if (pick)
+		return pick;
 	o.progress = json ? NULL : stderr;
 	sf_eval e;
 	char err[4096];

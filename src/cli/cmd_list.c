@@ -39,7 +39,7 @@ int cmd_list(int argc, char **argv)
 		fprintf(stderr, "solforge: %s\n", err);
 		return SF_EXIT_BAD_INPUT;
 	}
-	int bad = 0, families = 0;
+	int bad = 0, families = 0, loaded = 0;
 	char *seen[256];
 	printf("%-46s %-22s %-18s %-16s %s\n", "problem", "op_type", "model", "family", "workloads");
 	for (int i = 0; i < n; i++) {
@@ -60,6 +60,7 @@ int cmd_list(int argc, char **argv)
 			sf_workloads_free(ws, nw);
 		}
 		free(wl);
+		loaded++;
 		const char *fam = d.family ? d.family : "-";
 		int known = 0;
 		for (int f = 0; f < families; f++)
@@ -72,7 +73,10 @@ int cmd_list(int argc, char **argv)
 			printf("    %s\n", d.description);
 		sf_definition_free(&d);
 	}
-	printf("%d problems from %d model families\n", n, families);
+	printf("%d problems from %d model families", loaded, families);
+	if (loaded < n)
+		printf(" (%d more could not be loaded)", n - loaded);
+	printf("\n");
 	for (int f = 0; f < families; f++)
 		free(seen[f]);
 	sf_discover_free(paths, n);

@@ -80,8 +80,9 @@ int cmd_suite(int argc, char **argv)
 			dir = argv[i];
 		}
 	}
-	if (cli_pick_backend(backend, &o))
-		return SF_EXIT_NO_BACKEND;
+	int pick = cli_pick_backend(backend, &o);
+	if (pick)
+		return pick;
 	char **problems;
 	int np;
 	char err[4096];

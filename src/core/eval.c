@@ -3,6 +3,7 @@
  */
 #include "core/eval.h"
 #include "core/dtype.h"
+#include "core/expr.h"
 #include "core/json.h"
 #include "core/safetensors.h"
 #include "core/spawn.h"
@@ -57,6 +58,52 @@ static void keys_free(char **l, int n)
 	free(l);
 }
 
+/* Appends the binding of axis `name` read from the first shape dimension named `dim_axis`, as
+ * (value - b) / a; 1 when found. */
+static int find_dim(const sf_definition *d, const char *dim_axis, sf_buf *b, const char *name, long long a, long long off)
+{
+	for (int io = 0; io < 2; io++) {
+		const sf_tspec *ts = io ? d->out : d->in;
+		int n = io ? d->n_out : d->n_in;
+		for (int k = 0; k < n; k++)
+			for (int dim = 0; dim < ts[k].ndim; dim++)
+				if (!strcmp(ts[k].dims[dim], dim_axis)) {
+					sf_buf_printf(b, "\t{\"%s\", %d, %d, %d, -1, %lld, %lld},\n", name, io, k, dim, a, off);
+					return 1;
+				}
+	}
+	return 0;
+}
+
+/* Evaluates an axis expression with axis `var` = v and every const axis at its value. */
+typedef struct eval_ctx {
+	const sf_definition *d;
+	const char *var;
+	double v;
+} eval_ctx;
+
+static int eval_lookup(void *vc, const char *name, double *out)
+{
+	eval_ctx *c = vc;
+	if (!strcmp(name, c->var)) {
+		*out = c->v;
+		return 0;
+	}
+	for (int i = 0; i < c->d->n_axes; i++)
+		if (!strcmp(c->d->axes[i].name, name) && c->d->axes[i].kind == SF_AXIS_CONST) {
+			*out = (double)c->d->axes[i].value;
+			return 0;
+		}
+	return -1;
+}
+
+static int eval_with(const sf_definition *d, const char *expr, const char *var, double v, double *out)
+{
+	eval_ctx c = { d, var, v };
+	char err[SF_ERRLEN];
+	return sf_expr_eval_str(expr, eval_lookup, &c, out, err, sizeof err);
+}
+
 /* Writes the axis-binding header of the @oracle solution (see src/runner/oracle_solution.c). */
 static char *write_axis_binding(const sf_definition *d, char *err, size_t errlen)
 {
@@ -66,22 +113,27 @@ static char *write_axis_binding(const sf_definition *d, char *err, size_t errlen
 	for (int a = 0; a < d->n_axes; a++) {
 		const sf_axis *ax = &d->axes[a];
 		if (ax->kind == SF_AXIS_CONST) {
-			sf_buf_printf(&b, "\t{\"%s\", 0, 0, 0, %lld},\n", ax->name, (long long)ax->value);
+			sf_buf_printf(&b, "\t{\"%s\", 0, 0, 0, %lld, 1, 0},\n", ax->name, (long long)ax->value);
 			continue;
 		}
-		int done = 0;
-		for (int io = 0; io < 2 && !done; io++) {
-			const sf_tspec *ts = io ? d->out : d->in;
-			int n = io ? d->n_out : d->n_in;
-			for (int k = 0; k < n && !done; k++)
-				for (int dim = 0; dim < ts[k].ndim && !done; dim++)
-					if (!strcmp(ts[k].dims[dim], ax->name)) {
-						sf_buf_printf(&b, "\t{\"%s\", %d, %d, %d, -1},\n", ax->name, io, k, dim);
-						done = 1;
-					}
+		int done = find_dim(d, ax->name, &b, ax->name, 1, 0);
+		/* a var axis no shape names, but an expr axis E = a*X + b over it alone does: X = (E - b) / a */
+		for (int e2 = 0; e2 < d->n_axes && !done && ax->kind == SF_AXIS_VAR; e2++) {
+			if (d->axes[e2].kind != SF_AXIS_EXPR)
+				continue;
+			double f0, f1, f2;
+			if (eval_with(d, d->axes[e2].expr, ax->name, 0, &f0) || eval_with(d, d->axes[e2].expr, ax->name, 1, &f1) ||
+			    eval_with(d, d->axes[e2].expr, ax->name, 2, &f2))
+				continue;
+			double slope = f1 - f0;
+			if (slope == 0 || f2 - f1 != slope || slope != (long long)slope || f0 != (long long)f0)
+				continue;
+			done = find_dim(d, d->axes[e2].name, &b, ax->name, (long long)slope, (long long)f0);
 		}
+		if (!done) /* a generator parameter: no tensor tells it; the item function must not read it */
+			sf_buf_printf(&b, "\t{\"%s\", 0, 0, 0, -2, 1, 0},\n", ax->name);
 	}
-	sf_buf_puts(&b, "\t{0, 0, 0, 0, -1},\n};\n");
+	sf_buf_puts(&b, "\t{0, 0, 0, 0, -1, 1, 0},\n};\n");
 	char *cache = sf_cache_dir();
 	char *path = NULL;
 	if (sf_mkdir_p(cache, err, errlen) == 0) {
@@ -188,6 +240,16 @@ int sf_eval_prepare(sf_eval *e, const char *problem, const char *solution, const
 	free(wl);
 	if (rc)
 		return -1;
+	for (int i = 0; i < e->n_ws; i++) {
+		int64_t *vals = sf_xcalloc((size_t)e->def.n_axes + 1, sizeof(int64_t));
+		char berr[SF_ERRLEN];
+		rc = sf_bind_axes(&e->def, &e->ws[i], vals, berr, sizeof berr);
+		free(vals);
+		if (rc) {
+			sf_errf(err, errlen, "%s/workload.jsonl:%d: %s", e->def.dir, e->ws[i].line, berr);
+			return -1;
+		}
+	}
 	if (sf_solution_load(solution, &e->sol, err, errlen))
 		return -1;
 	const char *want = !strcmp(o->backend->name, "cuda") ? "cuda" : "c";
@@ -300,6 +362,7 @@ int sf_eval_prepare(sf_eval *e, const char *problem, const char *solution, const
 		sf_errf(err, errlen, "cannot create a scratch folder");
 		return -1;
 	}
+	sf_spawn_cleanup_on_signal(e->scratch);
 	e->res = sf_xcalloc((size_t)e->n_ws + 1, sizeof *e->res);
 	e->n_res = e->n_ws;
 	*exit_code = SF_EXIT_OK;

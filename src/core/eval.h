@@ -56,6 +56,7 @@ typedef struct sf_wresult {
 	char *timing_method;
 	double score, speedup;
 	double wall_s;                /* evaluation wall time of this workload */
+	int rounds;                   /* correctness rounds run */
 	char timestamp[32];
 } sf_wresult;
 

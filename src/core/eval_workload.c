@@ -105,7 +105,8 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 		set_log(r, "%s", err);
 		goto done;
 	}
-	if (sf_sol_work(&e->def, &job, &r->sol, err, sizeof err) == 0)
+	if (sf_sol_work(&e->def, &job, &r->sol, err, sizeof err) == 0 &&
+	    sf_sol_time(&r->sol, e->hw, err, sizeof err) == 0)
 		r->have_sol = 1;
 	else
 		set_log(r, "%s", err);
@@ -134,44 +135,53 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 		job.seeds[k] = sf_mix64(wseed + (uint64_t)k);
 	job.problem_module = sf_xstrdup(e->module_build.so_path);
 	job.entry = sf_xstrdup("run");
+	r->rounds = o->rounds;
 
-	/* 1. the reference, in its own process */
-	job.mode = SF_JOB_REFERENCE;
-	job.out_dir = sf_path_join(wdir, "ref");
-	sf_runner_out ref;
-	int timed_out;
-	sf_runner_run(o->backend, &job, o->ref_timeout_s, &ref, &timed_out);
-	if (!ref.ok) {
-		r->status = SF_INVALID_REFERENCE;
-		set_log(r, "reference failed: %s", ref.message ? ref.message : "");
-		sf_runner_out_free(&ref);
-		goto done;
-	}
-	if (ref.have_work) {
-		sf_sol_apply_work(&r->sol, &ref.work);
-		r->have_sol = 1;
-	}
-	sf_runner_out_free(&ref);
-	if (r->have_sol && sf_sol_time(&r->sol, e->hw, err, sizeof err)) {
-		r->have_sol = 0;
-		set_log(r, "%s", err);
-	}
-	char *ref_dir = sf_xstrdup(job.out_dir);
-
-	/* 2. the candidate */
+	/* 1. the candidate, first: while it runs, no reference output exists anywhere it could read */
 	job.mode = SF_JOB_SOLUTION;
-	free(job.out_dir);
 	job.out_dir = sf_path_join(wdir, "sol");
 	job.solution = sf_xstrdup(e->sol_build.so_path);
 	free(job.entry);
 	job.entry = sf_xstrdup(e->sol.entry);
 	timing_into(o, &job, sf_mix64(wseed ^ 0x7157u));
 	sf_runner_out so;
+	int timed_out;
 	sf_runner_run(o->backend, &job, o->sol_timeout_s, &so, &timed_out);
 	r->status = solution_status(&so, timed_out, r);
+	char *sol_dir = sf_xstrdup(job.out_dir);
+
+	/* 2. the reference, in its own process, on the same inputs */
+	job.mode = SF_JOB_REFERENCE;
+	free(job.out_dir);
+	job.out_dir = sf_path_join(wdir, "ref");
+	free(job.solution);
+	job.solution = NULL;
+	job.timing.enabled = 0;
+	sf_runner_out ref;
+	int ref_timed_out;
+	sf_runner_run(o->backend, &job, o->ref_timeout_s, &ref, &ref_timed_out);
+	if (!ref.ok) {
+		r->status = SF_INVALID_REFERENCE;
+		set_log(r, "reference failed: %s", ref.message ? ref.message : "");
+		sf_runner_out_free(&ref);
+		sf_runner_out_free(&so);
+		free(sol_dir);
+		goto done;
+	}
+	if (ref.have_work) {
+		sf_sol_apply_work(&r->sol, &ref.work);
+		r->have_sol = 1;
+		if (sf_sol_time(&r->sol, e->hw, err, sizeof err)) {
+			r->have_sol = 0;
+			set_log(r, "%s", err);
+		}
+	}
+	sf_runner_out_free(&ref);
+	char *ref_dir = sf_xstrdup(job.out_dir);
+
 	if (r->status == SF_PASSED) {
 		int failed;
-		compare_rounds(&job, ref_dir, job.out_dir, &w->tol, &r->check, err, sizeof err, &failed);
+		compare_rounds(&job, ref_dir, sol_dir, &w->tol, &r->check, err, sizeof err, &failed);
 		r->have_check = !failed;
 		if (failed) {
 			r->status = SF_RUNTIME_ERROR;
@@ -189,6 +199,9 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 		}
 	}
 	sf_runner_out_free(&so);
+	free(sol_dir);
+	job.mode = SF_JOB_SOLUTION;
+	timing_into(o, &job, sf_mix64(wseed ^ 0x7157u));
 
 	/* 3. baselines: same inputs, same timing, checked like the candidate */
 	for (int b = 0; b < e->n_baselines && r->status == SF_PASSED; b++) {

@@ -37,7 +37,7 @@ typedef struct sf_job_timing {
 	int enabled;
 	uint64_t seed;                /* timing input sets are drawn from sf_mix64(seed + set) */
 	double warmup_ms;             /* at least this much warm-up, and at least 3 calls */
-	int min_iters, max_iters;
+	int min_iters, max_iters;     /* min_iters is a floor: the budget stops timing only after it */
 	double budget_ms;             /* stop timing after this much wall time */
 	double target_rel_ci;         /* stop when the 95% CI of the median is within +-this */
 	int64_t flush_bytes;          /* cache flush buffer; 0 = twice the last-level cache */

@@ -16,6 +16,33 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The process group of the child being waited for, so that an interrupted solforge takes it down too. */
+static volatile sig_atomic_t current_pgid;
+static char *cleanup_dir;
+
+static void on_fatal_signal(int sig)
+{
+	if (current_pgid > 0)
+		kill(-(pid_t)current_pgid, SIGKILL);
+	if (cleanup_dir)
+		sf_rm_rf(cleanup_dir); /* not async-signal-safe, but the process ends right after */
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void sf_spawn_cleanup_on_signal(const char *dir)
+{
+	static int installed;
+	free(cleanup_dir);
+	cleanup_dir = dir ? sf_xstrdup(dir) : NULL;
+	if (!installed) {
+		signal(SIGINT, on_fatal_signal);
+		signal(SIGTERM, on_fatal_signal);
+		signal(SIGHUP, on_fatal_signal);
+		installed = 1;
+	}
+}
+
 int sf_spawn(char *const argv[], const char *log_path, double timeout_s, char *const *env, sf_proc *p, char *err,
 	     size_t errlen)
 {
@@ -63,6 +90,7 @@ int sf_spawn(char *const argv[], const char *log_path, double timeout_s, char *c
 		_exit(127);
 	}
 	setpgid(pid, pid);
+	current_pgid = pid;
 	close(errpipe[1]);
 	if (logfd >= 0)
 		close(logfd);
@@ -94,6 +122,7 @@ int sf_spawn(char *const argv[], const char *log_path, double timeout_s, char *c
 		nanosleep(&ts, NULL);
 	}
 	kill(-pid, SIGKILL); /* anything the child left behind in its group */
+	current_pgid = 0;
 	p->wall_s = sf_now() - t0;
 	if (WIFEXITED(status)) {
 		p->exited = 1;

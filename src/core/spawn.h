@@ -24,6 +24,10 @@ typedef struct sf_proc {
 int sf_spawn(char *const argv[], const char *log_path, double timeout_s, char *const *env, sf_proc *p, char *err,
 	     size_t errlen);
 
+/* Installs SIGINT/SIGTERM/SIGHUP handlers (once) that kill the child being waited for and remove
+ * dir (may be NULL) before the process dies of the signal. A later call replaces dir. */
+void sf_spawn_cleanup_on_signal(const char *dir);
+
 /* "exit 3", "killed by SIGSEGV", "timed out after 12.0 s". */
 void sf_proc_describe(const sf_proc *p, char *out, size_t len);
 

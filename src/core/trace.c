@@ -123,7 +123,7 @@ void sf_trace_line(const sf_eval *e, const sf_wresult *r, const char *backend, s
 		num_field(b, "baseline_min_ms", r->tb.min);
 		num_field(b, "baseline_rel_ci", r->tb.rel_ci);
 	}
-	sf_buf_printf(b, ",\"rounds\":%d", r->have_check ? 1 : 0);
+	sf_buf_printf(b, ",\"rounds\":%d", r->have_check ? r->rounds : 0);
 	num_field(b, "wall_s", r->wall_s);
 	sf_buf_puts(b, "}}}\n");
 }

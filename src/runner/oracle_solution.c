@@ -5,7 +5,7 @@
  * Built by the parent with -DSF_ORACLE_SOURCE="\"/abs/oracle.c\"" and
  * -DSF_AXIS_BINDING="\"/abs/axes.h\"", a generated header that says where each axis can be read:
  *     static const struct sf_axis_bind sf_axis_binding[] = { {"M", 0, 0, 0, -1}, ... {NULL} };
- * (name, is_output, argument index, dimension, constant value or -1).
+ * (name, is_output, argument index, dimension, constant value or -1 or -2, scale, offset).
  * Outputs are written in their real dtypes (the oracle rounds through sf_store).
  */
 #include <math.h>
@@ -15,7 +15,9 @@
 struct sf_axis_bind {
 	const char *name;
 	int is_out, arg, dim;
-	long long value;
+	long long value; /* >= 0: a constant; -1: (shape[dim] of the argument - offset) / scale;
+			    -2: no tensor determines it (a generator parameter): reads as 0 */
+	long long scale, offset;
 };
 
 #include SF_ORACLE_SOURCE
@@ -70,8 +72,11 @@ SF_EXPORT int run(const sf_call *call)
 				continue;
 			if (x->value >= 0)
 				c.axis[n] = x->value;
+			else if (x->value == -2)
+				c.axis[n] = 0;
 			else
-				c.axis[n] = (x->is_out ? call->outputs : call->inputs)[x->arg].shape[x->dim];
+				c.axis[n] = ((x->is_out ? call->outputs : call->inputs)[x->arg].shape[x->dim] - x->offset) /
+					    x->scale;
 			found = 1;
 			break;
 		}

@@ -264,10 +264,10 @@ int rc_timing_done(const sf_job_timing *t, const double *samples, int n, double 
 {
 	if (n >= t->max_iters)
 		return 1;
-	if (elapsed_ms >= t->budget_ms && n >= 3)
-		return 1;
 	if (n < t->min_iters)
 		return 0;
+	if (elapsed_ms >= t->budget_ms)
+		return 1;
 	if (n % 5)
 		return 0;
 	sf_stats st;

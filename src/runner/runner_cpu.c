@@ -291,6 +291,9 @@ static int run_solution(sf_job *job, const rc_module *m)
 			scal[k] = job->in[k].gen.kind == SF_GEN_SCALAR ? job->in[k].gen.a : NAN;
 		while (!rc_timing_done(&job->timing, samples, n, (sf_now() - t_timing) * 1e3)) {
 			cpu_set *s = &sets[n % nsets];
+			/* fresh poison: a call must write its outputs again, not leave an earlier call's */
+			for (int k = 0; k < s->c.n_out; k++)
+				memset(s->c.out[k].data, rc_poison_byte(n), arg_bytes(&s->c.out[k]));
 			for (size_t i = 0; i < flush_n; i += 64)
 				flush[i] = (uint8_t)(flush[i] + 1);
 			call.n_inputs = s->c.n_in;

@@ -71,7 +71,7 @@ E2M1 = np.array([0, .5, 1, 1.5, 2, 3, 4, 6, -0., -.5, -1, -1.5, -2, -3, -4, -6])
 
 
 def decode(raw, dt, n):
-    raw = np.ascontiguousarray(raw).view(np.uint8)
+    raw = np.ascontiguousarray(raw).view(np.uint8).reshape(-1)
     if dt == 2: return raw.view(np.float32)[:n].astype(np.float64)
     if dt == 1: return raw.view(np.float64)[:n].copy()
     if dt == 4: return (raw.view(np.uint16)[:n].astype(np.uint32) << 16).view(np.float32).astype(np.float64)
