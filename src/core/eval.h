@@ -106,6 +106,7 @@ typedef struct sf_runner_out {
 	int n_samples;
 	char *method;
 	double timed_wall_ms;
+	int audit_sets;      /* timing sets whose outputs it wrote (set<s>.safetensors) */
 } sf_runner_out;
 
 /* Writes job->out_dir/job.json, runs the backend's runner on it with a time limit, reads what it

@@ -75,6 +75,38 @@ static void compare_rounds(const sf_job *job, const char *ref_dir, const char *d
 	}
 }
 
+/* Audits the outputs the candidate's last timed calls left against the reference for the same
+ * timing sets. Returns 1 (with r->status set) when they differ: correct in the checked rounds but not
+ * while timed is a reward hack. */
+static int audit_timed(const sf_job *job, const char *ref_dir, const char *sol_dir, const sf_tolerance *tol,
+		       int sol_sets, int ref_sets, sf_wresult *r)
+{
+	int n = sol_sets < ref_sets ? sol_sets : ref_sets;
+	char err[SF_ERRLEN];
+	for (int s = 0; s < n; s++) {
+		char name[64];
+		snprintf(name, sizeof name, "set%d.safetensors", s);
+		char *rp = sf_path_join(ref_dir, name), *sp = sf_path_join(sol_dir, name);
+		sf_check c;
+		int rc = sf_check_round(rp, sp, job, tol, &c, err, sizeof err);
+		free(rp);
+		free(sp);
+		if (rc) {
+			r->status = SF_RUNTIME_ERROR;
+			set_log(r, "cannot audit timed outputs: %s", err);
+			return 1;
+		}
+		if (c.status != SF_PASSED) {
+			r->status = SF_REWARD_HACK;
+			set_log(r, "outputs left by timed calls on timing set %d are wrong (%s) although the checked rounds "
+				   "passed: work skipped or cached while timed",
+				s, c.msg);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static void timing_into(const sf_eval_opts *o, sf_job *job, uint64_t seed)
 {
 	job->timing.enabled = 1;
@@ -156,7 +188,6 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 	job.out_dir = sf_path_join(wdir, "ref");
 	free(job.solution);
 	job.solution = NULL;
-	job.timing.enabled = 0;
 	sf_runner_out ref;
 	int ref_timed_out;
 	sf_runner_run(o->backend, &job, o->ref_timeout_s, &ref, &ref_timed_out);
@@ -176,6 +207,7 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 			set_log(r, "%s", err);
 		}
 	}
+	int ref_sets = ref.audit_sets;
 	sf_runner_out_free(&ref);
 	char *ref_dir = sf_xstrdup(job.out_dir);
 
@@ -189,6 +221,8 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 		} else if (r->check.status != SF_PASSED) {
 			r->status = r->check.status;
 			set_log(r, "%s", r->check.msg);
+		} else if (audit_timed(&job, ref_dir, sol_dir, &w->tol, so.audit_sets, ref_sets, r)) {
+			/* status and log set */
 		} else if (so.n_samples > 0) {
 			sf_stats_compute(so.samples, so.n_samples, &r->tk);
 			r->have_tk = 1;

@@ -42,6 +42,9 @@ static int read_result(const char *dir, sf_runner_out *r)
 	r->status = sf_xstrdup(st->str);
 	r->message = sf_xstrdup(msg && msg->type == SF_JSON_STRING ? msg->str : "");
 	r->ok = !strcmp(r->status, "ok");
+	const sf_json *au = sf_json_get(root, "audit_sets");
+	if (au && au->type == SF_JSON_NUMBER && au->is_int && au->ival >= 0 && au->ival <= 64)
+		r->audit_sets = (int)au->ival;
 	const sf_json *w = sf_json_get(root, "work");
 	if (w) {
 		const sf_json *fl = sf_json_get(w, "flops"), *by = sf_json_get(w, "bytes");

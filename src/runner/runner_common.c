@@ -150,7 +150,23 @@ uint8_t rc_poison_byte(int round)
 	return (round & 1) ? 0x7F : 0xFF;
 }
 
+static int write_outputs(const sf_job *job, const sf_ocall *c, const char *name, char *err, size_t errlen);
+
 int rc_write_round(const sf_job *job, const sf_ocall *c, int round, char *err, size_t errlen)
+{
+	char name[64];
+	snprintf(name, sizeof name, "round%d.safetensors", round);
+	return write_outputs(job, c, name, err, errlen);
+}
+
+int rc_write_set(const sf_job *job, const sf_ocall *c, int set, char *err, size_t errlen)
+{
+	char name[64];
+	snprintf(name, sizeof name, "set%d.safetensors", set);
+	return write_outputs(job, c, name, err, errlen);
+}
+
+static int write_outputs(const sf_job *job, const sf_ocall *c, const char *name, char *err, size_t errlen)
 {
 	sf_st_tensor ts[SF_MAX_ARGS];
 	memset(ts, 0, sizeof ts);
@@ -162,8 +178,6 @@ int rc_write_round(const sf_job *job, const sf_ocall *c, int round, char *err, s
 		ts[k].data = c->out[k].data;
 		ts[k].nbytes = (size_t)sf_dt_bytes((sf_dt)c->out[k].dt, c->out[k].numel);
 	}
-	char name[64];
-	snprintf(name, sizeof name, "round%d.safetensors", round);
 	char *path = sf_path_join(job->out_dir, name);
 	int rc = sf_st_write(path, ts, c->n_out, NULL, err, errlen);
 	free(path);
@@ -187,6 +201,7 @@ int rc_write_result(const sf_job *job, const rc_result *r)
 	sf_buf b = { 0 };
 	sf_buf_puts(&b, "{\"status\":");
 	sf_buf_json_str(&b, r->status);
+	sf_buf_printf(&b, ",\"audit_sets\":%d", r->audit_sets);
 	sf_buf_puts(&b, ",\"message\":");
 	sf_buf_json_str(&b, r->message);
 	if (r->have_work) {

@@ -55,6 +55,12 @@ uint8_t rc_poison_byte(int round);
 
 /* Writes OUT_DIR/round<r>.safetensors with the outputs' host buffers (dtypes from c->out). */
 int rc_write_round(const sf_job *job, const sf_ocall *c, int round, char *err, size_t errlen);
+/* Writes OUT_DIR/set<s>.safetensors: the outputs of timing set s (audited against the reference). */
+int rc_write_set(const sf_job *job, const sf_ocall *c, int set, char *err, size_t errlen);
+
+/* Timing sets whose outputs are audited: the first RC_AUDIT_SETS (their inputs come from
+ * sf_mix64(timing.seed + s), so the reference can draw them too). */
+#define RC_AUDIT_SETS 2
 
 /* FNV-1a 64 of a byte range: detects inputs modified by the candidate. */
 uint64_t rc_hash_bytes(const void *p, size_t n, uint64_t h);
@@ -73,6 +79,7 @@ typedef struct rc_result {
 	int64_t flush_bytes;
 	int64_t timed_calls;
 	double timed_wall_ms;     /* host wall time of the timed calls only (sync'd), for cross-checks */
+	int audit_sets;           /* set<s>.safetensors written for s < audit_sets */
 } rc_result;
 
 /* Writes OUT_DIR/result.json atomically. */

@@ -242,7 +242,7 @@ t flags/missing_o_value --rc 2 --match '-o needs a file' -- "$SF" eval "$TINY" @
 # backend name and for a known but unavailable one, and the caller maps both to SF_EXIT_NO_BACKEND (6);
 # a backend that does not exist is a bad flag value (2).
 t flags/backend_tpu --rc 2 --match "unknown backend 'tpu'" -- "$SF" eval "$TINY" @oracle --backend tpu
-t flags/rounds_0 --rc 2 --match "--rounds: '0' is not a positive integer" -- "$SF" eval "$TINY" @oracle --backend cpu --rounds 0
+t flags/rounds_0 --rc 2 --match "--rounds: '0' is not an integer from 1 to 8" -- "$SF" eval "$TINY" @oracle --backend cpu --rounds 0
 # BUG: cli_eval_option (src/cli/cmd_eval.c) accepts --rounds up to 1000000 but sf_job holds
 # SF_MAX_ROUNDS (8) seeds: with 9 the runners reject the job and every workload is INVALID_REFERENCE (exit 1)
 t flags/rounds_9 --rc 2 --match '--rounds' -- "$SF" eval "$TINY" @oracle "${FAST[@]}" --rounds 9
