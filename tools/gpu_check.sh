@@ -43,7 +43,7 @@ if has env; then
 fi
 
 # build every module and solution in parallel first (nvcc is slow; the GPU is not needed for it)
-problems=$(ls -d problems/*/*/ tools/calibration/*/ | sed 's:/$::')
+problems=$(ls -d problems/*/*/ tools/calibration/*/ | sed 's:/$::' | while read -r p; do [ -f "$p/definition.json" ] && echo "$p"; done)
 for p in $problems; do
 	for s in "$p"/solutions/*.cu; do [ -f "$s" ] && echo "$p $s"; done
 done | xargs -P "$(nproc)" -L 1 sh -c "$S eval \$0 \$1 --backend cuda --prepare-only >/dev/null 2>&1" || true

@@ -60,6 +60,26 @@ static int check_problem(const char *path, double max_work, const char *scratch,
 	uint64_t seed;
 	if (getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed)
 		seed = (uint64_t)getpid() * 0x9E3779B97F4A7C15ull;
+	/* the workloads under the limit, or else the smallest one */
+	int smallest = -1;
+	double smallest_work = 0;
+	for (int i = 0; i < nw; i++) {
+		sf_job job;
+		memset(&job, 0, sizeof job);
+		sf_sol s;
+		if (sf_bind_job(&d, &ws[i], &job, err, sizeof err) == 0 && sf_sol_work(&d, &job, &s, err, sizeof err) == 0) {
+			double work = s.bytes;
+			for (int u = 0; u < SF_UNIT_COUNT; u++)
+				work += s.flops[u];
+			if (smallest < 0 || work < smallest_work) {
+				smallest = i;
+				smallest_work = work;
+			}
+		}
+		sf_job_free(&job);
+	}
+	if (smallest >= 0 && smallest_work > max_work)
+		max_work = smallest_work;
 	int checked = 0;
 	for (int i = 0; i < nw; i++) {
 		sf_job job;

@@ -59,6 +59,30 @@ def run(pdir, which):
         oc.n_out = len(outs_meta)
         t0 = time.time(); items = lib.v_items(C.byref(oc)); lib.v_run_items(C.byref(oc), C.c_int64(0), C.c_int64(items)); to = time.time() - t0
         oracle = [V.decode(b, m[2], m[4]) for b, m in zip(couts, outs_meta)]
+        shim = f"{V.BUILD}/{name}_shim.so"
+        if os.path.exists(shim) and os.environ.get("NO_SHIM") != "1":
+            sl = C.CDLL(shim); sl.run.restype = C.c_int
+            tins = (V.Tensor * 16)(); touts = (V.Tensor * 16)(); keep = []
+            for k in range(len(bufs)):
+                if bufs[k] is None: tins[k].ndim = 0; continue
+                dt, shape, n = metas[k]; sh = (C.c_int64 * 8)(*shape); keep.append(sh)
+                tins[k].data = bufs[k].ctypes.data; tins[k].ndim = len(shape); tins[k].shape = C.cast(sh, C.POINTER(C.c_int64))
+                tins[k].dtype.code, tins[k].dtype.bits = V.DL[dt]; tins[k].dtype.lanes = 1; tins[k].device.device_type = 1
+            nouts = []
+            for k, (oname, dt, rdt, shape, n) in enumerate(outs_meta):
+                b = np.full((n * V.BITS[dt] + 7) // 8, 0xAB, np.uint8); nouts.append(b); sh = (C.c_int64 * 8)(*shape); keep.append(sh)
+                touts[k].data = b.ctypes.data; touts[k].ndim = len(shape); touts[k].shape = C.cast(sh, C.POINTER(C.c_int64))
+                touts[k].dtype.code, touts[k].dtype.bits = V.DL[dt]; touts[k].dtype.lanes = 1; touts[k].device.device_type = 1
+            sc = (C.c_double * 16)(*scalars)
+            call = V.Call(1, len(bufs), tins, sc, len(outs_meta), touts, None)
+            t0 = time.time(); rc = sl.run(C.byref(call)); tn = time.time() - t0
+            m = f"  naive-on-cpu rc={rc} ({tn:.2f}s):"
+            for k, (oname, dt, rdt, shape, n) in enumerate(outs_meta):
+                x = V.decode(nouts[k], dt, n); p, r, e = V.compare(x, oracle[k], wl["correctness"])
+                allpass &= bool(p) and rc == 0
+                m += f" {oname} pass={p} matched={r:.6f} exact={float(np.mean(x == oracle[k])):.6f} maxerr={e:.3g};"
+            print(m, flush=True)
+        if os.environ.get("NO_REF") == "1": continue
         args = [scalars[k] if bufs[k] is None else V.to_torch(bufs[k], metas[k][0], list(metas[k][1])) for k in range(len(bufs))]
         t0 = time.time()
         with torch.no_grad(): outs = ns["run"](*args)
