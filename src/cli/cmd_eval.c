@@ -3,6 +3,7 @@
  * problem and print a table (or SOL-ExecBench-compatible JSON lines).
  */
 #include "cli/cli.h"
+#include "core/calibrate.h"
 #include "core/status.h"
 #include "core/util.h"
 
@@ -193,7 +194,9 @@ static void usage(FILE *f)
 		   "or solution.json manifest, or @oracle (the problem's oracle as a cpu solution).\n\noptions:\n%s"
 		   "  --json               print one trace per workload as JSON lines instead of the table\n"
 		   "  -o FILE              also write the JSON lines to FILE\n"
-		   "  --prepare-only       build the oracle module, the solution and the baselines, then stop\n",
+		   "  --prepare-only       build the oracle module, the solution and the baselines, then stop\n"
+		   "  --calibrate          first measure the copy bandwidth and bf16 GEMM rate here, and add a\n"
+		   "                       measured-ceiling T_sol and SOL score to every trace\n",
 		cli_eval_options_help);
 }
 
@@ -202,7 +205,7 @@ int cmd_eval(int argc, char **argv)
 	sf_eval_opts o;
 	sf_eval_opts_default(&o);
 	const char *backend = NULL, *out = NULL, *pos[2] = { NULL, NULL };
-	int npos = 0, json = 0, prepare_only = 0;
+	int npos = 0, json = 0, prepare_only = 0, calibrate = 0;
 	for (int i = 1; i < argc; i++) {
 		int r = cli_eval_option(argc, argv, &i, &o, &backend);
 		if (r < 0)
@@ -214,6 +217,8 @@ int cmd_eval(int argc, char **argv)
 			return SF_EXIT_OK;
 		} else if (!strcmp(argv[i], "--json")) {
 			json = 1;
+		} else if (!strcmp(argv[i], "--calibrate")) {
+			calibrate = 1;
 		} else if (!strcmp(argv[i], "--prepare-only")) {
 			prepare_only = 1;
 		} else if (!strcmp(argv[i], "-o")) {
@@ -244,6 +249,15 @@ int cmd_eval(int argc, char **argv)
 	sf_eval e;
 	char err[4096];
 	int code;
+	sf_calibration cal;
+	if (calibrate) {
+		if (sf_calibrate(&o, &cal, err, sizeof err)) {
+			fprintf(stderr, "solforge: calibration failed: %s\n", err);
+			return SF_EXIT_INTERNAL;
+		}
+		fprintf(json ? stderr : stdout, "calibration: %s\n", cal.note);
+		o.calibration = &cal;
+	}
 	if (sf_eval_prepare(&e, pos[0], pos[1], &o, &code, err, sizeof err)) {
 		fprintf(stderr, "solforge: %s\n", err);
 		sf_eval_free(&e, &o);

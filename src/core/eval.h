@@ -38,6 +38,7 @@ typedef struct sf_eval_opts {
 	const char *only;             /* only workloads whose uuid contains this */
 	int keep;                     /* keep the scratch folder */
 	FILE *progress;               /* one line per finished workload, or NULL */
+	const struct sf_calibration *calibration; /* measured ceilings (calibrate.h), or NULL */
 } sf_eval_opts;
 
 void sf_eval_opts_default(sf_eval_opts *o);
@@ -55,6 +56,8 @@ typedef struct sf_wresult {
 	char *baseline;               /* name of the fastest correct baseline */
 	char *timing_method;
 	double score, speedup;
+	double sol_measured_s;        /* T_sol at the measured ceilings (NaN without --calibrate) */
+	double score_measured;        /* S against that T_sol */
 	double wall_s;                /* evaluation wall time of this workload */
 	int rounds;                   /* correctness rounds run */
 	char timestamp[32];

@@ -3,6 +3,7 @@
  * (see eval.h).
  */
 #include "core/eval.h"
+#include "core/calibrate.h"
 #include "core/json.h"
 #include "core/spawn.h"
 #include "core/util.h"
@@ -124,7 +125,7 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 	const sf_workload *w = &e->ws[i];
 	memset(r, 0, sizeof *r);
 	r->w = w;
-	r->score = r->speedup = NAN;
+	r->score = r->speedup = r->sol_measured_s = r->score_measured = NAN;
 	sf_iso8601(r->timestamp);
 	double t0 = sf_now();
 	char err[SF_ERRLEN];
@@ -282,10 +283,14 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 			set_log(r, "measured %.4g ms is faster than the speed of light %.4g ms on %s (margin %.0f%%)",
 				r->tk.median, r->sol.t_sol * 1e3, e->hw->name, SF_SOL_HACK_MARGIN * 100);
 		}
+		if (r->have_sol && o->calibration)
+			r->sol_measured_s = sf_sol_measured(&r->sol, e->hw, o->calibration);
 		if (r->have_tb) {
 			r->speedup = r->tb.median / r->tk.median;
 			if (r->have_sol)
 				r->score = sf_sol_score(tk, r->tb.median * 1e-3, r->sol.t_sol);
+			if (!isnan(r->sol_measured_s))
+				r->score_measured = sf_sol_score(tk, r->tb.median * 1e-3, r->sol_measured_s);
 		}
 	}
 done:

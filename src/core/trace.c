@@ -106,6 +106,10 @@ void sf_trace_line(const sf_eval *e, const sf_wresult *r, const char *backend, s
 		sf_buf_puts(b, "}");
 	}
 	num_field(b, "sol_score", r->score);
+	if (!isnan(r->sol_measured_s)) {
+		num_field(b, "sol_measured_ms", r->sol_measured_s * 1e3);
+		num_field(b, "sol_score_measured", r->score_measured);
+	}
 	if (r->baseline) {
 		sf_buf_puts(b, ",\"baseline\":");
 		sf_buf_json_str(b, r->baseline);

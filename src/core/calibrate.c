@@ -1,0 +1,100 @@
+/*
+ * calibrate.c - measured ceilings (see calibrate.h).
+ */
+#include "core/calibrate.h"
+#include "core/util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Median time in seconds of one workload of a problem under a solution, or -1. */
+static double time_one(const sf_eval_opts *base, const char *problem, const char *solution, const char *uuid,
+		       char *err, size_t errlen)
+{
+	sf_eval_opts o = *base;
+	o.no_baseline = 1;
+	o.progress = NULL;
+	o.cpu_max_work = 1e18;
+	sf_eval e;
+	int code;
+	if (sf_eval_prepare(&e, problem, solution, &o, &code, err, errlen)) {
+		sf_eval_free(&e, &o);
+		return -1;
+	}
+	double t = -1;
+	for (int i = 0; i < e.n_ws; i++) {
+		if (strcmp(e.ws[i].uuid, uuid))
+			continue;
+		sf_eval_workload(&e, i, &o);
+		if (e.res[i].status == SF_PASSED && e.res[i].have_tk)
+			t = e.res[i].tk.median * 1e-3;
+		else
+			sf_errf(err, errlen, "calibration %s on %s: %s %s", solution, uuid, sf_status_name(e.res[i].status),
+				e.res[i].log ? e.res[i].log : "");
+	}
+	if (t < 0 && !err[0])
+		sf_errf(err, errlen, "calibration workload %s not found in %s", uuid, problem);
+	sf_eval_free(&e, &o);
+	return t;
+}
+
+int sf_calibrate(const sf_eval_opts *o, sf_calibration *cal, char *err, size_t errlen)
+{
+	memset(cal, 0, sizeof *cal);
+	err[0] = 0;
+	char *home = sf_home();
+	char *copy = sf_path_join(home, "tools/calibration/copy");
+	int cuda = !strcmp(o->backend->name, "cuda");
+	/* 2^28 bf16 = 512 MiB each way on the GPU; 2^24 on the CPU */
+	const char *uuid = cuda ? "copy-n2^28" : "copy-n2^24";
+	double n = cuda ? 268435456.0 : 16777216.0;
+	char *sol = cuda ? sf_path_join(copy, "solutions/copy.cu") : sf_xstrdup("@oracle");
+	double t = time_one(o, copy, sol, uuid, err, errlen);
+	free(sol);
+	int rc = -1;
+	if (t <= 0)
+		goto out;
+	cal->copy_bytes = 4 * n;
+	cal->copy_bytes_per_s = cal->copy_bytes / t;
+	if (cuda) {
+		char *gemm = sf_path_join(home, "problems/llama/gemm_bf16_n4096_k4096");
+		char *blt = sf_path_join(home, "problems/common/baselines/cublaslt_gemm_bf16.cu");
+		double tg = time_one(o, gemm, blt, "gemm_bf16_n4096_k4096-m8192", err, errlen);
+		free(gemm);
+		free(blt);
+		if (tg <= 0)
+			goto out;
+		cal->bf16_flops_per_s = 2.0 * 8192 * 4096 * 4096 / tg;
+		snprintf(cal->note, sizeof cal->note, "copy %.0f MiB: %.2f TB/s (read+write); cuBLASLt bf16 8192x4096x4096: %.0f TFLOP/s",
+			 cal->copy_bytes / 1048576, cal->copy_bytes_per_s / 1e12, cal->bf16_flops_per_s / 1e12);
+	} else {
+		snprintf(cal->note, sizeof cal->note, "copy %.0f MiB: %.2f GB/s (read+write; the plain C copy); matrix rate not measured on cpu",
+			 cal->copy_bytes / 1048576, cal->copy_bytes_per_s / 1e9);
+	}
+	rc = 0;
+out:
+	free(copy);
+	free(home);
+	return rc;
+}
+
+double sf_sol_measured(const sf_sol *s, const sf_hw *hw, const sf_calibration *cal)
+{
+	if (!cal || cal->copy_bytes_per_s <= 0)
+		return NAN;
+	double t = s->bytes / cal->copy_bytes_per_s;
+	for (int u = 0; u < SF_UNIT_COUNT; u++) {
+		if (s->flops[u] <= 0)
+			continue;
+		double rate = hw->rate[u];
+		if ((u == SF_UNIT_BF16_TENSOR || u == SF_UNIT_FP16_TENSOR) && cal->bf16_flops_per_s > 0)
+			rate = cal->bf16_flops_per_s;
+		if (rate <= 0)
+			return NAN;
+		if (s->flops[u] / rate > t)
+			t = s->flops[u] / rate;
+	}
+	return t;
+}
