@@ -20,12 +20,13 @@ done >>"$list"
 compile_one() {
 	kind=$1 src=$2
 	name=$(echo "$src" | tr '/' '_')
+	# shellcheck disable=SC2086
 	if [ "$kind" = oracle ]; then
-		cmd="nvcc $flags --fmad=false -DSF_ORACLE_SOURCE=\"$PWD/$src\" -c src/runner/oracle_gpu.cu -o $out/$name.o"
+		set -- nvcc $flags --fmad=false "-DSF_ORACLE_SOURCE=\"$PWD/$src\"" -c src/runner/oracle_gpu.cu -o "$out/$name.o"
 	else
-		cmd="nvcc $flags -c $src -o $out/$name.o"
+		set -- nvcc $flags -c "$src" -o "$out/$name.o"
 	fi
-	if eval "$cmd" >"$out/$name.log" 2>&1; then
+	if "$@" >"$out/$name.log" 2>&1; then
 		echo "ok $kind $src"
 	else
 		echo "FAIL $kind $src"

@@ -150,7 +150,7 @@ for P in "$GEMMA" "$SILU"; do
 	sol_case "$P" all_zero.c INCORRECT_NUMERICAL 1
 	sol_case "$P" wrong_shape.c INCORRECT_SHAPE 1 --match 'wrote outside output'
 	sol_case "$P" writes_before.c INCORRECT_SHAPE 1 --match 'wrote outside output'
-	sol_case "$P" crash.c RUNTIME_ERROR 1 --match 'signal 11|Segmentation'
+	sol_case "$P" crash.c RUNTIME_ERROR 1 --match 'signal 11|Segmentation|SEGV'
 	sol_case "$P" hang.c TIMEOUT 1 --match 'timed out' -- --timeout 5
 	sol_case "$P" returns_error.c RUNTIME_ERROR 1 --match 'returned 1'
 	sol_case "$P" exit_early.c RUNTIME_ERROR 1 --match 'without a result'
