@@ -179,7 +179,7 @@ void cli_print_table(FILE *f, const sf_eval *e)
 			snprintf(sc, sizeof sc, "%.3f", r->score);
 		fprintf(f, "%-34.34s %-20s %11s %11s %-10.10s %8s %11s %7s %s\n", r->w->uuid, sf_status_name(r->status),
 			tk, tb, r->baseline ? r->baseline : "-", sp, ts, sc, r->have_sol ? sf_sol_binding_name(&r->sol) : "-");
-		if (r->status != SF_PASSED && r->log && *r->log) {
+		if (r->status != SF_SKIPPED && r->log && *r->log) {
 			/* first line of the reason, indented */
 			size_t l = strcspn(r->log, "\n");
 			fprintf(f, "    %.*s\n", (int)(l > 200 ? 200 : l), r->log);

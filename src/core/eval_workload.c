@@ -34,6 +34,19 @@ static void set_log(sf_wresult *r, const char *fmt, ...)
 	r->log = sf_buf_take(&b);
 }
 
+/* Appends to the workload's log why a baseline was left out of T_b (never silently). */
+static void note_baseline(sf_wresult *r, const char *name, const char *what, const char *why)
+{
+	sf_buf b = { 0 };
+	if (r->log && *r->log)
+		sf_buf_printf(&b, "%s\n", r->log);
+	size_t l = why ? strcspn(why, "\n") : 0;
+	sf_buf_printf(&b, "baseline %s not used: %s%s%.*s", name, what, l ? ": " : "", (int)(l > 300 ? 300 : l),
+		      why ? why : "");
+	free(r->log);
+	r->log = sf_buf_take(&b);
+}
+
 /* Maps a solution-mode runner outcome to a status; returns PASSED when its rounds should be compared. */
 static sf_status solution_status(const sf_runner_out *ro, int timed_out, sf_wresult *r)
 {
@@ -241,8 +254,10 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 	/* 3. baselines: same inputs, same timing, checked like the candidate */
 	for (int b = 0; b < e->n_baselines && r->status == SF_PASSED; b++) {
 		sf_baseline_build *bb = &e->baselines[b];
-		if (bb->error)
+		if (bb->error) {
+			note_baseline(r, bb->name, "did not build", bb->error);
 			continue;
+		}
 		free(job.out_dir);
 		char bname[32];
 		snprintf(bname, sizeof bname, "base%d", b);
@@ -257,8 +272,14 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 		sf_status bs = solution_status(&bo, timed_out, &tmp);
 		sf_check bc;
 		int failed = 0;
+		if (bs != SF_PASSED)
+			note_baseline(r, bb->name, sf_status_name(bs), tmp.log);
 		if (bs == SF_PASSED) {
 			compare_rounds(&job, ref_dir, job.out_dir, &w->tol, &bc, err, sizeof err, &failed);
+			if (failed)
+				note_baseline(r, bb->name, "outputs unreadable", err);
+			else if (bc.status != SF_PASSED)
+				note_baseline(r, bb->name, sf_status_name(bc.status), bc.msg);
 			if (!failed && bc.status == SF_PASSED && bo.n_samples > 0) {
 				sf_stats st;
 				sf_stats_compute(bo.samples, bo.n_samples, &st);
