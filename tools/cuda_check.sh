@@ -11,7 +11,9 @@ jobs=${JOBS:-$(nproc)}
 flags="-std=c++17 -O2 -gencode=$arch -Iinclude -Isrc -Xcompiler -Wall,-Wextra -Werror all-warnings"
 
 list=$(mktemp)
-for o in problems/*/*/oracle.c tools/calibration/*/oracle.c; do echo "oracle $o"; done >>"$list"
+for o in problems/*/*/oracle.c problems/common/oracles/*.c tools/calibration/*/oracle.c; do
+	case $o in */test_*) ;; *) echo "oracle $o" ;; esac
+done >>"$list"
 for s in problems/*/*/solutions/*.cu problems/common/baselines/*.cu tests/gpu/toy/*.cu tools/calibration/*/solutions/*.cu tests/fixtures/cuda/*/*.cu; do
 	case $s in *compile_error*) continue ;; esac
 	[ -f "$s" ] && echo "source $s"

@@ -8,9 +8,10 @@ out=${BUILD:-build}/oracle-tests
 mkdir -p "$out"
 cc=${CC:-cc}
 P=0 F=0
-for t in problems/*/*/test_oracle.c; do
+for t in problems/*/*/test_oracle.c problems/common/oracles/test_*.c; do
 	d=$(dirname "$t")
 	name=$(basename "$d")
+	[ "$name" = oracles ] && name=$(basename "$t" .c)
 	mkdir -p "$out/$name"
 	grep -ho 'SF_TEST([a-z0-9_]*)' "$t" | sed 's/SF_TEST(\(.*\))/X(\1)/' >"$out/$name/all_tests.h"
 	# shellcheck disable=SC2086

@@ -1,6 +1,7 @@
 /*
- * Oracle of gemm_bf16_n6144_k4096: C = A . B^T for Llama-3.1-8B's self_attn.qkv_proj.
- * q_proj, k_proj and v_proj fused along N: rows 0..4095 of B are q, 4096..5119 k, 5120..6143 v.
+ * gemm_bf16.c - the oracle of every bf16 linear problem y = x . W^T (problems/llama/gemm_bf16_*: the
+ * Llama-3.1-8B qkv_proj, o_proj, gate_up_proj and down_proj shapes). N and K come from the axes, so one
+ * source serves every shape.
  *
  * A [M, K] bfloat16 (activations), B [N, K] bfloat16 (the nn.Linear weight, out_features x
  * in_features), C [M, N]. One item per output element: the dot product of row m of A and row n of B,
