@@ -346,8 +346,9 @@ int sf_eval_prepare(sf_eval *e, const char *problem, const char *solution, const
 				bb->error = sf_buf_take(&b);
 			}
 		}
-		if (n == 0 && !strcmp(o->backend->name, "cpu")) {
-			/* the cpu backend's baseline: the plain C oracle compiled as a solution */
+		if (n == 0 && !strcmp(o->backend->name, "cpu") && !e->sol.is_oracle) {
+			/* the cpu backend's baseline: the plain C oracle compiled as a solution (not when the
+			 * candidate is that same code) */
 			sf_baseline_build *bb = &e->baselines[n++];
 			bb->name = sf_xstrdup("oracle-c");
 			bb->entry = sf_xstrdup("run");
