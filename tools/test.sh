@@ -61,7 +61,7 @@ suite() {
 
 t0=$(date +%s)
 step deps tools/deps.sh
-step build make -j"$(nproc)"
+step build make -j"$(nproc)" all build/unit-tests
 suite unit build/unit-tests
 suite oracles tools/oracle_tests.sh
 export SOLFORGE_CACHE=${SOLFORGE_CACHE:-$PWD/build/cache}
@@ -70,8 +70,9 @@ step build-asan make -j"$(nproc)" BUILD=build-asan SAN=1 build-asan/solforge bui
 suite unit-asan build-asan/unit-tests
 suite oracles-asan env BUILD=build-asan OT_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" tools/oracle_tests.sh
 # runner processes end through _exit on purpose (a candidate may have left state behind), so leak
-# detection is for the unit and oracle tests; the CLI run under ASan checks memory errors
-suite cli-asan env BUILD=build-asan SOLFORGE_CACHE=$PWD/build-asan/cache CLI_QUICK=1 ASAN_OPTIONS=detect_leaks=0 tests/cli/run.sh
+# detection is for the unit and oracle tests; the CLI run under ASan checks memory errors, and leaves
+# SIGSEGV to the kernel so that a crashing candidate ends its runner as it does without ASan
+suite cli-asan env BUILD=build-asan SOLFORGE_CACHE=$PWD/build-asan/cache CLI_QUICK=1 ASAN_OPTIONS=detect_leaks=0:handle_segv=0 tests/cli/run.sh
 suite cuda-compile tools/cuda_check.sh
 step fuzz tools/fuzz.sh "${FUZZ_SECONDS:-15}"
 echo "test.sh: $(($(date +%s) - t0)) s"
