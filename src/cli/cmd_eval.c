@@ -22,7 +22,7 @@ const char cli_eval_options_help[] =
 	"  --min-iters N, --max-iters N   timed calls (default 10, 2000)\n"
 	"  --timeout S          time limit of a candidate's runner process (default 180)\n"
 	"  --no-baseline        do not time baselines\n"
-	"  --cpu-max-work X     cpu backend: skip workloads above X FLOPs+bytes or X bytes of tensors (3e8)\n"
+	"  --cpu-max-work X     cpu backend: skip workloads above X FLOPs+bytes or X/10 tensor elements (3e8)\n"
 	"  --seed N             fixed secret seed (reproducible inputs; weakens the defenses)\n"
 	"  --keep               keep the scratch folder of runner jobs and outputs\n";
 
