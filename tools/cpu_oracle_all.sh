@@ -20,8 +20,15 @@ print(rows[0]["workload"] if rows else "")')
 		continue
 	fi
 	out=$($S eval "$d" @oracle --backend cpu --only "$uuid" --rounds 1 --budget-ms 50 --min-iters 3 \
-		--cpu-max-work 1e12 --timeout 1800 2>&1)
-	if echo "$out" | grep -q "^$uuid .*PASSED"; then
+		--cpu-max-work 1e12 --timeout 1800 --json 2>&1)
+	st=$(echo "$out" | python3 -c '
+import json, sys
+for l in sys.stdin:
+    if l.startswith("{"):
+        r = json.loads(l)
+        if r["workload"]["uuid"] == sys.argv[1]:
+            print(r["evaluation"]["status"])' "$uuid")
+	if [ "$st" = PASSED ]; then
 		echo "ok $d $uuid"
 		pass=$((pass + 1))
 	else
