@@ -19,7 +19,7 @@ print(rows[0]["workload"] if rows else "")')
 		fail=$((fail + 1))
 		continue
 	fi
-	out=$($S eval "$d" @oracle --backend cpu --only "$uuid" --rounds 1 --budget-ms 50 --min-iters 3 \
+	out=$($S eval "$d" @oracle --backend cpu --only "=$uuid" --rounds 1 --budget-ms 50 --min-iters 3 \
 		--cpu-max-work 1e12 --timeout 1800 --json 2>&1)
 	st=$(echo "$out" | python3 -c '
 import json, sys

@@ -16,7 +16,7 @@ const char cli_eval_options_help[] =
 	"  --backend cpu|cuda   where to run (default: cuda if a GPU is here, else cpu)\n"
 	"  --hw NAME            hardware spec for T_sol: H100_SXM, H200_SXM, B200 (default: detected)\n"
 	"  --rounds N           correctness rounds with fresh inputs (default 3)\n"
-	"  --only TEXT          only workloads whose uuid contains TEXT\n"
+	"  --only TEXT          only workloads whose uuid contains TEXT (=UUID: exactly that one)\n"
 	"  --budget-ms MS       timing budget per workload and solution (default 3000)\n"
 	"  --target-ci F        stop timing when the median's 95%% CI is within +-F (default 0.01)\n"
 	"  --min-iters N, --max-iters N   timed calls (default 10, 2000)\n"
@@ -288,7 +288,7 @@ int cmd_eval(int argc, char **argv)
 	}
 	int exit_code = SF_EXIT_OK, any = 0;
 	for (int i = 0; i < e.n_ws; i++) {
-		if (o.only && !strstr(e.ws[i].uuid, o.only))
+		if (!sf_eval_selected(&o, e.ws[i].uuid))
 			continue;
 		any = 1;
 		sf_eval_workload(&e, i, &o);

@@ -118,7 +118,7 @@ int cmd_suite(int argc, char **argv)
 			int pass = 0, fail = 0, skip = 0, nsp = 0, nsc = 0;
 			double logsum = 0, *scores = sf_xcalloc((size_t)e.n_ws + 1, sizeof(double));
 			for (int i = 0; i < e.n_ws; i++) {
-				if (o.only && !strstr(e.ws[i].uuid, o.only))
+				if (!sf_eval_selected(&o, e.ws[i].uuid))
 					continue;
 				sf_eval_workload(&e, i, &o);
 				const sf_wresult *r = &e.res[i];

@@ -32,6 +32,15 @@ void sf_eval_opts_default(sf_eval_opts *o)
 	o->cpu_max_work = 3e8;
 }
 
+int sf_eval_selected(const sf_eval_opts *o, const char *uuid)
+{
+	if (!o->only)
+		return 1;
+	if (o->only[0] == '=')
+		return !strcmp(uuid, o->only + 1);
+	return strstr(uuid, o->only) != NULL;
+}
+
 /* Files whose content keys every build: the public headers. */
 static void header_keys(const char *home, char ***list, int *n)
 {

@@ -42,6 +42,8 @@ typedef struct sf_eval_opts {
 } sf_eval_opts;
 
 void sf_eval_opts_default(sf_eval_opts *o);
+/* Whether --only selects a workload: its uuid contains o->only, or equals what follows a leading '='. */
+int sf_eval_selected(const sf_eval_opts *o, const char *uuid);
 
 typedef struct sf_wresult {
 	const sf_workload *w;
