@@ -10,6 +10,8 @@
 #   bench     wall time of a full 16-workload evaluation (cache hit) and of the compile-cache hit path
 #   suite     solforge suite --backend cuda over $SUITE_DIRS (default: every problem)
 # STEPS selects steps (default: all, in this order). Exit status 0 when every step passed.
+# When $OUT is set (the device tool), the logs end up packed in $OUT/gpu_check_logs.tgz beside
+# $OUT/summary.txt, since the tool brings back at most 8 files.
 set -u
 cd "$(dirname "$0")/.."
 out=${OUT:-build/gpu-check}
@@ -141,7 +143,16 @@ if has suite; then
 	note "suite: $(grep -c '"PASSED"' "$out/suite.jsonl") workloads passed, $(grep -vc '"PASSED"' "$out/suite.jsonl") not"
 fi
 
+{
+	echo "gpu_check summary ($(($(date +%s) - t0)) s):"
+	for s in "${summary[@]}"; do echo "  $s"; done
+} >"$out/summary.txt"
 echo
-echo "gpu_check summary ($(($(date +%s) - t0)) s):"
-for s in "${summary[@]}"; do echo "  $s"; done
+cat "$out/summary.txt"
+# the device tool brings back at most 8 files: pack the logs into one archive beside the summary
+if [ -n "${PACK:-${OUT:-}}" ]; then
+	tar czf "$out/../gpu_check_logs.tgz" -C "$out" --exclude=summary.txt . 2>/dev/null &&
+		find "$out" -mindepth 1 ! -name summary.txt -delete &&
+		mv "$out/../gpu_check_logs.tgz" "$out/"
+fi
 exit $status
