@@ -14,14 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211ull;
-	return h;
-}
-
 static void set_log(sf_wresult *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void set_log(sf_wresult *r, const char *fmt, ...)
 {
@@ -181,7 +173,7 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 	char sub[32];
 	snprintf(sub, sizeof sub, "w%d", i);
 	wdir = sf_path_join(e->scratch, sub);
-	uint64_t wseed = sf_mix64(e->secret ^ str_hash(w->uuid));
+	uint64_t wseed = sf_mix64(e->secret ^ sf_fnv1a(w->uuid, strlen(w->uuid), 0));
 	job.n_rounds = o->rounds;
 	for (int k = 0; k < o->rounds; k++)
 		job.seeds[k] = sf_mix64(wseed + (uint64_t)k);
@@ -254,8 +246,7 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 	}
 	sf_runner_out_free(&so);
 	free(sol_dir);
-	job.mode = SF_JOB_SOLUTION;
-	timing_into(o, &job, sf_mix64(wseed ^ 0x7157u));
+	job.mode = SF_JOB_SOLUTION; /* baselines: same inputs and timing settings as the candidate */
 
 	/* 3. baselines: same inputs, same timing, checked like the candidate */
 	for (int b = 0; b < e->n_baselines && r->status == SF_PASSED; b++) {

@@ -488,12 +488,7 @@ typedef struct keyset {
 
 static uint64_t hash_str(const char *s)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ull;
-	}
-	return h;
+	return sf_fnv1a(s, strlen(s), 0);
 }
 
 /*

@@ -297,6 +297,18 @@ const char *sf_basename(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+uint64_t sf_fnv1a(const void *p, size_t n, uint64_t h)
+{
+	const uint8_t *b = (const uint8_t *)p;
+	if (!h)
+		h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
 double sf_now(void)
 {
 	struct timespec ts;

@@ -55,6 +55,10 @@ char *sf_path_join(const char *a, const char *b);
 char *sf_dirname(const char *path);
 const char *sf_basename(const char *path);
 
+/* FNV-1a 64 of n bytes, continuing from h (0: start a new hash). Not cryptographic: for hash
+ * tables, file names of generated text, and detecting changed buffers. */
+uint64_t sf_fnv1a(const void *p, size_t n, uint64_t h);
+
 double sf_now(void);       /* monotonic seconds */
 double sf_wall_time(void); /* seconds since the epoch */
 void sf_iso8601(char out[32]); /* current UTC time, e.g. 2026-11-29T14:30:00Z */

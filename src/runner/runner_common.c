@@ -184,17 +184,6 @@ static int write_outputs(const sf_job *job, const sf_ocall *c, const char *name,
 	return rc;
 }
 
-uint64_t rc_hash_bytes(const void *p, size_t n, uint64_t h)
-{
-	const uint8_t *b = (const uint8_t *)p;
-	if (!h)
-		h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < n; i++) {
-		h ^= b[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
 
 int rc_write_result(const sf_job *job, const rc_result *r)
 {

@@ -62,8 +62,6 @@ int rc_write_set(const sf_job *job, const sf_ocall *c, int set, char *err, size_
  * sf_mix64(timing.seed + s), so the reference can draw them too). */
 #define RC_AUDIT_SETS 2
 
-/* FNV-1a 64 of a byte range: detects inputs modified by the candidate. */
-uint64_t rc_hash_bytes(const void *p, size_t n, uint64_t h);
 
 typedef struct rc_result {
 	const char *status;       /* "ok", "solution_error", "wrote_out_of_bounds", "tensor_changed",

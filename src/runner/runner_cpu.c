@@ -147,7 +147,7 @@ static uint64_t inputs_hash(const sf_ocall *c)
 	uint64_t h = 0;
 	for (int k = 0; k < c->n_in; k++)
 		if (c->in[k].data)
-			h = rc_hash_bytes(c->in[k].data, arg_bytes(&c->in[k]), h);
+			h = sf_fnv1a(c->in[k].data, arg_bytes(&c->in[k]), h);
 	return h;
 }
 
