@@ -16,25 +16,6 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-/* Builds the problem module of backend b for d. */
-static int build_module(const sf_backend *b, const char *home, const sf_definition *d, sf_build *out, char *err,
-			size_t errlen)
-{
-	sf_argv cmd = { 0 };
-	b->module_cmd(home, d->oracle, &cmd);
-	char *keys[8] = { 0 };
-	keys[0] = sf_xstrdup(d->oracle);
-	keys[1] = sf_path_join(home, !strcmp(b->name, "cuda") ? "src/runner/oracle_gpu.cu" : "src/runner/oracle_cpu.c");
-	keys[2] = sf_path_join(home, "include/solforge/oracle.h");
-	keys[3] = sf_path_join(home, "include/solforge/numeric.h");
-	int rc = sf_build_cached(!strcmp(b->name, "cuda") ? "module-cuda" : "module-cpu", &cmd, (const char *const *)keys,
-				 900, out, err, errlen);
-	for (int i = 0; keys[i]; i++)
-		free(keys[i]);
-	sf_argv_free(&cmd);
-	return rc;
-}
-
 static int check_problem(const char *path, double max_work, const char *scratch, int *n_ok, int *n_fail)
 {
 	char err[4096];
@@ -51,8 +32,8 @@ static int check_problem(const char *path, double max_work, const char *scratch,
 	free(wl);
 	char *home = sf_home();
 	sf_build mc = { 0 }, mg = { 0 };
-	if (rc || !d.oracle || build_module(&sf_backend_cpu, home, &d, &mc, err, sizeof err) ||
-	    build_module(&sf_backend_cuda, home, &d, &mg, err, sizeof err)) {
+	if (rc || !d.oracle || sf_build_module(&sf_backend_cpu, home, d.oracle, 900, &mc, err, sizeof err) ||
+	    sf_build_module(&sf_backend_cuda, home, d.oracle, 900, &mg, err, sizeof err)) {
 		printf("FAIL %s: %s\n", d.name, rc ? err : !d.oracle ? "no oracle" : err);
 		(*n_fail)++;
 		goto out;

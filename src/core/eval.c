@@ -113,6 +113,26 @@ static int eval_with(const sf_definition *d, const char *expr, const char *var, 
 	return sf_expr_eval_str(expr, eval_lookup, &c, out, err, sizeof err);
 }
 
+int sf_build_module(const sf_backend *b, const char *home, const char *oracle, double timeout_s, sf_build *out,
+		    char *err, size_t errlen)
+{
+	int cuda = !strcmp(b->name, "cuda");
+	sf_argv cmd = { 0 };
+	b->module_cmd(home, oracle, &cmd);
+	char **keys = NULL;
+	int nk = 0;
+	header_keys(home, &keys, &nk);
+	keys_add(&keys, &nk, oracle);
+	char *wrapper = sf_path_join(home, cuda ? "src/runner/oracle_gpu.cu" : "src/runner/oracle_cpu.c");
+	keys_add(&keys, &nk, wrapper);
+	free(wrapper);
+	int rc = sf_build_cached(cuda ? "module-cuda" : "module-cpu", &cmd, (const char *const *)keys, timeout_s, out, err,
+				 errlen);
+	keys_free(keys, nk);
+	sf_argv_free(&cmd);
+	return rc;
+}
+
 /* Writes the axis-binding header of the @oracle solution (see src/runner/oracle_solution.c). */
 static char *write_axis_binding(const sf_definition *d, char *err, size_t errlen)
 {
@@ -147,10 +167,7 @@ static char *write_axis_binding(const sf_definition *d, char *err, size_t errlen
 	char *path = NULL;
 	if (sf_mkdir_p(cache, err, errlen) == 0) {
 		sf_buf name = { 0 };
-		uint64_t h = 1469598103934665603ull;
-		for (size_t i = 0; i < b.len; i++)
-			h = (h ^ (uint8_t)b.data[i]) * 1099511628211ull;
-		sf_buf_printf(&name, "axes-%016llx.h", (unsigned long long)h);
+		sf_buf_printf(&name, "axes-%016llx.h", (unsigned long long)sf_fnv1a(b.data, b.len, 0));
 		path = sf_path_join(cache, name.data);
 		sf_buf_free(&name);
 		if (!sf_file_exists(path) && sf_write_file(path, b.data, b.len, err, errlen)) {
@@ -303,20 +320,7 @@ int sf_eval_prepare(sf_eval *e, const char *problem, const char *solution, const
 	}
 	/* problem module */
 	*exit_code = SF_EXIT_INTERNAL;
-	sf_argv cmd = { 0 };
-	o->backend->module_cmd(e->home, e->def.oracle, &cmd);
-	char **keys = NULL;
-	int nk = 0;
-	header_keys(e->home, &keys, &nk);
-	keys_add(&keys, &nk, e->def.oracle);
-	char *wrapper = sf_path_join(e->home, !strcmp(o->backend->name, "cuda") ? "src/runner/oracle_gpu.cu"
-										: "src/runner/oracle_cpu.c");
-	keys_add(&keys, &nk, wrapper);
-	free(wrapper);
-	rc = sf_build_cached(!strcmp(o->backend->name, "cuda") ? "module-cuda" : "module-cpu", &cmd,
-			     (const char *const *)keys, o->compile_timeout_s, &e->module_build, err, errlen);
-	keys_free(keys, nk);
-	sf_argv_free(&cmd);
+	rc = sf_build_module(o->backend, e->home, e->def.oracle, o->compile_timeout_s, &e->module_build, err, errlen);
 	if (rc) {
 		size_t l = strlen(err);
 		snprintf(err + l, errlen - l, "; the oracle of %s does not build:\n%s", e->def.name,

@@ -95,6 +95,11 @@ typedef struct sf_eval {
 int sf_eval_prepare(sf_eval *e, const char *problem, const char *solution, const sf_eval_opts *o, int *exit_code,
 		    char *err, size_t errlen);
 
+/* Builds (or finds in the cache) a problem module: the oracle compiled for backend b with its wrapper.
+ * Every evaluation and oracle-check goes through here, so they share cache entries. */
+int sf_build_module(const sf_backend *b, const char *home, const char *oracle, double timeout_s, sf_build *out,
+		    char *err, size_t errlen);
+
 /* Evaluates workload i into e->res[i]. */
 void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o);
 
