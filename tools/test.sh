@@ -5,6 +5,7 @@
 #   3. unit tests                      5. end-to-end CLI tests on the cpu backend (tests/cli/run.sh)
 #   4. every problem's oracle tests    6. the same unit, oracle and CLI tests built with ASan+UBSan
 #   7. every bundled CUDA source compiled for sm_90a   8. the fuzzers, briefly
+#   (after 5: every tests/suites/*.sh — red team, bridge, campaign — each printing its own counts)
 # Each suite's own "N passed, N failed" is added up; the last line is the total.
 set -u
 cd "$(dirname "$0")/.."
@@ -66,6 +67,10 @@ suite unit build/unit-tests
 suite oracles tools/oracle_tests.sh
 export SOLFORGE_CACHE=${SOLFORGE_CACHE:-$PWD/build/cache}
 suite cli env BUILD=build tests/cli/run.sh
+# every further suite: tests/suites/NAME.sh prints its own "N passed, N failed" last (BUILD is set)
+for t in tests/suites/*.sh; do
+	[ -x "$t" ] && suite "$(basename "$t" .sh)" env BUILD=build "$t"
+done
 step build-asan make -j"$(nproc)" BUILD=build-asan SAN=1 build-asan/solforge build-asan/solforge-runner-cpu build-asan/unit-tests
 suite unit-asan build-asan/unit-tests
 suite oracles-asan env BUILD=build-asan OT_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" tools/oracle_tests.sh
