@@ -138,7 +138,7 @@ int cli_pick_backend(const char *name, sf_eval_opts *o)
 		return SF_EXIT_USAGE;
 	}
 	char why[SF_ERRLEN];
-	if (!o->backend->available(why, sizeof why)) {
+	if (o->build_only ? !o->backend->buildable(why, sizeof why) : !o->backend->available(why, sizeof why)) {
 		fprintf(stderr, "solforge: the %s backend is not available: %s\n", o->backend->name, why);
 		return SF_EXIT_NO_BACKEND;
 	}
@@ -242,6 +242,7 @@ int cmd_eval(int argc, char **argv)
 		usage(stderr);
 		return SF_EXIT_USAGE;
 	}
+	o.build_only = prepare_only;
 	int pick = cli_pick_backend(backend, &o);
 	if (pick)
 		return pick;

@@ -34,6 +34,7 @@ typedef struct sf_eval_opts {
 	double budget_ms, target_rel_ci, warmup_ms;
 	int min_iters, max_iters;
 	int no_baseline;
+	int build_only;           /* only compiling (--prepare-only): the backend need not be able to run */
 	double cpu_max_work;          /* cpu backend: workloads with more FLOPs + bytes are SKIPPED */
 	const char *only;             /* only workloads whose uuid contains this */
 	int keep;                     /* keep the scratch folder */
