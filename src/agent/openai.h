@@ -52,7 +52,9 @@ typedef struct sf_chat_reply {
  * above 300 s, and a reply above 64 MiB.
  *
  * Time limits per request: cfg->timeout_s for the whole request; connecting at most 30 s; and a
- * request that receives nothing for the idle limit (120 s, at most timeout_s) is abandoned.
+ * request that receives nothing for the idle limit (120 s; checked about once a second, and only when
+ * shorter than timeout_s) is abandoned. So one call ends within about
+ * (max_retries + 1) * timeout_s plus its waits (each at most 300 s).
  * Environment overrides (for tests and slow servers): SOLFORGE_OPENAI_IDLE_S (idle limit),
  * SOLFORGE_OPENAI_BACKOFF_S (backoff base, default 1), SOLFORGE_OPENAI_BACKOFF_MAX_S (cap, default 60).
  *

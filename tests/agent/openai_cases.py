@@ -187,11 +187,11 @@ def cases_for_seed(seed):
     add("retry-error-event", retried("errchunk,ok", 2, b))
     add("retry-garbage-chunk", retried("garbage,ok", 2, b))
 
-    def fails(action, retries, want_attempts, want_status, want_in, max_s=None, min_s=0.0, env=None, timeout=20):
+    def fails(tag, action, retries, want_attempts, want_status, want_in, max_s=None, min_s=0.0, env=None, timeout=20):
         def fn(c):
-            model = "fail/%s/seed=%d" % (action, seed)
-            rng = random.Random("%d|%s" % (seed, action))
-            msgs = messages(rng, c.tmp, "f%d-%s" % (seed, action))
+            model = "%s/%s/seed=%d" % (tag, action, seed)
+            rng = random.Random("%d|%s" % (seed, tag))
+            msgs = messages(rng, c.tmp, "f%d-%s" % (seed, tag))
             (r,), wall = c.run(model, msgs, retries=retries, timeout=timeout, env=env)
             recs = c.srv.records_of(model)
             check(r["rc"] == -1, "call succeeded")
@@ -209,21 +209,21 @@ def cases_for_seed(seed):
             c.requests_ok(recs, msgs)
         return fn
 
-    add("fail-400-message", fails("400", 3, 1, 400, ["http 400: {server}"], max_s=SLACK))
-    add("fail-401-message", fails("401", 3, 1, 401, ["http 401: {server}"], max_s=SLACK))
-    add("fail-404-message", fails("404", 2, 1, 404, ["http 404: {server}"], max_s=SLACK))
-    add("fail-500-gives-up", fails("500", 2, 3, 500, ["http 500: {server}", "gave up after 3 attempts"],
+    add("fail-400-message", fails("fail-400-message", "400", 3, 1, 400, ["http 400: {server}"], max_s=SLACK))
+    add("fail-401-message", fails("fail-401-message", "401", 3, 1, 401, ["http 401: {server}"], max_s=SLACK))
+    add("fail-404-message", fails("fail-404-message", "404", 2, 1, 404, ["http 404: {server}"], max_s=SLACK))
+    add("fail-500-gives-up", fails("fail-500-gives-up", "500", 2, 3, 500, ["http 500: {server}", "gave up after 3 attempts"],
                                    min_s=b + 2 * b))
-    add("fail-503-plain-body", fails("503", 0, 1, 503, ["http 503: {server}"], max_s=SLACK))
-    add("fail-broken-stream", fails("break", 0, 1, 200, ["broke off before its end marker"], max_s=SLACK))
-    add("fail-error-event", fails("errchunk", 1, 2, 200, ["overloaded mid-stream"]))
-    add("fail-retry-after-too-long", fails("429:100000", 3, 1, 429, ["http 429", "not waiting"], max_s=SLACK))
-    add("fail-timeout", fails("stall:30", 0, 1, 200, ["timed out"], min_s=1.4, max_s=1.5 + SLACK, timeout=1.5))
-    add("fail-timeout-before-headers", fails("stallhead:30", 0, 1, 0, ["timed out"], min_s=1.4,
+    add("fail-503-plain-body", fails("fail-503-plain-body", "503", 0, 1, 503, ["http 503: {server}"], max_s=SLACK))
+    add("fail-broken-stream", fails("fail-broken-stream", "break", 0, 1, 200, ["broke off before its end marker"], max_s=SLACK))
+    add("fail-error-event", fails("fail-error-event", "errchunk", 1, 2, 200, ["overloaded mid-stream"]))
+    add("fail-retry-after-too-long", fails("fail-retry-after-too-long", "429:100000", 3, 1, 429, ["http 429", "not waiting"], max_s=SLACK))
+    add("fail-timeout", fails("fail-timeout", "stall:30", 0, 1, 200, ["timed out"], min_s=1.4, max_s=1.5 + SLACK, timeout=1.5))
+    add("fail-timeout-before-headers", fails("fail-timeout-before-headers", "stallhead:30", 0, 1, 0, ["timed out"], min_s=1.4,
                                             max_s=1.5 + SLACK, timeout=1.5))
-    add("fail-timeout-retried", fails("stall:30", 1, 2, 200, ["timed out", "gave up after 2"], min_s=2.8 + b,
+    add("fail-timeout-retried", fails("fail-timeout-retried", "stall:30", 1, 2, 200, ["timed out", "gave up after 2"], min_s=2.8 + b,
                                       max_s=3 + 2 * BACKOFF + SLACK, timeout=1.4))
-    add("fail-idle-limit", fails("stall:30", 0, 1, 200, ["nothing received", "idle limit 1 s"], min_s=1.0,
+    add("fail-idle-limit", fails("fail-idle-limit", "stall:30", 0, 1, 200, ["nothing received", "idle limit 1 s"], min_s=1.0,
                                  max_s=2 + SLACK,
                                  env={"SOLFORGE_OPENAI_IDLE_S": "1"}, timeout=25))
 
@@ -234,7 +234,7 @@ def cases_for_seed(seed):
         c.good(r, model, msgs, attempts=2)
         check(r["elapsed"] >= 1.4, "timed out after %.3f s" % r["elapsed"])
     add("retry-after-timeout", timeout_then_ok)
-    add("fail-idle-before-headers", fails("stallhead:30", 1, 2, 0, ["nothing received", "gave up after 2"],
+    add("fail-idle-before-headers", fails("fail-idle-before-headers", "stallhead:30", 1, 2, 0, ["nothing received", "gave up after 2"],
                                           min_s=1.6 + b, max_s=2 * 1.6 + 2 + SLACK,
                                           env={"SOLFORGE_OPENAI_IDLE_S": "0.8"}, timeout=25))
 
