@@ -491,6 +491,8 @@ static int one_request(const sf_openai_cfg *cfg, const char *url, const char *bo
 	char cerr[CURL_ERROR_SIZE] = "";
 	CURL *c = a.curl;
 	double timeout = cfg->timeout_s > 0 ? cfg->timeout_s : 600;
+	if (timeout > 86400)
+		timeout = 86400; /* a day; keeps the milliseconds in a long */
 	curl_easy_setopt(c, CURLOPT_URL, url);
 #if LIBCURL_VERSION_NUM >= 0x075500
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");

@@ -13,6 +13,7 @@ comma-separated list, the k-th request of that model getting the k-th action (th
   nousage     as ok without the usage chunk
   json        a non-streamed chat.completion object (a server that ignores "stream")
   429:S       429 with Retry-After: S          429ms:MS  429 with retry-after-ms: MS
+  429date:S   429 with Retry-After: the HTTP date S seconds from now
   500 502 503 the status with an error body    400 401 404  the status with an OpenAI error object
   break       stream part of the reply, then close the connection cleanly (no [DONE])
   breakchunk  chunked stream, then close the connection in the middle of a chunk
@@ -26,6 +27,7 @@ and any problem found with the request.
 
 Standalone (manual use): fake_openai.py [--port P]; prints the base URL.
 """
+import email.utils
 import json
 import random
 import socket
@@ -190,6 +192,9 @@ class Handler(BaseHTTPRequestHandler):
             self.error(int(name), msg, plain=(name == "503"))
         elif name == "429":
             self.error(429, "rate limited", headers=[("Retry-After", arg)])
+        elif name == "429date":
+            self.error(429, "rate limited", headers=[("Retry-After", email.utils.formatdate(
+                time.time() + float(arg), usegmt=True))])
         elif name == "429ms":
             self.error(429, "rate limited", headers=[("retry-after-ms", arg)])
         elif name == "stallhead":

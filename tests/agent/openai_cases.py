@@ -182,6 +182,7 @@ def cases_for_seed(seed):
     add("retry-502", retried("502,ok", 2, b))
     add("retry-after-1s", retried("429:1,ok", 2, 1.0))
     add("retry-after-ms", retried("429ms:700,429ms:300,ok", 3, 1.0))
+    add("retry-after-date", retried("429date:2,ok", 2, 1.0))  # HTTP dates have whole seconds
     add("retry-broken-stream", retried("break,ok", 2, b))
     add("retry-broken-chunk", retried("breakchunk,ok", 2, b))
     add("retry-error-event", retried("errchunk,ok", 2, b))
