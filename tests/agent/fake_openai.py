@@ -220,7 +220,7 @@ class Handler(BaseHTTPRequestHandler):
         size = {"bytes": rng.randint(1, 40), "big": 1 << 20}.get(name, rng.randint(0, 3000))
         text = gen_text(rng, size)
         chunked = name == "breakchunk" or (name != "break" and rng.random() < 0.5)
-        eol = "\r\n" if rng.random() < 0.3 else "\n"
+        eol = "\r\n" if name == "bytes" or rng.random() < 0.3 else "\n"  # bytes: split inside CRLF too
         deltas = split_random(rng, text, 1, 40 if name != "big" else 4000)
         events = []
         base = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "model": req.get("model")}
