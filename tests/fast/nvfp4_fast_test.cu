@@ -4,7 +4,8 @@
  * encoders, which the oracle uses. Runs on the CPU (nvcc host code, no GPU needed):
  *  1. nvq_e2m1_code against sf_f64_to_e2m1 on every float32 in [0, 16) whose low 8 mantissa bits are
  *     one of {00, 01, 7f, 80, 81, ff} (covers every rounding boundary and its neighbours), both signs,
- *     plus zero, the largest floats and infinity;
+ *     plus zero, the largest floats and infinity; with a second argument "full", on every float32 of
+ *     both signs below 16 (2.2e9 values, about a minute);
  *  2. nvq_block against the oracle's recipe (float32 steps, sf_round_e4m3, sf_round_e2m1) on random
  *     bf16 blocks drawn with a varying seed, block magnitudes spanning 2^-30 .. 2^30 and several global
  *     scales, including all-zero blocks and blocks whose scale saturates at 448.
@@ -13,10 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <math.h>
+#include <string.h>
 #include "solforge/numeric.h"
 #include "../../problems/qwen/nvfp4_quantize_h2048/solutions/fast.cu"
 
-static int n_fail, n_pass;
+static long long n_fail, n_pass;
 
 static void check(int ok, const char *what, double a, double b)
 {
@@ -61,9 +63,14 @@ int main(int argc, char **argv)
 	if (seed == 0)
 		seed = 1;
 	/* 1. the code map */
-	const uint32_t lows[6] = {0x00, 0x01, 0x7f, 0x80, 0x81, 0xff};
+	const int full = argc > 2 && !strcmp(argv[2], "full");
+	uint32_t lows[256] = {0x00, 0x01, 0x7f, 0x80, 0x81, 0xff};
+	const int nlows = full ? 256 : 6;
+	if (full)
+		for (uint32_t l = 0; l < 256; l++)
+			lows[l] = l;
 	for (uint32_t hi = 0; hi < (0x41800000u >> 8); hi++)
-		for (int l = 0; l < 6; l++)
+		for (int l = 0; l < nlows; l++)
 			for (uint32_t sign = 0; sign < 2; sign++) {
 				const uint32_t b = (sign << 31) | (hi << 8) | lows[l];
 				float f;
@@ -100,6 +107,6 @@ int main(int argc, char **argv)
 			ok &= ((got >> (4 * i)) & 0xf) == codes[i];
 		check(ok, "block", ldexp(1.0, e), (double)gs);
 	}
-	printf("%d passed, %d failed\n", n_pass, n_fail);
+	printf("%lld passed, %lld failed\n", n_pass, n_fail);
 	return n_fail != 0;
 }

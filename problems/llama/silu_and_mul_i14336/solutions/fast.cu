@@ -1,10 +1,11 @@
 /*
  * fast.cu - bandwidth-bound solution of silu_and_mul_i14336: out[t, i] = silu(x[t, i]) * x[t, I + i],
- * silu(g) = g / (1 + exp(-g)) in float32 (IEEE expf and division, no fast-math), one rounding to bf16.
+ * silu(g) = g / (1 + exp(-g)) in float32 (__expf, __fdividef), one rounding to bf16.
  *
  * One pass: every thread owns UNROLL 16-byte vectors (8 bf16) of gate and the matching vectors of up
  * (all loads issued before any math, so 2*UNROLL*16 bytes are in flight per thread), and writes one
- * 16-byte vector of out per pair. Loads are streaming (ld.global.cs: read once), stores too.
+ * 16-byte vector of out per pair. 2D grid (columns x tokens): no integer division. Loads are
+ * streaming (ld.global.cs: read once), stores too.
  * Vector path: I % 8 == 0 and x, out 16-byte aligned (every row then is); anything else takes the
  * scalar kernel (one element per thread), correct for any shape.
  */
@@ -21,9 +22,13 @@
 #define THREADS 256
 #endif
 
+/* silu(g) = g / (1 + exp(-g)) with the MUFU-based __expf and __fdividef (a few ulp: the tolerance is
+ * rtol 1e-2, atol 1e-5 on outputs ~1); for g < -88.7 exp(-g) = inf and __fdividef(g, inf) = g * 0 = -0,
+ * as the oracle's g / inf. The IEEE expf and division cost ~25 instructions per element, enough to
+ * make the issue rate, not HBM, the limit. */
 static __device__ __forceinline__ float sm_silu(float g)
 {
-	return g / (1.0f + expf(-g)); /* expf(-g) = inf for g < -88.7: g / inf = -0, as the oracle */
+	return __fdividef(g, 1.0f + __expf(-g));
 }
 
 /* 8 gate/up pairs packed as bf16x2 words -> 8 outputs */
@@ -42,27 +47,30 @@ static __device__ __forceinline__ uint4 sm_vec(uint4 g, uint4 u)
 	return make_uint4(ow[0], ow[1], ow[2], ow[3]);
 }
 
-/* nvec = T * (I / 8) output vectors; vector v is row v / ipv, column vector v % ipv */
+/* grid: x covers a row's ipv = I / 8 vectors (THREADS * UNROLL per CTA), y the tokens (grid-stride
+ * when T > 65535); no integer division anywhere */
 static __global__ void __launch_bounds__(THREADS) sm_vec_kernel(const uint4 *__restrict__ x, uint4 *__restrict__ out,
-								int64_t nvec, int64_t ipv)
+								int64_t T, int ipv)
 {
-	const int64_t base = (int64_t)blockIdx.x * (THREADS * UNROLL) + threadIdx.x;
-	uint4 g[UNROLL], u[UNROLL];
+	const int c0 = blockIdx.x * (THREADS * UNROLL) + threadIdx.x;
+	for (int64_t t = blockIdx.y; t < T; t += gridDim.y) {
+		const uint4 *row = x + t * 2 * ipv;
+		uint4 *orow = out + t * ipv;
+		uint4 g[UNROLL], u[UNROLL];
 #pragma unroll
-	for (int r = 0; r < UNROLL; r++) {
-		const int64_t v = base + (int64_t)r * THREADS;
-		if (v < nvec) {
-			const int64_t t = v / ipv, c = v - t * ipv;
-			const uint4 *row = x + t * 2 * ipv;
-			g[r] = __ldcs(row + c);
-			u[r] = __ldcs(row + ipv + c);
+		for (int r = 0; r < UNROLL; r++) {
+			const int c = c0 + r * THREADS;
+			if (c < ipv) {
+				g[r] = __ldcs(row + c);
+				u[r] = __ldcs(row + ipv + c);
+			}
 		}
-	}
 #pragma unroll
-	for (int r = 0; r < UNROLL; r++) {
-		const int64_t v = base + (int64_t)r * THREADS;
-		if (v < nvec)
-			__stcs(out + v, sm_vec(g[r], u[r]));
+		for (int r = 0; r < UNROLL; r++) {
+			const int c = c0 + r * THREADS;
+			if (c < ipv)
+				__stcs(orow + c, sm_vec(g[r], u[r]));
+		}
 	}
 }
 
@@ -94,10 +102,10 @@ SF_EXPORT int run(const sf_call *call)
 	if (T == 0 || I == 0)
 		return SF_OK;
 	cudaStream_t st = (cudaStream_t)call->stream;
-	if (I % 8 == 0 && ((uintptr_t)x->data % 16) == 0 && ((uintptr_t)o->data % 16) == 0) {
-		const int64_t ipv = I / 8, nvec = T * ipv;
-		const int64_t blocks = (nvec + THREADS * UNROLL - 1) / (THREADS * UNROLL);
-		sm_vec_kernel<<<(unsigned)blocks, THREADS, 0, st>>>((const uint4 *)x->data, (uint4 *)o->data, nvec, ipv);
+	if (I % 8 == 0 && I / 8 <= 0x3fffffff && ((uintptr_t)x->data % 16) == 0 && ((uintptr_t)o->data % 16) == 0) {
+		const int64_t ipv = I / 8;
+		const dim3 grid((unsigned)((ipv + THREADS * UNROLL - 1) / (THREADS * UNROLL)), (unsigned)(T < 65535 ? T : 65535));
+		sm_vec_kernel<<<grid, THREADS, 0, st>>>((const uint4 *)x->data, (uint4 *)o->data, T, (int)ipv);
 	} else {
 		const int64_t n = T * I;
 		int64_t blocks = (n + 255) / 256;

@@ -4,9 +4,8 @@
  * Per 16-element block, every step a float32 operation rounded to nearest even (the definition's
  * recipe): amax = max|x_i|; s = gs * (amax * rn(1/6)); scale = e4m3(s) (RNE, satfinite);
  * out_scale = scale == 0 ? 0 : rn(1 / (scale * rn(1/gs))); q_i = e2m1(x_i * out_scale) (RNE,
- * saturating at 6, sign kept). The e2m1 code comes straight from seven threshold compares of |v|
- * against the midpoints between the 8 magnitudes (ties go to the even code: 0.25 -> 0, 0.75 -> 1.0,
- * 1.25 -> 1.0, 1.75 -> 2, 2.5 -> 2, 3.5 -> 4, 5 -> 4), fused with the scale computation in registers.
+ * saturating at 6, sign kept). The e2m1 code comes straight from |v| with three FMAs that round
+ * into the code space (nvq_e2m1_code), fused with the scale computation in registers.
  *
  * Blocks are contiguous over the whole tensor (x_scale[t, b] is block t * H/16 + b), so the kernel is
  * flat over blocks: each thread owns PAIRS pairs of adjacent blocks (64 bytes of x per pair, four
@@ -40,16 +39,26 @@
 #define NVQ_RCP(a) (1.0f / (a))
 #endif
 
-/* e2m1 code of v: round to nearest even, saturating at 6; the sign bit follows v (-0.1 -> -0, 8) */
+/*
+ * e2m1 code of v: round to nearest even, saturating at 6; the sign bit follows v (-0.1 -> -0, code 8).
+ * The 8 magnitudes 0 .5 1 1.5 2 3 4 6 are codes 0..7; in "code space" |v| maps to the concave
+ * piecewise-linear idx(a) = min(2a, a + 2, a/2 + 4) (exact at every magnitude), and the code is
+ * idx rounded to the nearest integer, ties to even (the even code is the even significand), capped
+ * at 7. Each piece is rounded by one FMA into [2^23, 2^24), where the float spacing is 1 (so
+ * bits(M + k) = bits(M) + k, and M and the offsets are even: ties go to the even k); rounding is
+ * monotone, so the min of the rounded pieces is the rounded min. 3 FFMA + 3 FMNMX + 2 logic ops,
+ * instead of 7 compares and 7 adds (which made the kernel issue-bound).
+ */
 static __host__ __device__ __forceinline__ uint32_t nvq_e2m1_code(float v)
 {
+	const float M = 8388608.0f; /* 2^23 */
 	const float a = fabsf(v);
-	const uint32_t mag = (uint32_t)(a > 0.25f) + (uint32_t)(a >= 0.75f) + (uint32_t)(a > 1.25f) +
-			     (uint32_t)(a >= 1.75f) + (uint32_t)(a > 2.5f) + (uint32_t)(a >= 3.5f) +
-			     (uint32_t)(a > 5.0f);
-	uint32_t bits;
-	memcpy(&bits, &v, 4);
-	return ((bits >> 28) & 8u) | mag;
+	const float f = fminf(fminf(fmaf(a, 2.0f, M), fmaf(a, 1.0f, M + 2.0f)),
+			      fminf(fmaf(a, 0.5f, M + 4.0f), M + 7.0f));
+	uint32_t fb, vb;
+	memcpy(&fb, &f, 4);
+	memcpy(&vb, &v, 4);
+	return (fb & 7u) | ((vb >> 28) & 8u);
 }
 
 /* bf16 bits -> float (exact) */
