@@ -8,7 +8,10 @@
  * g is lanes 4g..4g+3). Each lane keeps the two largest choices of its 8 (a multiset: equal values
  * both count, as the oracle's scan), two xor-shuffle merges give the group's top two, every lane
  * gathers the 8 group scores and picks the kept groups the same way; then TOPK rounds of a warp
- * argmax over (choice, expert) among kept, not yet picked experts. All float32 (sigmoid via IEEE
+ * argmax over (choice, expert) among kept, not yet picked experts: per round one redux.sync.max over
+ * order-preserving 32-bit keys of the choices and one redux.sync.min for the lowest expert holding
+ * that maximum (the oracle's tie rule); the winner's lane retires it. Lane k keeps pick k's id and
+ * fetches its logit from the owning lane (shuffles) to recompute its sigmoid for the weights. All float32 (sigmoid via IEEE
  * expf and division): the generator keeps every decision's margin >= 1e-4, far above float32 error.
  * The bias row is loaded once per warp; each warp handles TPW tokens, their loads issued first.
  * Geometry fixed by the definition (E 256, G 8, TOPKG 4; TOPK read from the output shape, <= 32).
@@ -30,11 +33,6 @@
 #define DS_G 8
 #define DS_TOPKG 4
 #define DS_VPL 8 /* experts per lane */
-
-static __device__ __forceinline__ bool ds_better(float va, int ia, float vb, int ib)
-{
-	return va > vb || (va == vb && ia < ib);
-}
 
 template <bool VEC>
 static __device__ __forceinline__ void ds_load8(const float *p, float v[DS_VPL])
@@ -81,12 +79,11 @@ static __global__ void __launch_bounds__(THREADS) ds_kernel(const float *__restr
 		const int64_t t = t0 + r;
 		if (t >= T) /* warp-uniform */
 			break;
-		float s[DS_VPL], c[DS_VPL];
+		float c[DS_VPL];
 		float t1 = -INFINITY, t2 = -INFINITY;
 #pragma unroll
 		for (int j = 0; j < DS_VPL; j++) {
-			s[j] = 1.0f / (1.0f + expf(-l[r][j]));
-			c[j] = s[j] + b[j];
+			c[j] = 1.0f / (1.0f + expf(-l[r][j])) + b[j];
 			if (c[j] > t1) {
 				t2 = t1;
 				t1 = c[j];
@@ -118,41 +115,46 @@ static __global__ void __launch_bounds__(THREADS) ds_kernel(const float *__restr
 					best = g;
 			kept |= 1u << best;
 		}
-		unsigned avail = (kept >> (lane >> 2) & 1u) ? 0xffu : 0u; /* this lane's experts still eligible */
-		float my_s = 0.0f;
+		/* order keys of the choices (sign-folded float bits: a larger key is a larger choice; -0 is
+		 * made +0 so that equal values tie); 0 (below any real key) marks experts out of the race */
+		uint32_t key[DS_VPL];
+		const bool grp_kept = (kept >> (lane >> 2)) & 1u;
+#pragma unroll
+		for (int j = 0; j < DS_VPL; j++) {
+			uint32_t u = __float_as_uint(c[j]);
+			u = (u == 0x80000000u) ? 0u : u;
+			key[j] = grp_kept ? ((u & 0x80000000u) ? ~u : (u | 0x80000000u)) : 0u;
+		}
 		int my_id = 0;
 		for (int k = 0; k < K; k++) {
-			float bv = -INFINITY;
-			int bi = 0x7fffffff;
-#pragma unroll
-			for (int j = 0; j < DS_VPL; j++)
-				if ((avail >> j & 1u) && ds_better(c[j], lane * DS_VPL + j, bv, bi)) {
-					bv = c[j];
-					bi = lane * DS_VPL + j;
-				}
-#pragma unroll
-			for (int off = 16; off > 0; off >>= 1) {
-				const float ov = __shfl_xor_sync(0xffffffffu, bv, off);
-				const int oi = __shfl_xor_sync(0xffffffffu, bi, off);
-				if (ds_better(ov, oi, bv, bi)) {
-					bv = ov;
-					bi = oi;
-				}
-			}
-			/* bi is warp-uniform now; its owner supplies the sigmoid */
-			float sj = s[0];
+			uint32_t lm = key[0];
 #pragma unroll
 			for (int j = 1; j < DS_VPL; j++)
-				if ((bi & (DS_VPL - 1)) == j)
-					sj = s[j];
-			const float sw = __shfl_sync(0xffffffffu, sj, (bi >> 3) & 31);
-			if (lane == k) {
-				my_s = sw;
+				lm = max(lm, key[j]);
+			const uint32_t w = __reduce_max_sync(0xffffffffu, lm); /* the largest choice left */
+			uint32_t cand = 0xffffffffu; /* the lowest expert holding it */
+#pragma unroll
+			for (int j = DS_VPL - 1; j >= 0; j--)
+				cand = (key[j] == w) ? (uint32_t)(lane * DS_VPL + j) : cand;
+			const int bi = (int)__reduce_min_sync(0xffffffffu, cand);
+			if (lane == k)
 				my_id = bi;
+			if ((bi >> 3) == lane) {
+#pragma unroll
+				for (int j = 0; j < DS_VPL; j++)
+					if ((bi & (DS_VPL - 1)) == j)
+						key[j] = 0;
 			}
-			if ((bi >> 3) == lane)
-				avail &= ~(1u << (bi & (DS_VPL - 1)));
 		}
+		/* lane k < K: the sigmoid of its pick, from the logit held by lane my_id / 8 (8 shuffles, all
+		 * lanes take part), computed as above */
+		float my_l = 0.0f;
+#pragma unroll
+		for (int j = 0; j < DS_VPL; j++) {
+			const float v = __shfl_sync(0xffffffffu, l[r][j], (my_id >> 3) & 31);
+			my_l = (my_id & (DS_VPL - 1)) == j ? v : my_l;
+		}
+		const float my_s = lane < K ? 1.0f / (1.0f + expf(-my_l)) : 0.0f;
 		float sum = lane < K ? my_s : 0.0f;
 #pragma unroll
 		for (int off = 16; off > 0; off >>= 1)

@@ -1,9 +1,10 @@
 /*
  * fast.cu - bandwidth-bound causal depthwise conv1d (width 4) + SiLU (causal_conv1d_silu_d4_mamba2):
  * y[b, d, t] = silu(bias[d] + sum_k w[d, k] * x[b, d, t - 3 + k]), x = 0 before t = 0, float32
- * accumulation and SiLU (IEEE expf and division), one rounding to bf16. x, y [B, D, L] channel-first.
+ * accumulation and SiLU (__expf, __fdividef), one rounding to bf16. x, y [B, D, L] channel-first.
  *
- * Vector path (L % 8 == 0, x and y 16-byte aligned): flat over 16-byte vectors of x; a thread loads
+ * Vector path (L % 8 == 0, x and y 16-byte aligned): 2D grid, rows (b, d) x 16-byte vectors of the
+ * row (no integer division per element; CTAs as wide as the row up to THREADS); a thread loads
  * its 8 inputs with one 16-byte load and takes the 3 inputs before them from the previous vector,
  * which the neighbouring lane holds (__shfl_up of two words); lane 0 reads those 3 from global
  * memory (an L1/L2 hit: the previous warp loads them), a row's first vector uses zeros. So x is read
@@ -28,71 +29,74 @@ static __device__ __forceinline__ float cc_bf(uint16_t h)
 	return __uint_as_float((uint32_t)h << 16);
 }
 
+/* silu with the MUFU-based __expf and __fdividef (a few ulp; the tolerance is rtol 1e-2, atol 1e-3):
+ * the IEEE forms cost ~25 instructions per element, enough to make the issue rate the limit.
+ * a < -88.7: __expf(-a) = inf and __fdividef(a, inf) = a * 0 = -0, the limit. */
 static __device__ __forceinline__ float cc_silu(float a)
 {
-	return a / (1.0f + expf(-a));
+	return __fdividef(a, 1.0f + __expf(-a));
 }
 
+/* grid: x covers a row's lv = L / 8 vectors, y the rows b * D + d (grid-stride past 65535 rows) */
 static __global__ void __launch_bounds__(THREADS) cc_vec_kernel(const uint4 *__restrict__ x, const uint16_t *__restrict__ w,
 								const uint16_t *__restrict__ bias, uint4 *__restrict__ y,
-								int64_t nvec, int64_t lv, int64_t D)
+								int64_t rows, int64_t lv, int64_t D)
 {
-	const int64_t v = (int64_t)blockIdx.x * THREADS + threadIdx.x;
+	const int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; /* vector in the row */
 	const int lane = threadIdx.x & 31;
-	const bool valid = v < nvec;
-	int64_t row = 0, c = 0;
-	uint4 cur = make_uint4(0, 0, 0, 0);
-	if (valid) {
-		row = v / lv;
-		c = v - row * lv;
-		cur = __ldcs(x + v);
-	}
-	/* elements 5, 6, 7 of the previous vector (v - 1): words z (hi half) and w of lane - 1 */
-	const uint32_t pz = __shfl_up_sync(0xffffffffu, cur.z, 1);
-	const uint32_t pw = __shfl_up_sync(0xffffffffu, cur.w, 1);
-	if (!valid)
-		return;
-	float xs[8 + CC_W - 1]; /* xs[i + 3] = x[8c + i], i = -3..7 */
-	if (c == 0) {
-		xs[0] = xs[1] = xs[2] = 0.0f;
-	} else if (lane == 0) {
-		const uint16_t *p = reinterpret_cast<const uint16_t *>(x + v) - 3;
-		xs[0] = cc_bf(p[0]);
-		xs[1] = cc_bf(p[1]);
-		xs[2] = cc_bf(p[2]);
-	} else {
-		xs[0] = __uint_as_float(pz & 0xffff0000u);
-		xs[1] = __uint_as_float(pw << 16);
-		xs[2] = __uint_as_float(pw & 0xffff0000u);
-	}
-	const uint32_t cw[4] = {cur.x, cur.y, cur.z, cur.w};
-#pragma unroll
-	for (int j = 0; j < 4; j++) {
-		xs[3 + 2 * j] = __uint_as_float(cw[j] << 16);
-		xs[4 + 2 * j] = __uint_as_float(cw[j] & 0xffff0000u);
-	}
-	const int64_t d = row % D;
-	const float w0 = cc_bf(__ldg(w + d * CC_W)), w1 = cc_bf(__ldg(w + d * CC_W + 1));
-	const float w2 = cc_bf(__ldg(w + d * CC_W + 2)), w3 = cc_bf(__ldg(w + d * CC_W + 3));
-	const float b = cc_bf(__ldg(bias + d));
-	uint32_t ow[4];
-#pragma unroll
-	for (int j = 0; j < 4; j++) {
-		float o[2];
-#pragma unroll
-		for (int h = 0; h < 2; h++) {
-			const int i = 2 * j + h;
-			float acc = b;
-			acc = fmaf(w0, xs[i], acc);
-			acc = fmaf(w1, xs[i + 1], acc);
-			acc = fmaf(w2, xs[i + 2], acc);
-			acc = fmaf(w3, xs[i + 3], acc);
-			o[h] = cc_silu(acc);
+	const bool valid = c < lv;
+	for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
+		const uint4 *xr = x + row * lv;
+		uint4 cur = make_uint4(0, 0, 0, 0);
+		if (valid)
+			cur = __ldg(xr + c); /* cached: lane 0 of the next warp re-reads 6 bytes of it */
+		/* elements 5, 6, 7 of the previous vector (c - 1): words z (hi half) and w of lane - 1 */
+		const uint32_t pz = __shfl_up_sync(0xffffffffu, cur.z, 1);
+		const uint32_t pw = __shfl_up_sync(0xffffffffu, cur.w, 1);
+		if (!valid)
+			continue;
+		float xs[8 + CC_W - 1]; /* xs[i + 3] = x[8c + i], i = -3..7 */
+		if (c == 0) {
+			xs[0] = xs[1] = xs[2] = 0.0f;
+		} else if (lane == 0) {
+			const uint16_t *p = reinterpret_cast<const uint16_t *>(xr + c) - 3;
+			xs[0] = cc_bf(p[0]);
+			xs[1] = cc_bf(p[1]);
+			xs[2] = cc_bf(p[2]);
+		} else {
+			xs[0] = __uint_as_float(pz & 0xffff0000u);
+			xs[1] = __uint_as_float(pw << 16);
+			xs[2] = __uint_as_float(pw & 0xffff0000u);
 		}
-		__nv_bfloat162 p = __floats2bfloat162_rn(o[0], o[1]);
-		ow[j] = *reinterpret_cast<uint32_t *>(&p);
+		const uint32_t cw[4] = {cur.x, cur.y, cur.z, cur.w};
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			xs[3 + 2 * j] = __uint_as_float(cw[j] << 16);
+			xs[4 + 2 * j] = __uint_as_float(cw[j] & 0xffff0000u);
+		}
+		const int64_t d = row % D;
+		const float w0 = cc_bf(__ldg(w + d * CC_W)), w1 = cc_bf(__ldg(w + d * CC_W + 1));
+		const float w2 = cc_bf(__ldg(w + d * CC_W + 2)), w3 = cc_bf(__ldg(w + d * CC_W + 3));
+		const float b = cc_bf(__ldg(bias + d));
+		uint32_t ow[4];
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			float o[2];
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				const int i = 2 * j + h;
+				float acc = b;
+				acc = fmaf(w0, xs[i], acc);
+				acc = fmaf(w1, xs[i + 1], acc);
+				acc = fmaf(w2, xs[i + 2], acc);
+				acc = fmaf(w3, xs[i + 3], acc);
+				o[h] = cc_silu(acc);
+			}
+			__nv_bfloat162 p = __floats2bfloat162_rn(o[0], o[1]);
+			ow[j] = *reinterpret_cast<uint32_t *>(&p);
+		}
+		__stcs(y + row * lv + c, make_uint4(ow[0], ow[1], ow[2], ow[3]));
 	}
-	__stcs(y + v, make_uint4(ow[0], ow[1], ow[2], ow[3]));
 }
 
 /* any shape: one output per thread */
@@ -130,11 +134,13 @@ SF_EXPORT int run(const sf_call *call)
 		return SF_OK;
 	cudaStream_t st = (cudaStream_t)call->stream;
 	if (L % 8 == 0 && ((uintptr_t)x->data | (uintptr_t)y->data) % 16 == 0) {
-		const int64_t nvec = n / 8;
-		const int64_t blocks = (nvec + THREADS - 1) / THREADS;
-		cc_vec_kernel<<<(unsigned)blocks, THREADS, 0, st>>>((const uint4 *)x->data, (const uint16_t *)w->data,
-								    (const uint16_t *)bias->data, (uint4 *)y->data, nvec,
-								    L / 8, D);
+		const int64_t lv = L / 8, rows = B * D;
+		/* CTA width: the row's vectors rounded up to a warp, at most THREADS (short rows: small CTAs) */
+		const int64_t threads = lv >= THREADS ? THREADS : (lv + 31) / 32 * 32;
+		const dim3 grid((unsigned)((lv + threads - 1) / threads), (unsigned)(rows < 65535 ? rows : 65535));
+		cc_vec_kernel<<<grid, (unsigned)threads, 0, st>>>((const uint4 *)x->data, (const uint16_t *)w->data,
+								  (const uint16_t *)bias->data, (uint4 *)y->data, rows, lv,
+								  D);
 	} else {
 		int64_t blocks = (n + 255) / 256;
 		if (blocks > 65536)
