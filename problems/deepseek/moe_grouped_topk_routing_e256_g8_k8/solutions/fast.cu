@@ -15,11 +15,14 @@
  * expf and division): the generator keeps every decision's margin >= 1e-4, far above float32 error.
  * The bias row is loaded once per warp; each warp handles TPW tokens, their loads issued first.
  * Geometry fixed by the definition (E 256, G 8, TOPKG 4; TOPK read from the output shape, <= 32).
+ * The per-lane pieces are __host__ __device__: tests/fast/grouped_router_fast_test.cu drives them
+ * through a CPU emulation of the warp against the oracle's algorithm.
  */
 // solforge-tune: TPW=1,2,4 THREADS=64,128,256
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <math.h>
+#include <string.h>
 #include "solforge/solution.h"
 
 #ifndef TPW
@@ -33,6 +36,59 @@
 #define DS_G 8
 #define DS_TOPKG 4
 #define DS_VPL 8 /* experts per lane */
+
+/* (t1, t2) = the two largest of a multiset given as two sorted pairs (t1 >= t2, o1 >= o2) */
+static __host__ __device__ __forceinline__ void ds_merge2(float &t1, float &t2, float o1, float o2)
+{
+	const float n2 = fmaxf(fminf(t1, o1), fmaxf(t2, o2));
+	t1 = fmaxf(t1, o1);
+	t2 = n2;
+}
+
+/* the two largest of v[0..7] as a multiset (equal values both count), as the oracle's scan */
+static __host__ __device__ __forceinline__ void ds_top2(const float *v, float &t1, float &t2)
+{
+	t1 = -INFINITY;
+	t2 = -INFINITY;
+	for (int j = 0; j < DS_VPL; j++) {
+		if (v[j] > t1) {
+			t2 = t1;
+			t1 = v[j];
+		} else if (v[j] > t2) {
+			t2 = v[j];
+		}
+	}
+}
+
+/* bit g set for the DS_TOPKG best of the DS_G group scores (equal scores: lower group first) */
+static __host__ __device__ __forceinline__ unsigned ds_pick_groups(const float *gsc)
+{
+	unsigned kept = 0;
+	for (int r = 0; r < DS_TOPKG; r++) {
+		int best = -1;
+		for (int g = 0; g < DS_G; g++)
+			if (!(kept >> g & 1u) && (best < 0 || gsc[g] > gsc[best]))
+				best = g;
+		kept |= 1u << best;
+	}
+	return kept;
+}
+
+/* order key of a choice: sign-folded float bits (larger key = larger value; -0 made +0 so that equal
+ * values tie), or 0 (below any real key) when the expert is out of the race */
+static __host__ __device__ __forceinline__ uint32_t ds_key(float c, bool live)
+{
+	uint32_t u;
+	memcpy(&u, &c, 4);
+	u = (u == 0x80000000u) ? 0u : u;
+	return live ? ((u & 0x80000000u) ? ~u : (u | 0x80000000u)) : 0u;
+}
+
+/* the sigmoid score */
+static __host__ __device__ __forceinline__ float ds_sigmoid(float x)
+{
+	return 1.0f / (1.0f + expf(-x));
+}
 
 template <bool VEC>
 static __device__ __forceinline__ void ds_load8(const float *p, float v[DS_VPL])
@@ -80,51 +136,29 @@ static __global__ void __launch_bounds__(THREADS) ds_kernel(const float *__restr
 		if (t >= T) /* warp-uniform */
 			break;
 		float c[DS_VPL];
-		float t1 = -INFINITY, t2 = -INFINITY;
 #pragma unroll
-		for (int j = 0; j < DS_VPL; j++) {
-			c[j] = 1.0f / (1.0f + expf(-l[r][j])) + b[j];
-			if (c[j] > t1) {
-				t2 = t1;
-				t1 = c[j];
-			} else if (c[j] > t2) {
-				t2 = c[j];
-			}
-		}
+		for (int j = 0; j < DS_VPL; j++)
+			c[j] = ds_sigmoid(l[r][j]) + b[j];
+		float t1, t2;
+		ds_top2(c, t1, t2);
 		/* the group's two largest: merge the lanes' pairs (symmetric, so all 4 lanes agree) */
 #pragma unroll
 		for (int off = 1; off <= 2; off <<= 1) {
 			const float o1 = __shfl_xor_sync(0xffffffffu, t1, off);
 			const float o2 = __shfl_xor_sync(0xffffffffu, t2, off);
-			const float n2 = fmaxf(fminf(t1, o1), fmaxf(t2, o2));
-			t1 = fmaxf(t1, o1);
-			t2 = n2;
+			ds_merge2(t1, t2, o1, o2);
 		}
 		const float gscore = t1 + t2;
 		float gsc[DS_G];
 #pragma unroll
 		for (int g = 0; g < DS_G; g++)
 			gsc[g] = __shfl_sync(0xffffffffu, gscore, 4 * g);
-		unsigned kept = 0;
-#pragma unroll
-		for (int r2 = 0; r2 < DS_TOPKG; r2++) {
-			int best = -1;
-#pragma unroll
-			for (int g = 0; g < DS_G; g++)
-				if (!(kept >> g & 1u) && (best < 0 || gsc[g] > gsc[best]))
-					best = g;
-			kept |= 1u << best;
-		}
-		/* order keys of the choices (sign-folded float bits: a larger key is a larger choice; -0 is
-		 * made +0 so that equal values tie); 0 (below any real key) marks experts out of the race */
+		const unsigned kept = ds_pick_groups(gsc);
 		uint32_t key[DS_VPL];
 		const bool grp_kept = (kept >> (lane >> 2)) & 1u;
 #pragma unroll
-		for (int j = 0; j < DS_VPL; j++) {
-			uint32_t u = __float_as_uint(c[j]);
-			u = (u == 0x80000000u) ? 0u : u;
-			key[j] = grp_kept ? ((u & 0x80000000u) ? ~u : (u | 0x80000000u)) : 0u;
-		}
+		for (int j = 0; j < DS_VPL; j++)
+			key[j] = ds_key(c[j], grp_kept);
 		int my_id = 0;
 		for (int k = 0; k < K; k++) {
 			uint32_t lm = key[0];
@@ -154,7 +188,7 @@ static __global__ void __launch_bounds__(THREADS) ds_kernel(const float *__restr
 			const float v = __shfl_sync(0xffffffffu, l[r][j], (my_id >> 3) & 31);
 			my_l = (my_id & (DS_VPL - 1)) == j ? v : my_l;
 		}
-		const float my_s = lane < K ? 1.0f / (1.0f + expf(-my_l)) : 0.0f;
+		const float my_s = lane < K ? ds_sigmoid(my_l) : 0.0f;
 		float sum = lane < K ? my_s : 0.0f;
 #pragma unroll
 		for (int off = 16; off > 0; off >>= 1)
