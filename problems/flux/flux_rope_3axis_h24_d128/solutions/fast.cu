@@ -6,8 +6,8 @@
  * libm pow, as the oracle does (cached per theta), and passed by value as a kernel parameter.
  * Thread layout: a thread owns one 16-byte vector (8 elements = pairs 4v..4v+3, all on one axis since
  * the axis boundaries 8 and 36 are multiples of 4) of one token s, computes its 4 cos/sin once (angle
- * in double, rounded to float32, precise sincosf: ~4e-6 absolute against the reference's float64
- * cos, the atol is 1e-3), and reuses them for ROWS (b, h) rows of both q and k: 2*ROWS 16-byte loads
+ * in double, reduced to [-pi, pi] in double, MUFU __sincosf: ~4e-7 absolute against the reference's
+ * float64 cos, the atol is 1e-3), and reuses them for ROWS (b, h) rows of both q and k: 2*ROWS 16-byte loads
  * issued before any math. A CTA covers THREADS/16 consecutive tokens (contiguous 256-byte rows) times
  * ROWS (b, h) rows (blockIdx.y). Rotation in float32, one rounding to bf16.
  * Vector path: q, k, q_out, k_out 16-byte aligned; else one pair per thread. Any B, H, S.
@@ -57,6 +57,16 @@ static void fr_build(fr_table *t, double theta)
 	}
 }
 
+/* cos / sin of the double angle a: reduced to [-pi, pi] in double (exact to ~1e-16 for the angles
+ * here, |a| < 2^20), then the MUFU __sincosf (absolute error ~4e-7 on that range; the atol is 1e-3).
+ * Precise sincosf carries a Payne-Hanek slow path that, inlined 4 times, cost ~60 registers. */
+static __device__ __forceinline__ void fr_sincos(double a, float *s, float *c)
+{
+	const double two_pi = 6.283185307179586476925286766559;
+	const double k = rint(a * (1.0 / two_pi));
+	__sincosf((float)fma(-k, two_pi, a), s, c);
+}
+
 static __device__ __forceinline__ uint4 fr_rot(uint4 v, const float *c, const float *s)
 {
 	uint32_t w[4] = {v.x, v.y, v.z, v.w};
@@ -92,7 +102,7 @@ static __global__ void __launch_bounds__(THREADS) fr_vec_kernel(const uint4 *__r
 	float c[4], sn[4];
 #pragma unroll
 	for (int j = 0; j < 4; j++)
-		sincosf((float)(pos * tab.omega[4 * v + j]), &sn[j], &c[j]);
+		fr_sincos(pos * tab.omega[4 * v + j], &sn[j], &c[j]);
 #pragma unroll
 	for (int r = 0; r < ROWS; r++) {
 		if (bh0 + r < BH) {
@@ -113,7 +123,7 @@ static __global__ void fr_scalar_kernel(const __nv_bfloat16 *__restrict__ q, con
 		const int p = (int)(i % FR_PAIRS);
 		const int64_t s = (i / FR_PAIRS) % S;
 		float sn, c;
-		sincosf((float)((double)ids[s * 3 + fr_axis(p)] * tab.omega[p]), &sn, &c);
+		fr_sincos((double)ids[s * 3 + fr_axis(p)] * tab.omega[p], &sn, &c);
 		const int64_t e = 2 * i;
 		const float q0 = __bfloat162float(q[e]), q1 = __bfloat162float(q[e + 1]);
 		const float k0 = __bfloat162float(k[e]), k1 = __bfloat162float(k[e + 1]);
