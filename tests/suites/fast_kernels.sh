@@ -4,7 +4,7 @@
 # (nvcc host code: no GPU needed), against numeric.h / the oracle's algorithm, with a fresh seed each
 # run. Skips (0 passed, 0 failed) where nvcc is missing.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 out=${BUILD:-build}/suites
 mkdir -p "$out"
 nvcc=${NVCC:-nvcc}
