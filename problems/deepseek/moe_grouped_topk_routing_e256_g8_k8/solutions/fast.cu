@@ -200,6 +200,9 @@ static __global__ void __launch_bounds__(THREADS) ds_kernel(const float *__restr
 	}
 }
 
+/* The entry point: checks dtypes and shapes (SF_ERR_UNSUPPORTED for anything the definition does not
+ * allow), takes the vector kernel when alignment and shape permit, else the scalar one, and launches
+ * on call->stream; SF_ERR_CUDA if the launch failed. */
 SF_EXPORT int run(const sf_call *call)
 {
 	if (call->n_inputs != 3 || call->n_outputs != 2)

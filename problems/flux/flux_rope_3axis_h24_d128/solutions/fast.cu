@@ -139,6 +139,9 @@ static int fr_is_bf16(const sf_tensor *t)
 	return t->dtype.code == SF_CODE_BFLOAT && t->dtype.bits == 16 && t->dtype.lanes == 1;
 }
 
+/* The entry point: checks dtypes and shapes (SF_ERR_UNSUPPORTED for anything the definition does not
+ * allow), takes the vector kernel when alignment and shape permit, else the scalar one, and launches
+ * on call->stream; SF_ERR_CUDA if the launch failed. */
 SF_EXPORT int run(const sf_call *call)
 {
 	static fr_table tab;

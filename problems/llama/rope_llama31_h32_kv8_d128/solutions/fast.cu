@@ -172,6 +172,9 @@ static void rp_launch(const sf_call *call, const rp_table *tab, int64_t T, int64
 	}
 }
 
+/* The entry point: checks dtypes and shapes (SF_ERR_UNSUPPORTED for anything the definition does not
+ * allow), takes the vector kernel when alignment and shape permit, else the scalar one, and launches
+ * on call->stream; SF_ERR_CUDA if the launch failed. */
 SF_EXPORT int run(const sf_call *call)
 {
 	static rp_table tab;

@@ -150,6 +150,9 @@ static __global__ void nvq_scalar_kernel(const uint16_t *__restrict__ x, float g
 	}
 }
 
+/* The entry point: checks dtypes and shapes (SF_ERR_UNSUPPORTED for anything the definition does not
+ * allow), takes the vector kernel when alignment and shape permit, else the scalar one, and launches
+ * on call->stream; SF_ERR_CUDA if the launch failed. */
 SF_EXPORT int run(const sf_call *call)
 {
 	if (call->n_inputs != 2 || call->n_outputs != 2)
