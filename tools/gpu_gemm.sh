@@ -3,14 +3,15 @@
 # on an H200, in well under 4 minutes. Full logs go to $OUT (the device tool) or build/gpu-gemm, packed
 # into gpu_gemm_logs.tgz beside summary.txt; a short table is printed last.
 #
-#   build    the two variants of the solution as plain .so files (wgmma = default, SF_GEMM_LARGE=2;
-#            mma = the mma.sync fallback, SF_GEMM_LARGE=1) plus the cuBLASLt baseline, with -Xptxas -v
+#   build    the two variants of the solution as plain .so files (wgmma: SF_GEMM_LARGE=2; mma: the mma.sync
+#            path, SF_GEMM_LARGE=1, the v1 default) plus the cuBLASLt baseline, with -Xptxas -v
 #   sass     cuobjdump: HGMMA / UTMALDG / HMMA counts of each variant (the large-M path must show HGMMA)
 #   check    tools/gemm_dev/gemm_check.py: correctness of each variant against an fp32 torch reference on the
 #            4 shapes x M in $MS (odd M included), timed beside cuBLASLt (L2 flushed, median), each variant
 #            in its own process under `timeout` (a hung kernel costs at most $VARIANT_TIMEOUT s)
-#   eval     build/solforge eval of solutions/fast.cu (the default variant) on $EVAL_PROBLEMS, with the
-#            cuBLASLt baseline in the same run (--rounds 2 --budget-ms 300)
+#   eval     build/solforge eval of solutions/fast.cu (the default variant) and of the wgmma variant (a
+#            generated solution.json manifest with cuda_cflags -DSF_GEMM_LARGE=2) on $EVAL_PROBLEMS, with
+#            the cuBLASLt baseline in the same run (--rounds 2 --budget-ms 300), while time is left
 # STEPS selects steps (default: all). Exit status 0 when every step passed.
 set -u
 cd "$(dirname "$0")/.."
@@ -63,6 +64,27 @@ if has build; then
 	done
 fi
 
+# the eval step's builds (solution, baseline, oracle module) run on the CPU while the check step uses the GPU
+if has eval; then
+	# the wgmma variant as a manifest: the same sources, compiled with -DSF_GEMM_LARGE=2
+	python3 - "$dev/wgmma_solution.json" <<'PY'
+import json, sys
+d = "problems/common/kernels/"
+srcs = [{"path": "fast.cu", "content": '#include "gemm_bf16_sm90.cu"\n'}]
+for f in ["gemm_bf16_sm90.cu", "gemm_bf16_sm90_smallm.cuh", "gemm_bf16_sm90_mma.cuh", "gemm_bf16_sm90_wgmma.cuh"]:
+    srcs.append({"path": f, "content": open(d + f).read()})
+json.dump({"name": "fast_wgmma", "spec": {"language": "cuda", "entry_point": "fast.cu::run",
+           "compile_options": {"cuda_cflags": ["-DSF_GEMM_LARGE=2"]}}, "sources": srcs}, open(sys.argv[1], "w"))
+PY
+	for p in $EVAL_PROBLEMS; do
+		for v in default wgmma; do
+			sol=problems/llama/$p/solutions/fast.cu
+			[ $v = wgmma ] && sol=$dev/wgmma_solution.json
+			build/solforge eval "problems/llama/$p" "$sol" --backend cuda --prepare-only >"$logs/prepare_${p}_$v.log" 2>&1 &
+		done
+	done
+fi
+
 if has sass; then
 	for v in wgmma mma; do
 		if [ -f "$dev/$v.so" ]; then
@@ -94,17 +116,22 @@ if has check; then
 fi
 
 if has eval; then
+	wait # the background builds
 	for p in $EVAL_PROBLEMS; do
-		now=$(($(date +%s) - t0))
-		if [ $now -gt 170 ]; then
-			note "eval $p: skipped (time, ${now}s used)"
-			continue
-		fi
-		timeout -s KILL 90 build/solforge eval "problems/llama/$p" "problems/llama/$p/solutions/fast.cu" --backend cuda \
-			--rounds 2 --budget-ms 300 --timeout 60 >"$logs/eval_$p.log" 2>&1
-		rc=$?
-		note "eval $p: rc $rc, $(grep -c PASSED "$logs/eval_$p.log") PASSED lines"
-		[ $rc = 0 ] || status=1
+		for v in default wgmma; do
+			now=$(($(date +%s) - t0))
+			if [ $now -gt 170 ]; then
+				note "eval $p $v: skipped (time, ${now}s used)"
+				continue
+			fi
+			sol=problems/llama/$p/solutions/fast.cu
+			[ $v = wgmma ] && sol=$dev/wgmma_solution.json
+			timeout -s KILL 100 build/solforge eval "problems/llama/$p" "$sol" --backend cuda \
+				--rounds 2 --budget-ms 300 --timeout 60 >"$logs/eval_${p}_$v.log" 2>&1
+			rc=$?
+			note "eval $p $v: rc $rc, $(grep -c PASSED "$logs/eval_${p}_$v.log") PASSED lines"
+			[ $rc = 0 ] || status=1
+		done
 	done
 fi
 

@@ -6,9 +6,10 @@
  *
  * Paths, by M:
  *   M <= kSmallMaxM   weight-streaming split-K kernel (gemm_bf16_sm90_smallm.cuh), mma.sync;
- *   larger M          SF_GEMM_LARGE == 2 (default): TMA + mbarrier ring + wgmma, warp-specialized,
- *                     persistent (gemm_bf16_sm90_wgmma.cuh);
- *                     SF_GEMM_LARGE == 1: cp.async + ldmatrix + mma.sync fallback (gemm_bf16_sm90_mma.cuh);
+ *   larger M          SF_GEMM_LARGE == 2: TMA + mbarrier ring + wgmma, warp-specialized, persistent
+ *                     (gemm_bf16_sm90_wgmma.cuh);
+ *                     SF_GEMM_LARGE == 1 (the default until tools/gpu_gemm.sh has shown the wgmma kernel
+ *                     correct on an H200): cp.async + ldmatrix + mma.sync (gemm_bf16_sm90_mma.cuh);
  *   anything the fast paths cannot take (K % 8 != 0, unaligned pointers, odd N) goes to a plain
  *   tiled kernel, slow but correct for every shape.
  *
@@ -28,7 +29,7 @@
 #include "gemm_bf16_sm90_wgmma.cuh"
 
 #ifndef SF_GEMM_LARGE
-#define SF_GEMM_LARGE 2
+#define SF_GEMM_LARGE 1
 #endif
 #ifndef SF_GEMM_SMALL_MAX_M
 #define SF_GEMM_SMALL_MAX_M 64

@@ -1,8 +1,8 @@
 /*
- * gemm_bf16_sm90_mma.cuh - the fallback large-M path of gemm_bf16_sm90.cu: a classic Ampere-style GEMM
+ * gemm_bf16_sm90_mma.cuh - the safe large-M path of gemm_bf16_sm90.cu: a classic Ampere-style GEMM
  * (cp.async multi-stage ring, ldmatrix, mma.sync m16n8k16 bf16 -> fp32). Slower than the wgmma path
  * but simple; kept so that a correct mid/large-M path exists even if the wgmma kernel misbehaves
- * (select it with -DSF_GEMM_LARGE=1).
+ * (-DSF_GEMM_LARGE=1, the default until the wgmma kernel has passed tools/gpu_gemm.sh on an H200).
  *
  * Block tile 128 x 128 x 32, 256 threads (8 warps as 2 along M x 4 along N, warp tile 64 x 32),
  * kMmaStages stages of shared memory. A tile row is 32 bf16 = 64 bytes = four 16-byte chunks; chunk c

@@ -1,5 +1,5 @@
 /*
- * gemm_bf16_sm90_wgmma.cuh - the large-M path of gemm_bf16_sm90.cu (the default, -DSF_GEMM_LARGE=2):
+ * gemm_bf16_sm90_wgmma.cuh - the large-M path of gemm_bf16_sm90.cu (-DSF_GEMM_LARGE=2):
  * a persistent, warp-specialized Hopper GEMM. TMA loads A and B tiles into a kWgStages-deep
  * shared-memory ring guarded by mbarriers; two consumer warpgroups run wgmma m64n256k16 (bf16 in, fp32
  * accumulate in registers) on 64-row halves of a 128 x 256 output tile; one producer warpgroup (one
