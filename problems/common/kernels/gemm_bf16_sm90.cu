@@ -104,23 +104,29 @@ int scratch_reserve(size_t floats, size_t ints)
 }
 
 /*
- * Small-M launch. Picks the K split S so that (N / 32) * S blocks of 8 warps give every SM about
- * 16 warps, with at least 4 K steps of 32 per warp.
+ * Small-M launch. Picks the K split S (at least 4 K steps of 32 per warp) whose (N / 32) * S blocks
+ * fill the resident block slots (2 per SM below M = 32, 1 above: 250 registers) in the whole waves
+ * best: the fraction of slot-time used, blocks / (waves * slots), highest; the smaller S on ties.
  */
 int launch_small(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K,
 		 cudaStream_t stream)
 {
 	using namespace sfgemm;
 	const int n_blocks = (N + 31) / 32, k_steps = (K + 31) / 32;
-	const int want_blocks = sm_count() * 2; /* 2 blocks of 8 warps per SM */
-	int S = (want_blocks + n_blocks - 1) / n_blocks;
-	const int max_s = k_steps / (kSmWarps * 4); /* at least 4 steps per warp */
-	if (S > max_s)
-		S = max_s;
-	if (S < 1)
-		S = 1;
-	if (S > 65535)
-		S = 65535;
+	const int64_t slots = (int64_t)sm_count() * (M <= 32 ? 2 : 1);
+	int max_s = k_steps / (kSmWarps * 4);
+	if (max_s > 64)
+		max_s = 64;
+	int S = 1;
+	double best = -1.0;
+	for (int s = 1; s <= max_s || s == 1; s++) {
+		const int64_t blocks = (int64_t)n_blocks * s, waves = (blocks + slots - 1) / slots;
+		const double use = (double)blocks / (double)(waves * slots);
+		if (use > best + 0.02) {
+			best = use;
+			S = s;
+		}
+	}
 	const int steps_per_warp = (k_steps + S * kSmWarps - 1) / (S * kSmWarps);
 	if (S > 1 && scratch_reserve((size_t)S * M * N, (size_t)n_blocks))
 		return SF_ERR_CUDA;
