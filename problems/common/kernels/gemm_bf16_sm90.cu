@@ -140,6 +140,7 @@ int launch_small(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *
 	return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
 }
 
+/* The mma.sync path: one 128 x 128 tile per block. */
 int launch_mma(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K,
 	       cudaStream_t stream)
 {
@@ -191,6 +192,7 @@ int make_map(CUtensorMap *map, const void *ptr, int rows, int K, int box_rows)
 		       : -1;
 }
 
+/* The wgmma path (or the mma.sync one when a TMA descriptor cannot be made). */
 int launch_wgmma(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K,
 		 cudaStream_t stream)
 {
@@ -204,7 +206,7 @@ int launch_wgmma(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *
 	}
 	CUtensorMap ma, mb;
 	if (make_map(&ma, A, M, K, kWgBM) || make_map(&mb, B, N, K, kWgBN))
-		return SF_ERR_CUDA;
+		return launch_mma(A, B, C, M, N, K, stream); /* no TMA descriptor: the mma.sync path instead */
 	const int tiles = ((M + kWgBM - 1) / kWgBM) * ((N + kWgBN - 1) / kWgBN);
 	const int grid = tiles < sm_count() ? tiles : sm_count();
 	gemm_wgmma_kernel<<<grid, kWgThreads, kWgSmemBytes, stream>>>(ma, mb, C, M, N, K);
