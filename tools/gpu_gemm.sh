@@ -108,7 +108,7 @@ if has check; then
 			note "check $v: all $nok passed"
 		else
 			note "check $v: rc $rc, $nok ok, $nfail FAILED$([ $rc = 137 ] && echo ' (killed by timeout: hang?)')"
-			grep ' FAIL' "$logs/check_$v.log" | head -8
+			grep -A1 ' FAIL' "$logs/check_$v.log" | head -12
 			tail -3 "$logs/check_$v.log"
 			status=1
 		fi

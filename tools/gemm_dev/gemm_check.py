@@ -132,17 +132,20 @@ def main():
                 if ok and not a.no_time:
                     us = 1000 * time_ms(lambda: s.call(A, B, C), flush, a.reps)
                 failed += 0 if ok else 1
+                detail = None
                 if not ok:  # where it went wrong, to tell an indexing slip from a race or a hang
                     bad = ~(err <= 1e-3 + 1e-2 * want.abs())
                     idx = bad.nonzero()
                     first = tuple(idx[0].tolist()) if idx.numel() else None
-                    print("  detail: rc %d, bad %d of %d, first bad (m, n) %s, canary %s" %
-                          (rc, int(bad.sum()), M * N, first, bool((buf[M * N:] == 7.0).all())), flush=True)
+                    detail = ("  detail: rc %d, bad %d of %d, first bad (m, n) %s, canary %s" %
+                              (rc, int(bad.sum()), M * N, first, bool((buf[M * N:] == 7.0).all())))
                 tf = 2.0 * M * N * K / (us * 1e-6) / 1e12 if us == us else float("nan")
                 bw = N * K * 2 / (us * 1e-6) / 1e12 if us == us else float("nan")
                 print("%dx%d %d %s %s %.2e %.1f %.1f %.3f %.0f %.2f" %
                       (N, K, M, s.name, "ok" if ok else "FAIL(rc=%d)" % rc, maxerr, us, ref_us,
                        ref_us / us if us == us else float("nan"), tf, bw), flush=True)
+                if detail:
+                    print(detail, flush=True)
     print("gemm_check: %d failed" % failed, flush=True)
     return 1 if failed else 0
 
