@@ -26,6 +26,7 @@ VARIANT_TIMEOUT=${VARIANT_TIMEOUT:-75}
 EVAL_PROBLEMS=${EVAL_PROBLEMS:-gemm_bf16_n4096_k4096 gemm_bf16_n28672_k4096}
 has() { case " $steps " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 summary=()
+evals=()
 status=0
 note() {
 	summary+=("$1")
@@ -129,7 +130,9 @@ if has eval; then
 			timeout -s KILL 100 build/solforge eval "problems/llama/$p" "$sol" --backend cuda \
 				--rounds 2 --budget-ms 300 --timeout 60 >"$logs/eval_${p}_$v.log" 2>&1
 			rc=$?
-			note "eval $p $v: rc $rc, $(grep -c PASSED "$logs/eval_${p}_$v.log") PASSED lines"
+			note "eval $p $v: rc $rc, $(grep -c '^gemm_bf16.* PASSED ' "$logs/eval_${p}_$v.log") workloads PASSED"
+			tab=$(sed -n '/^workload /,$p' "$logs/eval_${p}_$v.log" | sed "s/^/$v  /" | cut -c1-110)
+			[ -n "$tab" ] && evals+=("$tab")
 			[ $rc = 0 ] || status=1
 		done
 	done
@@ -161,6 +164,7 @@ EOF
 echo "$table" >"$logs/table.txt"
 {
 	printf '%s\n' "${summary[@]}"
+	[ ${#evals[@]} -gt 0 ] && printf '%s\n' "${evals[@]}"
 	echo "$table"
 	echo "total $(($(date +%s) - t0)) s, status $status"
 } >"$out/summary.txt"
