@@ -31,6 +31,9 @@
 #ifndef SF_GEMM_LARGE
 #define SF_GEMM_LARGE 1
 #endif
+#ifndef SF_GEMM_WG_SPLITK /* 0: the wgmma path never splits K */
+#define SF_GEMM_WG_SPLITK 1
+#endif
 #ifndef SF_GEMM_SMALL_MAX_M
 #define SF_GEMM_SMALL_MAX_M 64
 #endif
@@ -207,9 +210,23 @@ int launch_wgmma(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *
 	CUtensorMap ma, mb;
 	if (make_map(&ma, A, M, K, kWgBM) || make_map(&mb, B, N, K, kWgBN))
 		return launch_mma(A, B, C, M, N, K, stream); /* no TMA descriptor: the mma.sync path instead */
-	const int tiles = ((M + kWgBM - 1) / kWgBM) * ((N + kWgBN - 1) / kWgBN);
-	const int grid = tiles < sm_count() ? tiles : sm_count();
-	gemm_wgmma_kernel<<<grid, kWgThreads, kWgSmemBytes, stream>>>(ma, mb, C, M, N, K);
+	/* split K when the tiles alone leave SMs idle (mid M), keeping >= 4 K blocks per split */
+	const int tiles = ((M + kWgBM - 1) / kWgBM) * ((N + kWgBN - 1) / kWgBN), kbc = (K + kWgBK - 1) / kWgBK;
+	int splits = 1;
+	if (SF_GEMM_WG_SPLITK && tiles < sm_count()) {
+		splits = sm_count() / tiles;
+		if (splits > kbc / 4)
+			splits = kbc / 4;
+		if (splits < 1)
+			splits = 1;
+		const int per = (kbc + splits - 1) / splits;
+		splits = (kbc + per - 1) / per; /* no empty split */
+	}
+	if (splits > 1 && scratch_reserve((size_t)tiles * splits * 128 * 256, (size_t)tiles))
+		return SF_ERR_CUDA;
+	const int units = tiles * splits;
+	const int grid = units < sm_count() ? units : sm_count();
+	gemm_wgmma_kernel<<<grid, kWgThreads, kWgSmemBytes, stream>>>(ma, mb, C, M, N, K, splits, g_part, g_cnt);
 	return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
 }
 

@@ -17,8 +17,10 @@
  * Consumers keep one wgmma batch in flight: after committing stage it they wait for the batch of stage
  * it - 1 and release that slot.
  *
- * Scheduler: CTA b processes tiles b, b + gridDim.x, ...; tile t maps to (tm, tn) through groups of
- * kWgGroupM M-tiles (the CTAs running at once share A and B tiles in L2). Out-of-range rows and K are
+ * Scheduler: CTA b processes work units b, b + gridDim.x, ...; unit u is tile u / splits, K split
+ * u % splits (splits > 1 only when the tiles alone leave SMs idle: mid M, see gemm_wgmma_kernel);
+ * tile t maps to (tm, tn) through groups of kWgGroupM M-tiles (the CTAs running at once share A and B
+ * tiles in L2). Out-of-range rows and K are
  * zero-filled by TMA; stores are bounds-checked. The epilogue converts to bf16 and stores directly from
  * the accumulator registers while the producer already loads the next tile.
  *
@@ -135,10 +137,17 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t da, u
 		     : "memory");
 }
 
-/* Grid min(tiles, SMs), kWgThreads threads, kWgSmemBytes dynamic shared memory. */
+/*
+ * Grid min(tiles * splits, SMs), kWgThreads threads, kWgSmemBytes dynamic shared memory. A work unit
+ * u is (tile u / splits, K split u % splits); every split has at least one K block (the host makes
+ * sure). With splits > 1, part holds one 128-KB fp32 slab per unit, written in register order
+ * (element i of consumer thread j at i * 256 + j: coalesced, and the same (i, j) is the same output
+ * in every unit of a tile), and cnt one zeroed counter per tile: the last unit of a tile to finish
+ * sums the slabs in split order (deterministic), stores bf16 and resets the counter.
+ */
 __global__ void __launch_bounds__(kWgThreads, 1)
 	gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
-			  __nv_bfloat16 *__restrict__ C, int M, int N, int K)
+			  __nv_bfloat16 *__restrict__ C, int M, int N, int K, int splits, float *part, int *cnt)
 {
 	extern __shared__ uint8_t smem_raw[];
 	const uint32_t raw = (uint32_t)__cvta_generic_to_shared(smem_raw);
@@ -147,6 +156,8 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 	const int wg = threadIdx.x / 128;
 	const int tiles_m = (M + kWgBM - 1) / kWgBM, tiles_n = (N + kWgBN - 1) / kWgBN;
 	const int tiles = tiles_m * tiles_n, kb_count = (K + kWgBK - 1) / kWgBK;
+	const int units = tiles * splits, kb_per = (kb_count + splits - 1) / splits;
+	volatile int *last_flag = (volatile int *)(smem_raw + (bar_empty + 8 * kWgStages - raw));
 
 	if (threadIdx.x == 0) {
 		for (int s = 0; s < kWgStages; s++) {
@@ -162,11 +173,12 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 		if (threadIdx.x != 0)
 			return;
 		uint32_t it = 0;
-		for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+		for (int u = blockIdx.x; u < units; u += gridDim.x) {
+			const int t = u / splits, kb0 = (u % splits) * kb_per, kb1 = min(kb0 + kb_per, kb_count);
 			const int group = t / (kWgGroupM * tiles_n), first_m = group * kWgGroupM;
 			const int gsz = min(tiles_m - first_m, kWgGroupM), r = t % (kWgGroupM * tiles_n);
 			const int tm = first_m + r % gsz, tn = r / gsz;
-			for (int kb = 0; kb < kb_count; kb++, it++) {
+			for (int kb = kb0; kb < kb1; kb++, it++) {
 				const uint32_t s = it % kWgStages, ph = (it / kWgStages) & 1;
 				mbar_wait(bar_empty + 8 * s, ph ^ 1);
 				const uint32_t sa = base + s * kWgStageBytes;
@@ -183,7 +195,8 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 	const int tid = threadIdx.x - 128 * wg, warp = tid >> 5, lane = tid & 31;
 	uint32_t it = 0;
 	float d[128];
-	for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+	for (int u = blockIdx.x; u < units; u += gridDim.x) {
+		const int t = u / splits, kb0 = (u % splits) * kb_per, kb1 = min(kb0 + kb_per, kb_count);
 		const int group = t / (kWgGroupM * tiles_n), first_m = group * kWgGroupM;
 		const int gsz = min(tiles_m - first_m, kWgGroupM), r = t % (kWgGroupM * tiles_n);
 		const int tm = first_m + r % gsz, tn = r / gsz;
@@ -191,7 +204,7 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 		for (int i = 0; i < 128; i++)
 			d[i] = 0.0f;
 		uint32_t prev = 0;
-		for (int kb = 0; kb < kb_count; kb++, it++) {
+		for (int kb = kb0; kb < kb1; kb++, it++) {
 			const uint32_t s = it % kWgStages, ph = (it / kWgStages) & 1;
 			mbar_wait(bar_full + 8 * s, ph);
 			const uint32_t sa = base + s * kWgStageBytes + c * (64 * 128), sb = base + s * kWgStageBytes + kWgABytes;
@@ -200,7 +213,7 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 			for (int kk = 0; kk < kWgBK / 16; kk++)
 				wgmma_m64n256k16(d, wg_desc(sa + kk * 32), wg_desc(sb + kk * 32));
 			wgmma_commit();
-			if (kb > 0) {
+			if (kb > kb0) {
 				wgmma_wait<1>();
 				if (lane == 0)
 					mbar_arrive(bar_empty + 8 * prev);
@@ -208,8 +221,38 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 			prev = s;
 		}
 		wgmma_wait<0>();
-		if (kb_count > 0 && lane == 0)
+		if (kb1 > kb0 && lane == 0)
 			mbar_arrive(bar_empty + 8 * prev);
+
+		if (splits > 1) {
+			/* this unit's slab, then the last unit of the tile reduces all of them */
+			const int j = tid + 128 * c;
+			float *slab = part + (size_t)u * (128 * 256);
+#pragma unroll
+			for (int i = 0; i < 128; i++)
+				__stcg(slab + i * 256 + j, d[i]);
+			__threadfence();
+			asm volatile("bar.sync 1, 256;" ::: "memory");
+			if (j == 0)
+				*last_flag = atomicAdd(&cnt[t], 1) == splits - 1;
+			asm volatile("bar.sync 1, 256;" ::: "memory");
+			const int is_last = *last_flag;
+			asm volatile("bar.sync 1, 256;" ::: "memory"); /* the flag is read before the next unit sets it */
+			if (!is_last)
+				continue;
+			__threadfence();
+#pragma unroll
+			for (int i = 0; i < 128; i++)
+				d[i] = 0.0f;
+			for (int s2 = 0; s2 < splits; s2++) {
+				const float *src = part + (size_t)(t * splits + s2) * (128 * 256);
+#pragma unroll
+				for (int i = 0; i < 128; i++)
+					d[i] += __ldcg(src + i * 256 + j);
+			}
+			if (j == 0)
+				cnt[t] = 0;
+		}
 
 		const int g = lane >> 2, q = lane & 3;
 		const int row0 = tm * kWgBM + c * 64 + warp * 16 + g;
