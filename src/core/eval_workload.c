@@ -131,6 +131,7 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 	memset(r, 0, sizeof *r);
 	r->w = w;
 	r->score = r->speedup = r->sol_measured_s = r->score_measured = NAN;
+	r->copy_s = r->bw_fraction = NAN;
 	sf_iso8601(r->timestamp);
 	double t0 = sf_now();
 	char err[SF_ERRLEN];
@@ -303,6 +304,20 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 		}
 		if (r->have_sol && o->calibration)
 			r->sol_measured_s = sf_sol_measured(&r->sol, e->hw, o->calibration);
+		if (r->have_sol && o->copy_ceiling && r->sol.bytes > 0) {
+			double tc = sf_copy_ceiling_time(o->copy_ceiling, r->sol.bytes, &r->copy_bytes, err, sizeof err);
+			if (tc > 0) {
+				r->copy_s = tc;
+				r->bw_fraction = tc / tk;
+			} else {
+				sf_buf nb = { 0 };
+				if (r->log && *r->log)
+					sf_buf_printf(&nb, "%s\n", r->log);
+				sf_buf_printf(&nb, "copy ceiling not measured: %s", err);
+				free(r->log);
+				r->log = sf_buf_take(&nb);
+			}
+		}
 		if (r->have_tb) {
 			r->speedup = r->tb.median / r->tk.median;
 			if (r->have_sol)
