@@ -55,7 +55,7 @@ if has build; then
 	# registers and spills of every fast.cu kernel (ptxas -v), for NOTES.md
 	for p in $PROBLEMS; do
 		echo "== $p/solutions/fast.cu"
-		nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Xptxas -v -c "$p/solutions/fast.cu" \
+		"$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Xptxas -v -c "$p/solutions/fast.cu" \
 			-o /dev/null 2>&1 | grep -E 'registers|spill' | paste - -
 	done >"$out/ptxas.txt" 2>&1
 	notes+=("build: ok ($(elapsed) s)")

@@ -37,7 +37,9 @@
 static __device__ __forceinline__ uint4 copy_ld(const uint4 *p)
 {
 	uint4 v;
-#if COPY_L2_256B
+#ifndef __CUDA_ARCH__ /* host-side emulation of the kernel (tests/emu): a plain load */
+	v = *p;
+#elif COPY_L2_256B
 	asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
 	    : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
 	    : "l"(p));
@@ -51,7 +53,7 @@ static __device__ __forceinline__ uint4 copy_ld(const uint4 *p)
 
 static __device__ __forceinline__ void copy_st(uint4 *p, uint4 v)
 {
-#if COPY_ST_CS
+#if COPY_ST_CS && defined(__CUDA_ARCH__)
 	asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
 		     : "memory");
 #else
