@@ -107,6 +107,12 @@ int sf_build_module(const sf_backend *b, const char *home, const char *oracle, d
 /* Evaluates workload i into e->res[i]. */
 void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o);
 
+/* Times the solution on workload i without a reference or a comparison (for calibration kernels
+ * tested elsewhere, such as the copy of --copy-ceiling): one runner in solution mode, one round, the
+ * usual checks of return code, guards and inputs, the timing settings of o. Returns the median in
+ * milliseconds, or -1 with err. */
+double sf_eval_time_only(sf_eval *e, int i, const sf_eval_opts *o, char *err, size_t errlen);
+
 void sf_eval_free(sf_eval *e, const sf_eval_opts *o);
 
 /* What a runner process left behind (result.json, or how it ended). */

@@ -334,6 +334,53 @@ done:
 	sf_job_free(&job);
 }
 
+double sf_eval_time_only(sf_eval *e, int i, const sf_eval_opts *o, char *err, size_t errlen)
+{
+	const sf_workload *w = &e->ws[i];
+	sf_job job;
+	memset(&job, 0, sizeof job);
+	err[0] = 0;
+	if (e->compile_error) {
+		sf_errf(err, errlen, "%s did not build", e->sol.name);
+		return -1;
+	}
+	if (sf_bind_job(&e->def, w, &job, err, errlen))
+		return -1;
+	char sub[32];
+	snprintf(sub, sizeof sub, "t%d", i);
+	char *wdir = sf_path_join(e->scratch, sub);
+	uint64_t wseed = sf_mix64(e->secret ^ sf_fnv1a(w->uuid, strlen(w->uuid), 0) ^ (uint64_t)w->axis_values[0]);
+	job.n_rounds = 1;
+	job.seeds[0] = sf_mix64(wseed);
+	job.problem_module = sf_xstrdup(e->module_build.so_path);
+	job.mode = SF_JOB_SOLUTION;
+	job.out_dir = sf_path_join(wdir, "sol");
+	job.solution = sf_xstrdup(e->sol_build.so_path);
+	job.entry = sf_xstrdup(e->sol.entry);
+	timing_into(o, &job, sf_mix64(wseed ^ 0x7157u));
+	sf_runner_out so;
+	int timed_out;
+	sf_runner_run(o->backend, &job, o->sol_timeout_s, &so, &timed_out);
+	sf_wresult tmp = { 0 };
+	double ms = -1;
+	if (solution_status(&so, timed_out, &tmp) != SF_PASSED) {
+		sf_errf(err, errlen, "%.300s", tmp.log ? tmp.log : "the runner failed");
+	} else if (so.n_samples <= 0) {
+		sf_errf(err, errlen, "the runner returned no timing samples");
+	} else {
+		sf_stats st;
+		sf_stats_compute(so.samples, so.n_samples, &st);
+		ms = st.median;
+	}
+	free(tmp.log);
+	sf_runner_out_free(&so);
+	if (!o->keep)
+		sf_rm_rf(wdir);
+	free(wdir);
+	sf_job_free(&job);
+	return ms;
+}
+
 void sf_eval_free(sf_eval *e, const sf_eval_opts *o)
 {
 	for (int i = 0; i < e->n_res; i++) {
