@@ -163,8 +163,8 @@ void cli_print_table(FILE *f, const sf_eval *e)
 	for (int i = 0; i < e->n_res; i++)
 		if (e->res[i].w && !isnan(e->res[i].copy_s))
 			copy_cols = 1;
-	fprintf(f, "%-34s %-20s %11s %11s %-10s %8s %11s %7s %-8s", "workload", "status", "time", "baseline", "by",
-		"speedup", "T_sol", "SOL", "bound");
+	fprintf(f, copy_cols ? "%-34s %-20s %11s %11s %-10s %8s %11s %7s %-8s" : "%-34s %-20s %11s %11s %-10s %8s %11s %7s %s",
+		"workload", "status", "time", "baseline", "by", "speedup", "T_sol", "SOL", "bound");
 	if (copy_cols)
 		fprintf(f, " %11s %7s", "copy", "of copy");
 	fprintf(f, "\n");
@@ -184,8 +184,9 @@ void cli_print_table(FILE *f, const sf_eval *e)
 			snprintf(sc, sizeof sc, "-");
 		else
 			snprintf(sc, sizeof sc, "%.3f", r->score);
-		fprintf(f, "%-34.34s %-20s %11s %11s %-10.10s %8s %11s %7s %-8s", r->w->uuid, sf_status_name(r->status), tk,
-			tb, r->baseline ? r->baseline : "-", sp, ts, sc, r->have_sol ? sf_sol_binding_name(&r->sol) : "-");
+		fprintf(f, copy_cols ? "%-34.34s %-20s %11s %11s %-10.10s %8s %11s %7s %-8s" : "%-34.34s %-20s %11s %11s %-10.10s %8s %11s %7s %s",
+			r->w->uuid, sf_status_name(r->status), tk, tb, r->baseline ? r->baseline : "-", sp, ts, sc,
+			r->have_sol ? sf_sol_binding_name(&r->sol) : "-");
 		if (copy_cols) {
 			char cp[32], fr[32];
 			fmt_ms(cp, sizeof cp, r->copy_s * 1e3, !isnan(r->copy_s));
