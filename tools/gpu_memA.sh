@@ -19,7 +19,7 @@
 # set they are packed into $OUT/memA_logs.tgz beside $OUT/summary.txt (the device tool returns at
 # most 8 files). Exit status 0 when every evaluated workload passed.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 out=${OUT:-build/gpu-memA}
 mkdir -p "$out"
 export SOLFORGE_CACHE=${SOLFORGE_CACHE:-$PWD/build/cache}
@@ -87,6 +87,7 @@ if has heldout; then
 	hd=$(mktemp -d /tmp/memA-heldout.XXXXXX)
 	# held-out shapes: the var axes of each problem at sizes its workload file does not have (odd
 	# sizes, the scalar and vector paths of every kernel, GroupNorm channel boundaries inside a vector)
+	# shellcheck disable=SC2086 # PROBLEMS is a list
 	python3 - "$hd" $PROBLEMS <<'PY'
 import json, os, shutil, sys
 hd, problems = sys.argv[1], sys.argv[2:]
