@@ -12,7 +12,7 @@
  *           keeps a base-2 online softmax in fp32; the CTA merges its 16 half-warps; a sequence with
  *           one chunk writes output and lse directly, otherwise a partial (o, lse) goes to scratch;
  *   merge   one warp per (sequence, q head) with >= 2 chunks (or none: zeros and -inf).
- * Scratch is allocated once and grown when a bigger batch comes (cudaMalloc; never freed).
+ * Scratch is allocated once (cudaMalloc) and regrown, the old block freed, when a bigger batch comes.
  */
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
