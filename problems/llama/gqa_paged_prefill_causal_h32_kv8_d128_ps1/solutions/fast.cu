@@ -9,7 +9,8 @@
  * loaded serves the whole GQA group. It walks kv tiles of 64 positions from 0 to the last one the
  * tile's last token may see (token j of a sequence with prefix P = kv_len - qo_len sees 0 .. P + j),
  * gathering rows through the page table with cp.async (16 B, zero-fill past the end) into a
- * double-buffered, XOR-swizzled shared-memory ring; K(t+1) and V(t+1) load while tile t computes.
+ * double-buffered, XOR-swizzled shared-memory ring; K(t+1) and V(t+1) load while tile t computes, and
+ * the page ids of tile t+2 are fetched a tile ahead.
  * Scores stay in registers: base-2 online softmax in fp32, P rounded to bf16 for the PV product.
  * A one-CTA plan kernel lists the (sequence, 16-token tile) items; CTAs take them heaviest first
  * (reverse order: last tiles of the last sequence see the most keys).
@@ -141,13 +142,29 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi)
 }
 
 /*
- * Issues the cp.async of kv tile t (positions t*64 .. t*64+63; rows >= n_kv are zero-filled) of one
- * cache (K or V) into the swizzled tile at `dst`. Thread tid copies chunk tid % 16 of rows
- * tid / 16 + 8 i, i = 0..7.
+ * Page ids of the 8 rows this thread copies in kv tile t (rows tid / 16 + 8 i), -1 past n_kv. Loaded a
+ * tile ahead of their use so the dependent index latency hides behind a tile's MMAs.
  */
 template <int PS>
-__device__ __forceinline__ void load_kv_tile(uint32_t dst, const __nv_bfloat16 *__restrict__ cache,
-					     const int32_t *__restrict__ pages, int ps_rt, int kvh, int t, int n_kv, int tid)
+__device__ __forceinline__ void fetch_pages(int pg[8], const int32_t *__restrict__ pages, int ps_rt, int t, int n_kv,
+					    int tid)
+{
+	const int ps = PS ? PS : ps_rt;
+#pragma unroll
+	for (int i = 0; i < 8; i++) {
+		const int pos = t * BN + (tid >> 4) + 8 * i;
+		pg[i] = pos < n_kv ? pages[pos / ps] : -1;
+	}
+}
+
+/*
+ * Issues the cp.async of kv tile t (positions t*64 .. t*64+63; rows past n_kv, pg[i] < 0, are
+ * zero-filled) of one cache (K or V) into the swizzled tile at `dst`. Thread tid copies chunk tid % 16
+ * of rows tid / 16 + 8 i, i = 0..7, whose page ids fetch_pages gave.
+ */
+template <int PS>
+__device__ __forceinline__ void load_kv_tile(uint32_t dst, const __nv_bfloat16 *__restrict__ cache, const int pg[8],
+					     int ps_rt, int kvh, int t, int tid)
 {
 	const int ps = PS ? PS : ps_rt;
 	const int ch = tid & 15;
@@ -155,12 +172,10 @@ __device__ __forceinline__ void load_kv_tile(uint32_t dst, const __nv_bfloat16 *
 	for (int i = 0; i < 8; i++) {
 		const int row = (tid >> 4) + 8 * i;
 		const int pos = t * BN + row;
-		const bool ok = pos < n_kv;
+		const bool ok = pg[i] >= 0;
 		const __nv_bfloat16 *src = cache;
-		if (ok) {
-			const int64_t page = pages[pos / ps];
-			src = cache + (((size_t)page * ps + pos % ps) * HKV + kvh) * D + ch * 8;
-		}
+		if (ok)
+			src = cache + (((size_t)pg[i] * ps + pos % ps) * HKV + kvh) * D + ch * 8;
 		cp_async16(dst + swz(row, ch), src, ok ? 16 : 0);
 	}
 }
@@ -210,10 +225,13 @@ prefill_attend(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restr
 			cp_async16(s_q + swz(row, ch), src, ok ? 16 : 0);
 		}
 	}
-	load_kv_tile<PS>(s_k, k_cache, pages, ps, kvh, 0, n_kv, tid);
+	int pg[8];
+	fetch_pages<PS>(pg, pages, ps, 0, n_kv, tid);
+	load_kv_tile<PS>(s_k, k_cache, pg, ps, kvh, 0, tid);
 	cp_commit();
-	load_kv_tile<PS>(s_v, v_cache, pages, ps, kvh, 0, n_kv, tid);
+	load_kv_tile<PS>(s_v, v_cache, pg, ps, kvh, 0, tid);
 	cp_commit();
+	fetch_pages<PS>(pg, pages, ps, 1, n_kv, tid); /* tile 1's pages (all -1 past the end) */
 
 	const int g = lane >> 2, c = lane & 3;
 	/* this thread's two rows: 16 warp + g and + 8; their tokens and causal limits */
@@ -240,7 +258,7 @@ prefill_attend(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restr
 			}
 		}
 		if (t + 1 < n_tiles)
-			load_kv_tile<PS>(s_k + (buf ^ 1) * TILE_BYTES, k_cache, pages, ps, kvh, t + 1, n_kv, tid);
+			load_kv_tile<PS>(s_k + (buf ^ 1) * TILE_BYTES, k_cache, pg, ps, kvh, t + 1, tid);
 		cp_commit();
 
 		/* S = Q K^T: 16 rows x 64 positions per warp, 8 n-tiles of 8 */
@@ -313,8 +331,10 @@ prefill_attend(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restr
 
 		cp_wait1();
 		__syncthreads(); /* V(t) in shared memory */
-		if (t + 1 < n_tiles)
-			load_kv_tile<PS>(s_v + (buf ^ 1) * TILE_BYTES, v_cache, pages, ps, kvh, t + 1, n_kv, tid);
+		if (t + 1 < n_tiles) {
+			load_kv_tile<PS>(s_v + (buf ^ 1) * TILE_BYTES, v_cache, pg, ps, kvh, t + 1, tid);
+			fetch_pages<PS>(pg, pages, ps, t + 2, n_kv, tid); /* used by the next iteration */
+		}
 		cp_commit();
 
 		/* O += P V: P (bf16) from the score registers as A fragments, V through ldmatrix.trans */
