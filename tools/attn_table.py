@@ -38,6 +38,17 @@ def main():
             print(f"{path}: {e}")
             n += 1
             continue
+        if not any(line.strip().startswith("{") for line in lines):
+            err = path[:-len(".jsonl")] + ".err" if path.endswith(".jsonl") else ""
+            why = ""
+            if err:
+                try:
+                    why = [x for x in open(err).read().splitlines() if x.strip()][-1]
+                except (OSError, IndexError):
+                    pass
+            print(f"{path}: no traces ({why or 'no log'})")
+            n += 1
+            continue
         for line in lines:
             line = line.strip()
             if not line.startswith("{"):

@@ -70,9 +70,9 @@ fi
 	echo "gpu_attn ($sol, $(($(date +%s) - t0)) s; $(sed -n 2p "$out/env.txt"))"
 	python3 tools/attn_table.py "${traces[@]}"
 	rc=$?
-	echo "registers/spills:"
-	grep -h -A1 "Function properties for .*attend" "$out"/ptxas_*.txt | grep -E "spill" | sed 's/^/  /'
-	grep -h "registers" "$out"/ptxas_*.txt | sed 's/^/  /'
+	echo "registers / spill stores per kernel (ptxas):"
+	awk '/Function properties for/ {k = $NF} /spill stores/ {sp = $5} /Used [0-9]+ registers/ {print "  " k ": " $5 " registers, " sp " bytes spilled"}' \
+		"$out"/ptxas_*.txt
 	if [ -s "$out/torch_sdpa.txt" ]; then
 		echo "torch SDPA, contiguous K/V (reference):"
 		sed 's/^/  /' "$out/torch_sdpa.txt" | tail -12
