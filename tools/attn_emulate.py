@@ -302,7 +302,8 @@ def emulate_decode(c):
                         vr = []
                         for j in range(4):
                             p = min(p0 + j, p_end - 1)
-                            page = int(pages[p // ps])
+                            # the kernel fetches one page id per step when ps is a multiple of 4
+                            page = int(pages[(min(p0, p_end - 1) if ps % 4 == 0 else p) // ps])
                             kr = bf16_val(c["k"][page, p % ps, kvh])
                             vr.append(bf16_val(c["v"][page, p % ps, kvh]))
                             s[j] = qf @ kr

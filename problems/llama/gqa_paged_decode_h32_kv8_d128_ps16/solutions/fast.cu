@@ -167,6 +167,17 @@ decode_attend(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restri
 			acc[h][i] = 0.0f;
 	}
 
+	/* page ids of the current step, fetched one step ahead (positions clamped to a valid row: a
+	 * masked position reads p_end - 1) */
+	/* with PS a multiple of 4, a step's 4 positions (p0 is a multiple of 4) share one page: one id */
+	constexpr int NPG = (PS >= POS_PER_GROUP && PS % POS_PER_GROUP == 0) ? 1 : POS_PER_GROUP;
+	int pg[NPG];
+	{
+		const int p0 = p_begin + warp * 2 * POS_PER_GROUP + (lane >> 4) * POS_PER_GROUP;
+#pragma unroll
+		for (int j = 0; j < NPG; j++)
+			pg[j] = pages[min(p0 + j, p_end - 1) / ps];
+	}
 	/* warp-uniform trip count (the shuffles need both half-warps): the odd half-warp may see a step
 	 * with no valid position; its scores are then all -inf and the step changes nothing */
 	for (int pw0 = p_begin + warp * 2 * POS_PER_GROUP; pw0 < p_end; pw0 += POS_PER_STEP) {
@@ -174,9 +185,8 @@ decode_attend(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restri
 		uint4 kr[POS_PER_GROUP], vr[POS_PER_GROUP];
 #pragma unroll
 		for (int j = 0; j < POS_PER_GROUP; j++) {
-			const int p = min(p0 + j, p_end - 1); /* clamped: a masked position reads a valid row */
-			const int64_t page = pages[p / ps];
-			const size_t off = (((size_t)page * ps + p % ps) * HKV + kvh) * D + sub * 8;
+			const int p = min(p0 + j, p_end - 1);
+			const size_t off = (((size_t)pg[NPG == 1 ? 0 : j] * ps + p % ps) * HKV + kvh) * D + sub * 8;
 			kr[j] = ldg_nc(k_cache + off);
 			vr[j] = ldg_nc(v_cache + off);
 		}
@@ -201,6 +211,9 @@ decode_attend(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restri
 #pragma unroll
 				for (int h = 0; h < GRP; h++)
 					s[j][h] += __shfl_xor_sync(0xffffffffu, s[j][h], o);
+#pragma unroll
+		for (int j = 0; j < NPG; j++) /* the next step's pages (K is consumed) */
+			pg[j] = pages[min(p0 + POS_PER_STEP + j, p_end - 1) / ps];
 #pragma unroll
 		for (int j = 0; j < POS_PER_GROUP; j++)
 			if (p0 + j >= p_end)
