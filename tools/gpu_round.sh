@@ -12,6 +12,8 @@ cd "$(dirname "$0")/.."
 final=${OUT:-build/gpu-round}
 mkdir -p "$final"
 work=$(mktemp -d /tmp/gpu-round.XXXXXX)
+# the carried cache comes packed (a third of the size: the device tool carries at most 64 MiB)
+[ -f .devcache.tgz ] && tar xzf .devcache.tgz
 [ -d .devcache ] && export SOLFORGE_CACHE=$PWD/.devcache
 export SOLFORGE_CACHE=${SOLFORGE_CACHE:-$PWD/build/cache}
 t0=$(date +%s)

@@ -6,7 +6,7 @@
 #
 #   tools/prebuild_cache.sh [CACHE_DIR] [PROBLEM_DIR...]      (defaults: .devcache, every problem)
 #
-# On the GPU machine: SOLFORGE_CACHE=$PWD/.devcache ./build/solforge eval ...
+# On the GPU machine: tools/gpu_round.sh unpacks CACHE_DIR.tgz and sets SOLFORGE_CACHE.
 set -u
 cd "$(dirname "$0")/.."
 cache=${1:-.devcache}
@@ -19,4 +19,5 @@ for p in $dirs; do
 	for s in "$p"/solutions/*.cu; do [ -f "$s" ] && echo "$p $s"; done
 done | xargs -P "$(nproc)" -L 1 sh -c './build/solforge eval $0 $1 --backend cuda --prepare-only 2>&1 | sed "s|^|$1: |"' |
 	grep -v ' cached ' || true
-du -sh "$cache"
+# packed for the device tool, which carries at most 64 MiB: tools/gpu_round.sh unpacks it
+tar czf "$cache.tgz" "$cache" && du -sh "$cache" "$cache.tgz"
