@@ -2,10 +2,13 @@
  * emu.h - a tiny CPU emulation of the CUDA features the memory-bound kernels use, so that their index
  * math, tails, reductions and rounding can be tested without a GPU (tests/suites/emu_kernels.sh).
  *
- * Blocks run one after another; the threads of a block are std::threads, __syncthreads is a barrier
- * over the block, __shfl_xor_sync exchanges through a per-warp slot array between two warp barriers
- * (every lane of a warp must call it, as on the GPU with a full mask). __shared__ variables become
- * function statics: shared by the threads of the running block, and blocks do not overlap. A kernel
+ * Blocks are dispatched in blockIdx order to emu_resident slots (default 1: one block after another;
+ * a test of a kernel whose blocks wait for each other sets more, with emu_sm_count / emu_occupancy
+ * to match what the occupancy API reports); the threads of a block are std::threads, __syncthreads is
+ * a barrier over the block, __shfl_xor_sync exchanges through a per-warp slot array between two warp
+ * barriers (every lane of a warp must call it, as on the GPU with a full mask). The test script
+ * rewrites `__shared__ T a[N], b[M];` to per-block arrays from emu_shared(). atomicAdd / atomicExch /
+ * __threadfence / __ldcg map to GCC atomics. A kernel
  * launch `k<<<grid, block, smem, stream>>>(args)` is rewritten by the test script to
  * `emu_launch(grid, block, k, args)`. bf16 / fp16 conversions round to nearest even like the device's
  * _rn intrinsics; rsqrtf and __expf are exact here, so results may differ from the GPU's in the last
@@ -14,12 +17,14 @@
 #ifndef SF_EMU_H
 #define SF_EMU_H
 
+#include <atomic>
 #include <cassert>
 #include <cmath>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -157,23 +162,57 @@ struct emu_warp {
 	emu_barrier bar;
 	float vals[32];
 };
-static emu_barrier emu_block_bar;
-static std::vector<emu_warp> *emu_warps;
+/* one running block: its barrier, warps and shared arrays */
+struct emu_block_ctx {
+	emu_barrier bar;
+	std::vector<emu_warp> warps;
+	std::mutex m;
+	std::map<int, std::vector<unsigned char>> shm;
+};
+static thread_local emu_block_ctx *emu_ctx;
+static int emu_resident = 1, emu_sm_count = 132, emu_occupancy = 1;
+
+/* The running block's shared array `key` of n T (created by its first caller, zero-filled). */
+template <class T> static T *emu_shared(int key, size_t n)
+{
+	std::lock_guard<std::mutex> l(emu_ctx->m);
+	std::vector<unsigned char> &v = emu_ctx->shm[key];
+	if (v.empty())
+		v.resize(n * sizeof(T) + 16);
+	return reinterpret_cast<T *>(v.data());
+}
 
 static inline void __syncthreads()
 {
-	emu_block_bar.wait();
+	emu_ctx->bar.wait();
 }
 static inline float __shfl_xor_sync(unsigned mask, float v, int o)
 {
 	(void)mask;
 	const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-	emu_warp &W = (*emu_warps)[w];
+	emu_warp &W = emu_ctx->warps[w];
 	W.vals[lane] = v;
 	W.bar.wait();
 	const float r = W.vals[lane ^ (unsigned)o];
 	W.bar.wait();
 	return r;
+}
+static inline unsigned atomicAdd(unsigned *p, unsigned v)
+{
+	return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+}
+static inline unsigned atomicExch(unsigned *p, unsigned v)
+{
+	return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
+}
+static inline void __threadfence()
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+template <class T> static inline T __ldcg(const T *p)
+{
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return *p;
 }
 
 /* runtime API */
@@ -192,7 +231,20 @@ static inline cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int d
 {
 	(void)a;
 	(void)dev;
-	*v = 132;
+	*v = emu_sm_count;
+	return cudaSuccess;
+}
+template <class K> static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, K k, int threads, size_t smem)
+{
+	(void)k;
+	(void)threads;
+	(void)smem;
+	*n = emu_occupancy;
+	return cudaSuccess;
+}
+static inline cudaError_t cudaMemset(void *p, int v, size_t n)
+{
+	memset(p, v, n);
 	return cudaSuccess;
 }
 static inline cudaError_t cudaMalloc(void **p, size_t n)
@@ -208,7 +260,8 @@ static inline cudaError_t cudaFree(void *p)
 
 static long emu_launches, emu_blocks;
 
-/* Runs kernel k on a grid of `grid` blocks of `block` threads, block after block. */
+/* Runs kernel k on a grid of `grid` blocks of `block` threads: blocks taken in blockIdx order by
+ * emu_resident slots, each running one block at a time. */
 template <class K, class... A> static void emu_launch(long long grid, long long block, K k, A... args)
 {
 	if (grid < 1 || grid > 2147483647LL || block < 1 || block > 1024 || block % 32 != 0) {
@@ -216,26 +269,39 @@ template <class K, class... A> static void emu_launch(long long grid, long long 
 		return;
 	}
 	emu_launches++;
+	emu_blocks += grid;
 	blockDim = emu_dim3{ (unsigned)block, 1, 1 };
 	gridDim = emu_dim3{ (unsigned)grid, 1, 1 };
-	std::vector<emu_warp> warps((size_t)block / 32);
-	for (auto &w : warps)
-		w.bar.n = 32;
-	emu_warps = &warps;
-	emu_block_bar.n = (int)block;
-	for (long long b = 0; b < grid; b++) {
-		emu_blocks++;
-		std::vector<std::thread> ts;
-		ts.reserve((size_t)block);
-		for (long long t = 0; t < block; t++)
-			ts.emplace_back([=] {
-				threadIdx = emu_dim3{ (unsigned)t, 0, 0 };
-				blockIdx = emu_dim3{ (unsigned)b, 0, 0 };
-				k(args...);
-			});
-		for (auto &th : ts)
-			th.join();
+	std::atomic<long long> next{ 0 };
+	auto slot = [&] {
+		for (long long b; (b = next++) < grid;) {
+			emu_block_ctx ctx;
+			ctx.bar.n = (int)block;
+			ctx.warps = std::vector<emu_warp>((size_t)block / 32);
+			for (auto &w : ctx.warps)
+				w.bar.n = 32;
+			std::vector<std::thread> ts;
+			ts.reserve((size_t)block);
+			for (long long t = 0; t < block; t++)
+				ts.emplace_back([&, t, b] {
+					emu_ctx = &ctx;
+					threadIdx = emu_dim3{ (unsigned)t, 0, 0 };
+					blockIdx = emu_dim3{ (unsigned)b, 0, 0 };
+					k(args...);
+				});
+			for (auto &th : ts)
+				th.join();
+		}
+	};
+	if (emu_resident <= 1) {
+		slot();
+		return;
 	}
+	std::vector<std::thread> slots;
+	for (int r = 0; r < emu_resident; r++)
+		slots.emplace_back(slot);
+	for (auto &th : slots)
+		th.join();
 }
 
 #endif

@@ -324,7 +324,8 @@ static void tests()
 #endif
 
 #ifdef EMU_GN
-static void test_gn(int64_t N, int64_t C, int64_t H, int64_t W, size_t shift)
+/* calls > 1: run() again on fresh outputs (the group-resident path's counters must be back at 0) */
+static void test_gn(int64_t N, int64_t C, int64_t H, int64_t W, size_t shift, int calls = 1)
 {
 	const int64_t n = N * C * H * W, HW = H * W, G = 32, cpg = C / G;
 	buf x, g, b, y;
@@ -344,6 +345,16 @@ static void test_gn(int64_t N, int64_t C, int64_t H, int64_t W, size_t shift)
 	long l0 = emu_launches;
 	std::string why = call_run(in, scal, out);
 	long launches = emu_launches - l0;
+	if (calls > 1 && why.empty()) { /* again on other data: stale partials or counters would show */
+		for (int c = 1; c < calls && why.empty(); c++) {
+			fill(x.data(), n, -0.5 * c, 2, 0);
+			why = call_run(in, scal, out);
+		}
+		fill(x.data(), n, 0.3, 1, 0);
+		memset(y.data(), 0xFF, y.bytes);
+		if (why.empty())
+			why = call_run(in, scal, out);
+	}
 	std::vector<double> ref((size_t)n);
 	const uint16_t *xp = (const uint16_t *)x.data(), *gp = (const uint16_t *)g.data(), *bp = (const uint16_t *)b.data();
 	for (int64_t s = 0; s < N; s++)
@@ -367,22 +378,31 @@ static void test_gn(int64_t N, int64_t C, int64_t H, int64_t W, size_t shift)
 	if (why.empty() && !y.guards_ok())
 		why = "wrote outside the output";
 	report("n" + std::to_string(N) + "-c" + std::to_string(C) + "-" + std::to_string(H) + "x" + std::to_string(W) +
-		       SHIFT_NAME(shift) + " (" + std::to_string(launches) + " launch" + (launches == 1 ? ")" : "es)"),
+		       SHIFT_NAME(shift) + " (" + std::to_string(launches) + " launch" + (launches == 1 ? "" : "es") +
+		       (calls > 1 ? ", " + std::to_string(calls) + " calls)" : ")"),
 	       why);
 }
 static void tests()
 {
-	test_gn(1, 128, 8, 8, 0);    /* fused, VPT 1 x 32 */
-	test_gn(2, 512, 16, 16, 0);  /* fused, VPT 4 x 128 */
-	test_gn(1, 256, 45, 45, 0);  /* fused, channels end mid-vector */
-	test_gn(3, 96, 20, 24, 0);   /* fused, cpg 3 */
-	test_gn(1, 512, 64, 64, 0);  /* fused, VPT 16 x 512 (the largest fused group) */
-	test_gn(1, 64, 100, 100, 0); /* fused, VPT 8 x 320 with idle slots */
-	test_gn(1, 64, 200, 200, 0); /* split, 5 chunks, the last one partial */
-	test_gn(1, 256, 99, 99, 0);  /* split, 5 chunks, channels end mid-vector */
-	test_gn(1, 64, 99, 101, 0);  /* cnt % 8 != 0: scalar split, 2 chunks */
-	test_gn(1, 64, 33, 35, 0);   /* scalar split, 1 chunk */
-	test_gn(2, 128, 16, 16, 2);  /* unaligned: scalar split */
+	/* 2 SMs x 2 blocks: 4 blocks run at once, so the group-resident path takes groups of <= 4 chunks
+	 * (VPT 4: 8192 values each, VPT 8: 16384, VPT 16: 32768) and larger ones go to the split path */
+	emu_sm_count = 2;
+	emu_occupancy = 2;
+	emu_resident = 4;
+	test_gn(1, 128, 8, 8, 0);        /* fused, VPT 1 x 32 */
+	test_gn(2, 512, 16, 16, 0);      /* fused, VPT 1 x 512 */
+	test_gn(3, 96, 20, 24, 0);       /* fused, cpg 3 */
+	test_gn(1, 32, 64, 128, 0);      /* fused, VPT 2 x 512: the largest fused group (8192) */
+	test_gn(1, 256, 45, 45, 0, 2);   /* group-resident VPT 4, 2 chunks, channels end mid-vector */
+	test_gn(1, 128, 95, 96, 0, 2);   /* group-resident VPT 4, 4 chunks (the capacity), the last partial */
+	test_gn(2, 128, 64, 64, 0, 3);   /* group-resident, 64 groups x 2 chunks, 3 calls */
+	test_gn(1, 512, 64, 64, 0);      /* group-resident VPT 8, 4 chunks */
+	test_gn(1, 256, 99, 99, 0);      /* group-resident VPT 16, 3 chunks, channels end mid-vector */
+	test_gn(1, 64, 200, 200, 0);     /* group-resident VPT 16, 3 chunks, the last one partial */
+	test_gn(1, 32, 400, 400, 0);     /* over the capacity (5 chunks of VPT 16): split, 10 chunks */
+	test_gn(1, 64, 99, 101, 0);      /* cnt % 8 != 0: scalar split, 2 chunks */
+	test_gn(1, 64, 33, 35, 0);       /* scalar split, 1 chunk */
+	test_gn(2, 128, 16, 16, 2);      /* unaligned: scalar split */
 }
 #endif
 

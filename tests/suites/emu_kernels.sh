@@ -19,6 +19,22 @@ while read -r macro src; do
 import re, sys
 src = open(sys.argv[1]).read()
 src = re.sub(r'#include <cuda_(runtime|bf16|fp16)\.h>\n', '', src)
+# `__shared__ T a[N], b[M];` -> per-block arrays (blocks may run concurrently in the emulation)
+nshared = [0]
+def shared(m):
+    out = []
+    for d in split_top(m.group(2)):
+        dm = re.fullmatch(r'(\w+)\s*((?:\[[^\]]+\])+)', d)
+        if not dm:
+            sys.exit("emu: cannot rewrite __shared__ declaration: " + m.group(0))
+        dims = re.findall(r'\[([^\]]+)\]', dm.group(2))
+        nshared[0] += 1
+        inner = ''.join('[%s]' % x for x in dims[1:])
+        ptr = '(*%s)%s' % (dm.group(1), inner) if inner else '*' + dm.group(1)
+        out.append('%s %s = reinterpret_cast<%s %s>(emu_shared<%s>(%d, (size_t)(%s)));' % (
+            m.group(1), ptr, m.group(1), '(*)' + inner if inner else '*', m.group(1), nshared[0],
+            ' * '.join('(%s)' % x for x in dims)))
+    return ' '.join(out)
 def split_top(s):
     out, depth, cur = [], 0, ''
     for ch in s:
@@ -36,6 +52,7 @@ def launch(m):
 src, n = re.subn(r'([A-Za-z_]\w*(?:<\d+>)?)<<<(.*?)>>>\(', launch, src, flags=re.S)
 if n == 0:
     sys.exit("no kernel launch found in " + sys.argv[1])
+src = re.sub(r'__shared__\s+([A-Za-z_][\w ]*?)\s+([A-Za-z_]\w*\s*\[[^;]*);', shared, src)
 open(sys.argv[2], 'w').write(src)
 PY
 	if ! $CXX -std=c++17 -O1 -pthread -Wall -Wno-unused-function -Wno-unknown-pragmas -Iinclude -Itests/emu "-D$macro" \

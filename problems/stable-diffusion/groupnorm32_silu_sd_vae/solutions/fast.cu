@@ -5,27 +5,30 @@
  * before SiLU, as the oracle.
  *
  * In NCHW the C/32 channels of a group are contiguous: a group is one run of cnt = C/32*H*W values.
- * Two strategies, picked per shape:
- *  - fused (cnt <= GN_FUSED_MAX, e.g. C 512 at 64x64): one block per group holds the whole group in
- *    registers (16-byte vectors, VPT per thread), computes the mean, then the squared deviations from
- *    the registers (exact two-pass statistics, one read), and writes the outputs. One launch.
- *  - split (larger groups): the group is cut into chunks of GN_THREADS*GN_VPT*8 values. Kernel 1: one
- *    block per chunk holds its chunk in registers and writes the chunk's (mean, M2) to a workspace.
- *    Kernel 2: one block per chunk loads its chunk, merges the group's partials (Chan's formula:
- *    M2 = sum M2_i + n_i (mean_i - mean)^2; every block of the group merges the same partials in
- *    the same order, so all agree), and writes the outputs. Kernel 2 walks the chunks in reverse
- *    order, so the chunks kernel 1 read last - still in L2 - are read again first.
- * The split path reads x twice (3 passes of bytes against the 2 of the byte floor) where the second
- * read misses L2: about 2/3 of copy bandwidth on the largest shapes; see NOTES.md for the on-chip
- * (cluster / cooperative) version that would remove it.
+ * Three strategies, picked per shape:
+ *  - fused (cnt <= GN_FUSED_MAX = 8192): one block per group holds the whole group in registers
+ *    (16-byte vectors, VPT per thread, most threads first), computes the mean, then the squared
+ *    deviations from the registers (exact two-pass statistics, one read), and writes the outputs.
+ *  - group-resident (larger groups, v2): one launch, one block per chunk of GN_THREADS*VPT*8 values
+ *    held in registers; the blocks of a group publish chunk (mean, M2) partials, meet at a per-group
+ *    counter, merge (Chan) and write from registers: x is read once, every SM works. Needs a group's
+ *    chunks resident at once: used when nchunk <= occupancy x SMs (see gn_coop).
+ *  - split (groups too large for that, e.g. > ~8.6M values): the group is cut into chunks of
+ *    GN_THREADS*GN_VPT*8 values. Kernel 1: one block per chunk holds its chunk in registers and
+ *    writes the chunk's (mean, M2) to a workspace. Kernel 2: one block per chunk loads its chunk,
+ *    merges the group's partials (Chan's formula: M2 = sum M2_i + n_i (mean_i - mean)^2; every block
+ *    of the group merges the same partials in the same order, so all agree), and writes the outputs.
+ *    Kernel 2 walks the chunks in reverse order, so the chunks kernel 1 read last - still in L2 - are
+ *    read again first. It reads x twice (see NOTES.md).
  * Groups whose size is not a multiple of 8, and unaligned pointers, take scalar versions of the
  * split kernels. The workspace is a device buffer owned by this solution, grown when a call needs
  * more (in practice once, in the first call).
  *
- * Tuning knobs (-D): GN_THREADS / GN_VPT chunk shape of the split path, GN_FUSED_MAX largest group
- * (values) of the fused path, GN_ST_CS 1 = streaming stores.
+ * Tuning knobs (-D): GN_THREADS / GN_VPT chunk shape of the split path (GN_THREADS also the
+ * group-resident block), GN_FUSED_MAX largest group (values) of the fused path, GN_COOP 0 = no
+ * group-resident path, GN_COOP_VPT its smallest vectors per thread, GN_ST_CS 1 = streaming stores.
  */
-// solforge-tune: GN_THREADS=256,128,512 GN_VPT=8,4,16 GN_FUSED_MAX=65536,32768,16384 GN_ST_CS=0,1
+// solforge-tune: GN_COOP_VPT=4,2,8 GN_FUSED_MAX=8192,4096,65536 GN_COOP=1,0 GN_THREADS=256,512 GN_VPT=8,4,16 GN_ST_CS=0,1
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
@@ -38,7 +41,13 @@
 #define GN_VPT 8
 #endif
 #ifndef GN_FUSED_MAX
-#define GN_FUSED_MAX 65536
+#define GN_FUSED_MAX 8192
+#endif
+#ifndef GN_COOP
+#define GN_COOP 1 /* 0: no group-resident path (the two-kernel split path for every large group) */
+#endif
+#ifndef GN_COOP_VPT
+#define GN_COOP_VPT 4
 #endif
 #ifndef GN_ST_CS
 #define GN_ST_CS 0
@@ -309,6 +318,113 @@ __global__ void __launch_bounds__(GN_THREADS)
 	}
 }
 
+/* Group-resident path, one launch: the group's chunks run as concurrent blocks that meet at a
+ * per-group arrival counter. Block b (taken from a ticket counter in dispatch order, not blockIdx:
+ * a block holding ticket b implies tickets < b are running or done) loads chunk b into registers,
+ * publishes its (mean, M2), waits until all nchunk chunks of its group have published, merges them
+ * (the split path's gn_merge order) and writes the outputs from its registers: x is read once.
+ * Progress needs the nchunk blocks of a group resident together; with tickets only the group holding
+ * the newest ticket can be incomplete, so nchunk <= the resident capacity (occupancy x SMs, checked
+ * on the host) suffices. sync[0] is the ticket, sync[1 + g] group g's counter: arrivals count to
+ * nchunk, departures to 2 * nchunk, and the last to depart (or the last ticket) resets it to 0 for
+ * the next launch. */
+static __device__ __forceinline__ unsigned gn_ld_acquire(const unsigned *p)
+{
+	unsigned v;
+#ifdef __CUDA_ARCH__
+	asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+#else /* host-side emulation (tests/emu): blocks are threads */
+	v = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#ifdef SF_EMU_H
+	std::this_thread::yield();
+#endif
+#endif
+	return v;
+}
+
+/* gn_merge for partials written by other blocks of this launch: coherent (L2) loads, never the
+ * read-only path. */
+static __device__ __forceinline__ void gn_merge_cg(const float2 *ws, int64_t grp, int64_t cnt, int64_t nchunk,
+						   int64_t chunk, float eps, float *red1, float *red2, float *mean,
+						   float *rstd)
+{
+	const float2 *p = ws + grp * nchunk;
+	float s = 0.0f;
+	for (int64_t j = threadIdx.x; j < nchunk; j += blockDim.x) {
+		const int64_t n = cnt - j * chunk < chunk ? cnt - j * chunk : chunk;
+		s += (float)n * __ldcg(p + j).x;
+	}
+	const float m = gn_block_sum(s, red1) / (float)cnt;
+	float q = 0.0f;
+	for (int64_t j = threadIdx.x; j < nchunk; j += blockDim.x) {
+		const int64_t n = cnt - j * chunk < chunk ? cnt - j * chunk : chunk;
+		const float2 pj = __ldcg(p + j);
+		const float d = pj.x - m;
+		q += pj.y + (float)n * d * d;
+	}
+	*mean = m;
+	*rstd = rsqrtf(gn_block_sum(q, red2) / (float)cnt + eps);
+}
+
+template <int VPT>
+__global__ void __launch_bounds__(GN_THREADS)
+	gn_coop(const uint4 *__restrict__ x, const __half *__restrict__ gamma, const __half *__restrict__ beta,
+		float2 *ws, unsigned *sync, uint4 *__restrict__ y, int64_t cnt, int64_t nchunk, int64_t cpg, int64_t hw,
+		float eps)
+{
+	__shared__ float red1[32], red2[32], red3[32], red4[32];
+	__shared__ unsigned tk[1];
+	const int64_t chunk = (int64_t)GN_THREADS * VPT * 8;
+	if (threadIdx.x == 0) {
+		const unsigned t = atomicAdd(sync, 1u);
+		if (t == gridDim.x - 1)
+			atomicExch(sync, 0u); /* every ticket is taken */
+		tk[0] = t;
+	}
+	__syncthreads();
+	const int64_t b = tk[0], grp = b / nchunk, start = (b % nchunk) * chunk;
+	const int64_t len = cnt - start < chunk ? cnt - start : chunk;
+	const int64_t nv = len / 8, off = (grp * cnt + start) / 8;
+	const int64_t cbase = (grp % GN_GROUPS) * cpg;
+	uint4 v[VPT];
+#pragma unroll
+	for (int k = 0; k < VPT; k++) {
+		const int64_t i = threadIdx.x + (int64_t)k * GN_THREADS;
+		v[k] = i < nv ? gn_ld_stream(x + off + i) : make_uint4(0, 0, 0, 0);
+	}
+	float s = 0.0f;
+#pragma unroll
+	for (int k = 0; k < VPT; k++)
+		s += gn_sum8(v[k]);
+	const float cmean = gn_block_sum(s, red1) / (float)len;
+	float m2 = 0.0f;
+#pragma unroll
+	for (int k = 0; k < VPT; k++)
+		if (threadIdx.x + (int64_t)k * GN_THREADS < nv)
+			m2 += gn_dev8(v[k], cmean);
+	m2 = gn_block_sum(m2, red2);
+	unsigned *gc = sync + 1 + grp;
+	if (threadIdx.x == 0) {
+		ws[b] = make_float2(cmean, m2);
+		__threadfence(); /* the partial is visible before the arrival */
+		atomicAdd(gc, 1u);
+		while (gn_ld_acquire(gc) < (unsigned)nchunk)
+			;
+		__threadfence();
+	}
+	__syncthreads();
+	float mean, rstd;
+	gn_merge_cg(ws, grp, cnt, nchunk, chunk, eps, red3, red4, &mean, &rstd);
+	if (threadIdx.x == 0 && atomicAdd(gc, 1u) == 2u * (unsigned)nchunk - 1u)
+		atomicExch(gc, 0u); /* every block of the group has read the partials */
+#pragma unroll
+	for (int k = 0; k < VPT; k++) {
+		const int64_t i = threadIdx.x + (int64_t)k * GN_THREADS;
+		if (i < nv)
+			gn_st(y + off + i, gn_apply8(v[k], (unsigned)(start + i * 8), (unsigned)hw, gamma + cbase, beta + cbase, mean, rstd));
+	}
+}
+
 static int gn_is_f16(const sf_tensor *t)
 {
 	return t->dtype.code == SF_CODE_FLOAT && t->dtype.bits == 16 && t->dtype.lanes == 1;
@@ -323,7 +439,7 @@ static int gn_aligned(const void *p)
  * slots (ties: the first in the preference order). 0 when no block holds the group. */
 static int gn_pick_fused(int64_t nvec, int *threads)
 {
-	static const int cand[] = { 4, 8, 2, 16, 1 };
+	static const int cand[] = { 1, 2, 4, 8, 16 }; /* most threads first: the per-thread math is the latency */
 	int best = 0;
 	int64_t best_waste = INT64_MAX;
 	for (unsigned c = 0; c < sizeof cand / sizeof cand[0]; c++) {
@@ -341,9 +457,12 @@ static int gn_pick_fused(int64_t nvec, int *threads)
 	return best;
 }
 
-/* The workspace of the split path (float2 per chunk), grown on demand; owned by this solution. */
+/* The workspace (float2 per chunk) and the group-resident path's counters (1 + groups, zero between
+ * launches), grown on demand (in practice in the first call); owned by this solution. */
 static float2 *gn_ws;
 static int64_t gn_ws_cap;
+static unsigned *gn_sync;
+static int64_t gn_sync_cap;
 
 static int gn_workspace(int64_t n)
 {
@@ -358,6 +477,66 @@ static int gn_workspace(int64_t n)
 	if (cudaMalloc((void **)&gn_ws, (size_t)want * sizeof(float2)) != cudaSuccess)
 		return -1;
 	gn_ws_cap = want;
+	return 0;
+}
+
+static int gn_sync_area(int64_t groups)
+{
+	if (groups + 1 <= gn_sync_cap)
+		return 0;
+	int64_t want = groups + 1 < 4096 ? 4096 : groups + 1;
+	if (gn_sync) {
+		cudaFree(gn_sync);
+		gn_sync = NULL;
+		gn_sync_cap = 0;
+	}
+	if (cudaMalloc((void **)&gn_sync, (size_t)want * sizeof(unsigned)) != cudaSuccess)
+		return -1;
+	if (cudaMemset(gn_sync, 0, (size_t)want * sizeof(unsigned)) != cudaSuccess) /* once: stays 0 between launches */
+		return -1;
+	gn_sync_cap = want;
+	return 0;
+}
+
+/* Blocks of gn_coop<VPT> resident on the whole device at once (occupancy x SMs), read once per VPT
+ * (the device of the first call); 0 when unknown. */
+static int64_t gn_capacity(int vpt)
+{
+	static int64_t cap[5] = { -1, -1, -1, -1, -1 };
+	static int sms;
+	const int i = vpt == 2 ? 0 : vpt == 4 ? 1 : vpt == 8 ? 2 : vpt == 16 ? 3 : 4;
+	if (i == 4)
+		return 0;
+	if (cap[i] >= 0)
+		return cap[i];
+	if (!sms && cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess)
+		sms = 0;
+	int nb = 0;
+	cudaError_t e = cudaErrorInvalidConfiguration;
+	switch (vpt) {
+	case 2: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, gn_coop<2>, GN_THREADS, 0); break;
+	case 4: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, gn_coop<4>, GN_THREADS, 0); break;
+	case 8: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, gn_coop<8>, GN_THREADS, 0); break;
+	case 16: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, gn_coop<16>, GN_THREADS, 0); break;
+	}
+	cap[i] = e == cudaSuccess ? (int64_t)nb * sms : 0;
+	return cap[i];
+}
+
+/* The group-resident path's vectors per thread for a group of cnt values: the smallest of GN_COOP_VPT,
+ * 8, 16 (not below GN_COOP_VPT) whose chunk count fits the resident capacity; 0 when none does. */
+static int gn_pick_coop(int64_t cnt, int64_t *nchunk)
+{
+	static const int cand[] = { 2, 4, 8, 16 };
+	for (unsigned c = 0; c < sizeof cand / sizeof cand[0]; c++) {
+		if (cand[c] < GN_COOP_VPT)
+			continue;
+		const int64_t chunk = (int64_t)GN_THREADS * cand[c] * 8, n = (cnt + chunk - 1) / chunk;
+		if (n <= gn_capacity(cand[c])) {
+			*nchunk = n;
+			return cand[c];
+		}
+	}
 	return 0;
 }
 
@@ -392,6 +571,23 @@ SF_EXPORT int run(const sf_call *call)
 		case 4: gn_fused<4><<<g, threads, 0, s>>>(xv, gp, bp, yv, cnt / 8, cpg, HW, eps); break;
 		case 8: gn_fused<8><<<g, threads, 0, s>>>(xv, gp, bp, yv, cnt / 8, cpg, HW, eps); break;
 		case 16: gn_fused<16><<<g, threads, 0, s>>>(xv, gp, bp, yv, cnt / 8, cpg, HW, eps); break;
+		default: return SF_ERR_INTERNAL;
+		}
+		return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
+	}
+	int64_t cn = 0;
+	const int cvpt = vec && GN_COOP ? gn_pick_coop(cnt, &cn) : 0;
+	if (cvpt && groups * cn <= 2147483647) {
+		if (gn_workspace(groups * cn) || gn_sync_area(groups))
+			return SF_ERR_CUDA;
+		const uint4 *xv = (const uint4 *)x->data;
+		uint4 *yv = (uint4 *)y->data;
+		const unsigned g = (unsigned)(groups * cn);
+		switch (cvpt) {
+		case 2: gn_coop<2><<<g, GN_THREADS, 0, s>>>(xv, gp, bp, gn_ws, gn_sync, yv, cnt, cn, cpg, HW, eps); break;
+		case 4: gn_coop<4><<<g, GN_THREADS, 0, s>>>(xv, gp, bp, gn_ws, gn_sync, yv, cnt, cn, cpg, HW, eps); break;
+		case 8: gn_coop<8><<<g, GN_THREADS, 0, s>>>(xv, gp, bp, gn_ws, gn_sync, yv, cnt, cn, cpg, HW, eps); break;
+		case 16: gn_coop<16><<<g, GN_THREADS, 0, s>>>(xv, gp, bp, gn_ws, gn_sync, yv, cnt, cn, cpg, HW, eps); break;
 		default: return SF_ERR_INTERNAL;
 		}
 		return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;

@@ -7,13 +7,16 @@
  * COPY_UNROLL loads of its chunk before the first store (COPY_UNROLL * 16 bytes in flight per
  * thread); a block copies chunks of COPY_THREADS * COPY_UNROLL vectors, consecutive threads on
  * consecutive vectors; the grid is min(chunks, SMs * COPY_BPS) blocks striding over the chunks (the
- * SM count read from the device once). Any N: vectors past the end are guarded, and the last N mod 8
+ * SM count read from the device once), or with COPY_BPS 0 one block per chunk (a grid as large as
+ * the data, no loop). COPY_NC 0 uses plain ld.global.v4 (L1-allocating) instead of the non-coherent
+ * no-allocate path. Any N: vectors past the end are guarded, and the last N mod 8
  * elements are copied one by one by block 0. (copy_simple.cu is the first, plainer version.)
  *
- * Tuning knobs (-D): COPY_UNROLL, COPY_THREADS, COPY_BPS (blocks per SM), COPY_L2_256B (1 = prefetch
- * hint), COPY_ST_CS (1 = evict-first stores).
+ * Tuning knobs (-D): COPY_UNROLL, COPY_THREADS, COPY_BPS (blocks per SM; 0 = one block per chunk),
+ * COPY_NC (1 = ld.global.nc.L1::no_allocate), COPY_L2_256B (1 = prefetch hint), COPY_ST_CS (1 =
+ * evict-first stores). tools/gpu_mem2.sh times variants side by side at 32 MB - 4 GiB.
  */
-// solforge-tune: COPY_UNROLL=4,8,2 COPY_THREADS=512,256,1024 COPY_BPS=4,2,8 COPY_L2_256B=0,1 COPY_ST_CS=1,0
+// solforge-tune: COPY_UNROLL=4,8,2 COPY_THREADS=512,256,1024 COPY_BPS=4,2,8,0 COPY_NC=1,0 COPY_L2_256B=0,1 COPY_ST_CS=1,0
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include "solforge/solution.h"
@@ -27,6 +30,9 @@
 #ifndef COPY_BPS
 #define COPY_BPS 4
 #endif
+#ifndef COPY_NC
+#define COPY_NC 1
+#endif
 #ifndef COPY_L2_256B
 #define COPY_L2_256B 0
 #endif
@@ -39,6 +45,10 @@ static __device__ __forceinline__ uint4 copy_ld(const uint4 *p)
 	uint4 v;
 #ifndef __CUDA_ARCH__ /* host-side emulation of the kernel (tests/emu): a plain load */
 	v = *p;
+#elif !COPY_NC
+	asm("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+	    : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+	    : "l"(p));
 #elif COPY_L2_256B
 	asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
 	    : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
@@ -112,7 +122,7 @@ SF_EXPORT int run(const sf_call *call)
 	const uint16_t *x = (const uint16_t *)call->inputs[0].data;
 	uint16_t *y = (uint16_t *)call->outputs[0].data;
 	cudaStream_t s = (cudaStream_t)call->stream;
-	const int64_t cap = (int64_t)sms * COPY_BPS;
+	const int64_t cap = COPY_BPS > 0 ? (int64_t)sms * COPY_BPS : 2147483647; /* 0: one block per chunk */
 	if ((((uintptr_t)x | (uintptr_t)y) & 15u) != 0) {
 		int64_t blocks = (n + 255) / 256;
 		copy_scalar<<<(unsigned)(blocks < cap ? blocks : cap), 256, 0, s>>>(x, y, n);

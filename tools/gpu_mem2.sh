@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# gpu_mem2.sh - issue 7 version 2 on an H200, one call (~150 s): evaluates only what changed since
+# the first H200 run plus the memB problems that run did not reach, and times the calibration-copy
+# variants side by side.
+#   1. groupnorm32_silu_sd_vae fast.cu (group-resident one-launch path): 5 workloads (smallest,
+#      64x64, 128x128, 512x512, the largest) + 4 held-out shapes (partial chunks, channels ending
+#      mid-vector, cpg 3, the scalar path), --copy-ceiling
+#   2. tools/copy_bench.cu: 8 variants of tools/calibration/copy/solutions/copy.cu at 32, 256, 1024,
+#      4096 MiB, plus torch's copy_ at the same sizes (the reference the issue names)
+#   3. moe_router_softmax_topk, moe_grouped_topk_routing, nvfp4_quantize, causal_conv1d_silu: fast.cu
+#      on ALL workloads (correctness), --copy-ceiling
+# Every eval: --backend cuda --rounds 1 --budget-ms 200. A step that would start after BUDGET_S
+# (default 150) seconds is reported as not run. Prints one table last: problem, workload, status,
+# T_k, copy time, fraction of copy, TB/s; then the copy variants. Logs: $OUT/mem2_logs.tgz beside
+# $OUT/summary.txt (default OUT build/gpu-mem2). Exit 0 when every evaluated workload passed.
+# STEPS="gn copy memb" selects steps.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+out=${OUT:-build/gpu-mem2}
+logs=$out/mem2_logs
+mkdir -p "$logs"
+export SOLFORGE_CACHE=${SOLFORGE_CACHE:-$PWD/build/cache}
+export SOLFORGE_HOME=$PWD
+S=build/solforge
+budget=${BUDGET_S:-150}
+steps=${STEPS:-gn copy memb}
+t0=$(date +%s)
+status=0
+elapsed() { echo $(($(date +%s) - t0)); }
+has() { case " $steps " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+note() { echo "$*" >>"$logs/times.txt"; }
+: >"$logs/times.txt"
+
+if ! make -j"$(nproc)" >"$logs/build.log" 2>&1; then
+	tail -30 "$logs/build.log"
+	echo "gpu_mem2: build failed"
+	exit 1
+fi
+{
+	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv
+	nvcc --version | tail -1
+} >"$logs/env.txt" 2>&1
+NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+# the copy bench and the ptxas report build in the background while the solutions compile
+"$NVCC" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude tools/copy_bench.cu -o build/copy_bench \
+	>"$logs/copy_bench_build.log" 2>&1 &
+bench_pid=$!
+GN=problems/stable-diffusion/groupnorm32_silu_sd_vae
+MEMB="problems/qwen/moe_router_softmax_topk_e128_k8 problems/deepseek/moe_grouped_topk_routing_e256_g8_k8
+problems/qwen/nvfp4_quantize_h2048 problems/mamba/causal_conv1d_silu_d4_mamba2"
+for src in $GN/solutions/fast.cu tools/calibration/copy/solutions/copy.cu; do
+	echo "== $src"
+	"$NVCC" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Xptxas -v -c "$src" -o /dev/null 2>&1 |
+		grep -E 'Compiling entry|registers|spill' | paste - - -
+done >"$logs/ptxas.txt" 2>&1 &
+
+# problem copies with the selected workloads (GroupNorm: 5 of 11 + held-out shapes; memB: all)
+tmp=$(mktemp -d /tmp/mem2.XXXXXX)
+# shellcheck disable=SC2086 # MEMB is a list
+python3 - "$tmp" $GN $MEMB <<'PY'
+import json, os, shutil, sys
+tmp, problems = sys.argv[1], sys.argv[2:]
+pick = {"groupnorm32_silu_sd_vae": ["n1-c128-8x8", "n1-c512-64x64", "n2-c512-128x128", "n1-c256-512x512",
+                                    "n1-c256-1024x1024"]}
+heldout = {"groupnorm32_silu_sd_vae": [
+    {"batch_size": 1, "num_channels": 256, "height": 99, "width": 99},   # group-resident, 10 chunks, mid-vector channels
+    {"batch_size": 1, "num_channels": 320, "height": 96, "width": 96},   # group-resident, 12 chunks
+    {"batch_size": 3, "num_channels": 96, "height": 20, "width": 24},    # fused, cpg 3
+    {"batch_size": 1, "num_channels": 64, "height": 33, "width": 35},    # cnt % 8 != 0: scalar split
+]}
+for p in problems:
+    name = os.path.basename(p.rstrip("/"))
+    dst = os.path.join(tmp, name)
+    shutil.copytree(p, dst)
+    rows = [json.loads(l) for l in open(os.path.join(p, "workload.jsonl")) if l.strip()]
+    keep = [r for r in rows if name not in pick or r["uuid"].replace(name + "-", "") in pick[name]]
+    for ax in heldout.get(name, []):
+        w = dict(rows[0])
+        w["axes"] = ax
+        w["uuid"] = name + "-heldout-" + "-".join(str(v) for v in ax.values())
+        w["solforge"] = {"note": "held-out shape (tools/gpu_mem2.sh)"}
+        keep.append(w)
+    with open(os.path.join(dst, "workload.jsonl"), "w") as f:
+        for r in keep:
+            f.write(json.dumps(r) + "\n")
+PY
+C=tools/calibration/copy
+for p in $GN $MEMB; do echo "$tmp/$(basename "$p") $p/solutions/fast.cu"; done |
+	{ cat; echo "$C $C/solutions/copy.cu"; } |
+	xargs -P "$(nproc)" -L 1 sh -c "$S eval \$0 \$1 --backend cuda --prepare-only >>$logs/prepare.log 2>&1" || true
+note "build+compile: $(elapsed) s"
+
+ev() { # ev PROBLEM: fast.cu on the selected workloads of PROBLEM's copy in $tmp
+	local p=$1 name
+	name=$(basename "$p")
+	if [ "$(elapsed)" -ge "$budget" ]; then
+		note "$name: not run (elapsed $(elapsed) s >= BUDGET_S $budget)"
+		return
+	fi
+	timeout 120 $S eval "$tmp/$name" "$p/solutions/fast.cu" --backend cuda --copy-ceiling --rounds 1 --budget-ms 200 \
+		-o "$logs/$name.jsonl" >"$logs/$name.txt" 2>&1
+	local rc=$?
+	[ $rc = 0 ] || status=1
+	note "$name: rc=$rc, $(grep -c '"PASSED"' "$logs/$name.jsonl" 2>/dev/null) passed, $(grep -vc '"PASSED"' "$logs/$name.jsonl" 2>/dev/null) not ($(elapsed) s)"
+}
+
+has gn && ev $GN
+if has copy; then
+	wait "$bench_pid"
+	if [ -x build/copy_bench ]; then
+		timeout 60 build/copy_bench 32 256 1024 4096 >"$logs/copy_bench.txt" 2>&1
+		note "copy_bench: rc=$? ($(elapsed) s)"
+	else
+		note "copy_bench: build failed (see copy_bench_build.log)"
+	fi
+	timeout 40 python3 - >"$logs/torch_copy.txt" 2>&1 <<'PY'
+import torch
+for mib in (32, 256, 1024, 4096):
+    n = mib * 1048576 // 2
+    x = torch.randn(n, device="cuda", dtype=torch.float16); y = torch.empty_like(x)
+    for _ in range(5): y.copy_(x)
+    a = torch.cuda.Event(enable_timing=True); b = torch.cuda.Event(enable_timing=True); ts = []
+    for _ in range(20):
+        a.record(); y.copy_(x); b.record(); b.synchronize(); ts.append(a.elapsed_time(b))
+    ts.sort(); us = ts[len(ts) // 2] * 1e3
+    print("%-30s %9d %11.2f %7.3f" % ("torch copy_", mib, us, 2 * n * 2 / us * 1e-6))
+    del x, y
+PY
+	note "torch copy: rc=$? ($(elapsed) s)"
+fi
+if has memb; then
+	for p in $MEMB; do ev "$p"; done
+fi
+wait
+rm -rf "$tmp"
+
+python3 - "$logs" >"$out/table.txt" 2>&1 <<'PY'
+import glob, json, os, sys
+logs = sys.argv[1]
+print("%-34s %-34s %-8s %9s %9s %6s %6s" % ("problem", "workload", "status", "T_k us", "copy us", "frac", "TB/s"))
+bad = n = 0
+for f in sorted(glob.glob(os.path.join(logs, "*.jsonl"))):
+    for l in open(f):
+        try:
+            t = json.loads(l)
+        except ValueError:
+            continue
+        e = t["evaluation"]; s = e.get("solforge", {}); tk = e.get("performance", {}).get("latency_ms")
+        c, b, fr = s.get("copy_ms"), s.get("bytes"), s.get("bw_fraction_of_copy")
+        n += 1; bad += e["status"] != "PASSED"
+        print("%-34.34s %-34.34s %-8.8s %9s %9s %6s %6s" % (t["definition"], t["workload"]["uuid"].replace(t["definition"] + "-", ""),
+              e["status"], "-" if not tk else "%.2f" % (tk * 1e3), "-" if not c else "%.2f" % (c * 1e3),
+              "-" if fr is None else "%.3f" % fr, "-" if not (b and tk) else "%.2f" % (b / tk / 1e9)))
+print("workloads: %d evaluated, %d not PASSED" % (n, bad))
+for name in ("copy_bench.txt", "torch_copy.txt"):
+    p = os.path.join(logs, name)
+    if os.path.exists(p):
+        print("\n== " + name); print(open(p).read().rstrip())
+PY
+{
+	echo "gpu_mem2 ($(elapsed) s):"
+	cat "$logs/times.txt"
+} >"$out/summary.txt"
+cat "$out/table.txt" >>"$out/summary.txt"
+tar -C "$out" -czf "$out/mem2_logs.tgz" mem2_logs && rm -rf "$logs"
+cat "$out/summary.txt"
+exit $status
