@@ -13,7 +13,9 @@
 # (default 150) seconds is reported as not run. Prints one table last: problem, workload, status,
 # T_k, copy time, fraction of copy, TB/s; then the copy variants. Logs: $OUT/mem2_logs.tgz beside
 # $OUT/summary.txt (default OUT build/gpu-mem2). Exit 0 when every evaluated workload passed.
-# STEPS="gn copy memb" selects steps.
+#   4. fused_add_rmsnorm and rope_llama31 (small-T changes): 5 workloads each, v2 then v1 (the knob
+#      that restores the first run's version: RMS_SMALL_T=0, RP_SINCOS_F64=0) side by side
+# STEPS="gn copy memb small" selects steps.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 out=${OUT:-build/gpu-mem2}
@@ -23,7 +25,7 @@ export SOLFORGE_CACHE=${SOLFORGE_CACHE:-$PWD/build/cache}
 export SOLFORGE_HOME=$PWD
 S=build/solforge
 budget=${BUDGET_S:-150}
-steps=${STEPS:-gn copy memb}
+steps=${STEPS:-gn copy memb small}
 t0=$(date +%s)
 status=0
 elapsed() { echo $(($(date +%s) - t0)); }
@@ -46,6 +48,8 @@ NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 	>"$logs/copy_bench_build.log" 2>&1 &
 bench_pid=$!
 GN=problems/stable-diffusion/groupnorm32_silu_sd_vae
+FA=problems/llama/fused_add_rmsnorm_h4096
+RP=problems/llama/rope_llama31_h32_kv8_d128
 MEMB="problems/qwen/moe_router_softmax_topk_e128_k8 problems/deepseek/moe_grouped_topk_routing_e256_g8_k8
 problems/qwen/nvfp4_quantize_h2048 problems/mamba/causal_conv1d_silu_d4_mamba2"
 for src in $GN/solutions/fast.cu tools/calibration/copy/solutions/copy.cu; do
@@ -57,15 +61,16 @@ done >"$logs/ptxas.txt" 2>&1 &
 # problem copies with the selected workloads (GroupNorm: 5 of 11 + held-out shapes; memB: all)
 tmp=$(mktemp -d /tmp/mem2.XXXXXX)
 # shellcheck disable=SC2086 # MEMB is a list
-python3 - "$tmp" $GN $MEMB <<'PY'
+python3 - "$tmp" $GN $FA $RP $MEMB <<'PY'
 import json, os, shutil, sys
 tmp, problems = sys.argv[1], sys.argv[2:]
 pick = {"groupnorm32_silu_sd_vae": ["n1-c128-8x8", "n1-c512-64x64", "n2-c512-128x128", "n1-c256-512x512",
-                                    "n1-c256-1024x1024"]}
+                                    "n1-c256-1024x1024"],
+        "fused_add_rmsnorm_h4096": ["t1", "t16", "t64", "t256", "t65536"],
+        "rope_llama31_h32_kv8_d128": ["t1", "t8", "t32", "t128", "t16384"]}
 heldout = {"groupnorm32_silu_sd_vae": [
     {"batch_size": 1, "num_channels": 256, "height": 99, "width": 99},   # group-resident, 10 chunks, mid-vector channels
     {"batch_size": 1, "num_channels": 320, "height": 96, "width": 96},   # group-resident, 12 chunks
-    {"batch_size": 3, "num_channels": 96, "height": 20, "width": 24},    # fused, cpg 3
     {"batch_size": 1, "num_channels": 64, "height": 33, "width": 35},    # cnt % 8 != 0: scalar split
 ]}
 for p in problems:
@@ -84,20 +89,23 @@ for p in problems:
         for r in keep:
             f.write(json.dumps(r) + "\n")
 PY
+# the first run's versions of the two small-T changes, for a side-by-side (v1 = the knob that restores it)
+printf '#define RMS_SMALL_T 0\n' | cat - $FA/solutions/fast.cu >"$tmp/fa_v1.cu"
+printf '#define RP_SINCOS_F64 0\n' | cat - $RP/solutions/fast.cu >"$tmp/rp_v1.cu"
 C=tools/calibration/copy
-for p in $GN $MEMB; do echo "$tmp/$(basename "$p") $p/solutions/fast.cu"; done |
-	{ cat; echo "$C $C/solutions/copy.cu"; } |
+for p in $GN $FA $RP $MEMB; do echo "$tmp/$(basename "$p") $p/solutions/fast.cu"; done |
+	{ cat; echo "$tmp/$(basename $FA) $tmp/fa_v1.cu"; echo "$tmp/$(basename $RP) $tmp/rp_v1.cu"; echo "$C $C/solutions/copy.cu"; } |
 	xargs -P "$(nproc)" -L 1 sh -c "$S eval \$0 \$1 --backend cuda --prepare-only >>$logs/prepare.log 2>&1" || true
 note "build+compile: $(elapsed) s"
 
-ev() { # ev PROBLEM: fast.cu on the selected workloads of PROBLEM's copy in $tmp
-	local p=$1 name
-	name=$(basename "$p")
+ev() { # ev PROBLEM [SOURCE TAG]: fast.cu (or SOURCE) on the selected workloads of PROBLEM's copy in $tmp
+	local p=$1 name src=${2:-$1/solutions/fast.cu} tag=${3:-}
+	name=$(basename "$p")$tag
 	if [ "$(elapsed)" -ge "$budget" ]; then
 		note "$name: not run (elapsed $(elapsed) s >= BUDGET_S $budget)"
 		return
 	fi
-	timeout 120 $S eval "$tmp/$name" "$p/solutions/fast.cu" --backend cuda --copy-ceiling --rounds 1 --budget-ms 200 \
+	timeout 120 $S eval "$tmp/$(basename "$p")" "$src" --backend cuda --copy-ceiling --rounds 1 --budget-ms 200 \
 		-o "$logs/$name.jsonl" >"$logs/$name.txt" 2>&1
 	local rc=$?
 	[ $rc = 0 ] || status=1
@@ -131,6 +139,12 @@ fi
 if has memb; then
 	for p in $MEMB; do ev "$p"; done
 fi
+if has small; then
+	ev $FA
+	ev $RP
+	ev $FA "$tmp/fa_v1.cu" _v1
+	ev $RP "$tmp/rp_v1.cu" _v1
+fi
 wait
 rm -rf "$tmp"
 
@@ -148,7 +162,7 @@ for f in sorted(glob.glob(os.path.join(logs, "*.jsonl"))):
         e = t["evaluation"]; s = e.get("solforge", {}); tk = e.get("performance", {}).get("latency_ms")
         c, b, fr = s.get("copy_ms"), s.get("bytes"), s.get("bw_fraction_of_copy")
         n += 1; bad += e["status"] != "PASSED"
-        print("%-34.34s %-34.34s %-8.8s %9s %9s %6s %6s" % (t["definition"], t["workload"]["uuid"].replace(t["definition"] + "-", ""),
+        print("%-34.34s %-34.34s %-8.8s %9s %9s %6s %6s" % (os.path.basename(f)[:-6], t["workload"]["uuid"].replace(t["definition"] + "-", ""),
               e["status"], "-" if not tk else "%.2f" % (tk * 1e3), "-" if not c else "%.2f" % (c * 1e3),
               "-" if fr is None else "%.3f" % fr, "-" if not (b and tk) else "%.2f" % (b / tk / 1e9)))
 print("workloads: %d evaluated, %d not PASSED" % (n, bad))

@@ -257,11 +257,13 @@ static void test_rows(int64_t T, int64_t H, size_t shift)
 static void tests()
 {
 	for (int64_t T : { 1, 5 })
-		test_rows(T, 4096, 0);
+		test_rows(T, 4096, 0); /* few rows: VPT 1 x 512 */
 	test_rows(2, 5376, 0);
 	test_rows(2, 40, 0);
 	test_rows(2, 36, 0);
 	test_rows(2, 4096, 2);
+	test_rows(3, 1024, 0);   /* few rows: VPT 1 x 128 */
+	test_rows(300, 1024, 0); /* more than RMS_SMALL_T rows: VPT 4 x 32 */
 }
 #endif
 

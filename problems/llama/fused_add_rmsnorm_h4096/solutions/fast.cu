@@ -9,14 +9,16 @@
  * the weight slice loaded alongside); the rounded sums are stored to residual_out at once and kept
  * in registers; warp-shuffle + shared-memory sum of squares, then the outputs from the registers
  * with 16-byte stores. VPT and the block size are chosen per row width so that no
- * slot is wasted (4096: 4 vectors x 128 threads). Rows whose width is not a multiple of 8, pointers
+ * slot is wasted (4096: 4 vectors x 128 threads; up to RMS_SMALL_T rows: 1 vector x 512 threads, so
+ * the per-thread math chain that sets the latency of a small batch is 4x shorter). Rows whose width is not a multiple of 8, pointers
  * that are not 16-byte aligned and rows wider than 512 * 8 vectors take a scalar two-read fallback.
  * Any batch size (0 .. 2^31 - 1 rows).
  *
  * Tuning knobs (-D): RMS_VPT_PREF preferred vectors per thread when several fit equally well,
+ * RMS_SMALL_T most rows that take the most threads per row,
  * RMS_ST_CS 1 = streaming (evict-first) stores.
  */
-// solforge-tune: RMS_VPT_PREF=4,2,8 RMS_ST_CS=0,1
+// solforge-tune: RMS_VPT_PREF=4,2,8 RMS_SMALL_T=256,0,64,1024 RMS_ST_CS=0,1
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <stdint.h>
@@ -24,6 +26,9 @@
 
 #ifndef RMS_VPT_PREF
 #define RMS_VPT_PREF 4
+#endif
+#ifndef RMS_SMALL_T
+#define RMS_SMALL_T 256 /* batches up to this many rows take the most threads per row (rms_pick) */
 #endif
 #ifndef RMS_ST_CS
 #define RMS_ST_CS 0
@@ -199,13 +204,16 @@ static int rms_aligned(const void *p)
 }
 
 /* Picks vectors per thread and the block size for a row of nvec vectors: the fewest idle slots,
- * ties to the preferred VPT. Returns 0 when no block of <= RMS_MAX_THREADS threads holds the row. */
-static int rms_pick(int nvec, int *threads)
+ * ties to the preferred VPT, or with `wide` (few rows: the grid does not fill the GPU and each
+ * block's serial per-thread math is the latency) to the fewest vectors per thread, i.e. the most
+ * threads. Returns 0 when no block of <= RMS_MAX_THREADS threads holds the row. */
+static int rms_pick(int nvec, int wide, int *threads)
 {
 	static const int cand[] = { RMS_VPT_PREF, 4, 3, 6, 2, 8, 1 };
+	static const int cand_wide[] = { 1, 2, 3, 4, 6, 8, 1 };
 	int best = 0, best_waste = 1 << 30;
 	for (unsigned c = 0; c < sizeof cand / sizeof cand[0]; c++) {
-		const int v = cand[c];
+		const int v = wide ? cand_wide[c] : cand[c];
 		int t = (nvec + v - 1) / v;
 		t = (t + 31) / 32 * 32;
 		if (t > RMS_MAX_THREADS)
@@ -240,7 +248,7 @@ SF_EXPORT int run(const sf_call *call)
 	int threads = 0, vpt = 0;
 	if (H % 8 == 0 && H / 8 <= 8 * RMS_MAX_THREADS && rms_aligned(x->data) && rms_aligned(r->data) &&
 	    rms_aligned(w->data) && rms_aligned(y->data) && rms_aligned(ro->data))
-		vpt = rms_pick((int)(H / 8), &threads);
+		vpt = rms_pick((int)(H / 8), T <= RMS_SMALL_T, &threads);
 	const uint4 *xv = (const uint4 *)x->data, *rv = (const uint4 *)r->data, *wv = (const uint4 *)w->data;
 	uint4 *yv = (uint4 *)y->data, *rov = (uint4 *)ro->data;
 	const int nvec = (int)(H / 8);

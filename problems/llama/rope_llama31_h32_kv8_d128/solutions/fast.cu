@@ -6,14 +6,16 @@
  * pow, rounded once to float32), once per head_dim (cached), and passed by value as a kernel
  * parameter: no per-thread pow, no extra copy. One CTA per token: threads t < D/2 compute
  * angle = rn(float(pos) * inv_freq[t]) (one IEEE float32 multiply, bit-identical to the oracle) and
- * its cos / sin with precise sincosf (~1 ulp; the atol is 1e-4) into shared memory, once per token
+ * its cos / sin (v2: double sincos rounded to float, RP_SINCOS_F64: no Payne-Hanek slow path for
+ * the angles > 105615 rad that made precise sincosf ~1 us slower at small T; v1: precise sincosf,
+ * ~1 ulp; the atol is 1e-4) into shared memory, once per token
  * for all Hq + Hk heads. Each work item is (head, j): the 8 elements 8j.. and their 8 partners
  * D/2 + 8j.., two 16-byte loads (issued before the sincos stage) and two 16-byte stores; the rotation
  * x1*c - x2*s, x2*c + x1*s is float32, one rounding to bf16.
  * Vector path: (D/2) % 8 == 0 and q, k, q_out, k_out 16-byte aligned; else a scalar kernel, one pair
  * per thread. Correct for any T (0 included) and any head counts; D even, D <= 256.
  */
-// solforge-tune: THREADS_CAP=256,512,1024
+// solforge-tune: THREADS_CAP=256,512,1024 RP_SINCOS_F64=1,0
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <stdint.h>
@@ -22,6 +24,10 @@
 
 #ifndef THREADS_CAP
 #define THREADS_CAP 1024
+#endif
+
+#ifndef RP_SINCOS_F64
+#define RP_SINCOS_F64 1 /* 1: cos / sin in double (see rp_vec_kernel), 0: precise sincosf */
 #endif
 
 #define RP_MAX_HALF 128
@@ -97,10 +103,19 @@ static __global__ void rp_vec_kernel(const uint4 *__restrict__ q, const uint4 *_
 		b = __ldcs(src + off + hv);
 	}
 	for (int i = threadIdx.x; i < half; i += blockDim.x) {
+#if RP_SINCOS_F64
+		/* double sincos of the (exact) float32 angle: no Payne-Hanek slow path below 2^31 rad,
+		 * and within a rounding of the oracle's float64 cos / sin */
+		double s, c;
+		sincos((double)rp_angle(pos, t, tab.f[i]), &s, &c);
+		cs[i] = (float)c;
+		sn[i] = (float)s;
+#else
 		float s, c;
 		sincosf(rp_angle(pos, t, tab.f[i]), &s, &c);
 		cs[i] = c;
 		sn[i] = s;
+#endif
 	}
 	__syncthreads();
 	for (; w < nwork; w += blockDim.x) {
