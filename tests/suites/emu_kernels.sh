@@ -13,8 +13,8 @@ trap 'rm -rf "$TMP"' EXIT
 CXX=${CXX:-g++}
 P=0
 F=0
-while read -r macro src; do
-	name=$(echo "$src" | tr '/' '_')
+while read -r macro src extra; do # extra: -D flags of a tuning variant (optional)
+	name=$(echo "$src$extra" | tr '/ =' '___')
 	python3 - "$src" "$TMP/$name.cpp" <<'PY'
 import re, sys
 src = open(sys.argv[1]).read()
@@ -55,15 +55,16 @@ if n == 0:
 src = re.sub(r'__shared__\s+([A-Za-z_][\w ]*?)\s+([A-Za-z_]\w*\s*\[[^;]*);', shared, src)
 open(sys.argv[2], 'w').write(src)
 PY
+	# shellcheck disable=SC2086 # extra: a list of -D flags
 	if ! $CXX -std=c++17 -O1 -pthread -Wall -Wno-unused-function -Wno-unknown-pragmas -Iinclude -Itests/emu "-D$macro" \
-		"-DEMU_SOLUTION=\"$TMP/$name.cpp\"" tests/emu/emu_test.cpp -o "$TMP/$name" >"$TMP/$name.log" 2>&1; then
+		"-DEMU_SOLUTION=\"$TMP/$name.cpp\"" $extra tests/emu/emu_test.cpp -o "$TMP/$name" >"$TMP/$name.log" 2>&1; then
 		echo "FAIL build $src"
 		sed 's/^/    /' "$TMP/$name.log" | head -20
 		F=$((F + 1))
 		continue
 	fi
 	"$TMP/$name" >"$TMP/$name.out" 2>&1
-	sed -E "s#^(ok|FAIL) #\1 $src: #" "$TMP/$name.out" | grep -v " passed, "
+	sed -E "s#^(ok|FAIL) #\1 $src${extra:+ $extra}: #" "$TMP/$name.out" | grep -v " passed, "
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$TMP/$name.out" | tail -1)
 	if [ -z "$line" ]; then
 		echo "FAIL $src: no result (crashed?)"
@@ -81,6 +82,8 @@ EMU_QK problems/qwen/qk_rmsnorm_h32_kv4_d128/solutions/fast.cu
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu
 EMU_FLUX problems/flux/flux_adaln_layernorm_modulate_h3072/solutions/fast.cu
 EMU_COPY tools/calibration/copy/solutions/copy.cu
+EMU_COPY tools/calibration/copy/solutions/copy.cu -DCOPY_BLOCKED=1
+EMU_COPY tools/calibration/copy/solutions/copy.cu -DCOPY_BPS=0 -DCOPY_UNROLL=2
 LIST
 echo "$P passed, $F failed"
 [ "$F" = 0 ]

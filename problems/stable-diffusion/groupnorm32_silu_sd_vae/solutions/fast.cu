@@ -49,6 +49,9 @@
 #ifndef GN_COOP_VPT
 #define GN_COOP_VPT 4
 #endif
+#ifndef GN_SPIN_NS
+#define GN_SPIN_NS 64 /* pause between polls of a group's counter */
+#endif
 #ifndef GN_ST_CS
 #define GN_ST_CS 0
 #endif
@@ -342,6 +345,13 @@ static __device__ __forceinline__ unsigned gn_ld_acquire(const unsigned *p)
 	return v;
 }
 
+static __device__ __forceinline__ void gn_backoff(void)
+{
+#ifdef __CUDA_ARCH__
+	__nanosleep(GN_SPIN_NS);
+#endif
+}
+
 /* gn_merge for partials written by other blocks of this launch: coherent (L2) loads, never the
  * read-only path. */
 static __device__ __forceinline__ void gn_merge_cg(const float2 *ws, int64_t grp, int64_t cnt, int64_t nchunk,
@@ -409,7 +419,7 @@ __global__ void __launch_bounds__(GN_THREADS)
 		__threadfence(); /* the partial is visible before the arrival */
 		atomicAdd(gc, 1u);
 		while (gn_ld_acquire(gc) < (unsigned)nchunk)
-			;
+			gn_backoff(); /* fewer polls of L2 while the group's other chunks load */
 		__threadfence();
 	}
 	__syncthreads();

@@ -8,15 +8,16 @@
  * thread); a block copies chunks of COPY_THREADS * COPY_UNROLL vectors, consecutive threads on
  * consecutive vectors; the grid is min(chunks, SMs * COPY_BPS) blocks striding over the chunks (the
  * SM count read from the device once), or with COPY_BPS 0 one block per chunk (a grid as large as
- * the data, no loop). COPY_NC 0 uses plain ld.global.v4 (L1-allocating) instead of the non-coherent
+ * the data, no loop); COPY_BLOCKED 1 gives each block one contiguous run of chunks instead of the
+ * grid stride (longer sequential DRAM streams per SM). COPY_NC 0 uses plain ld.global.v4 (L1-allocating) instead of the non-coherent
  * no-allocate path. Any N: vectors past the end are guarded, and the last N mod 8
  * elements are copied one by one by block 0. (copy_simple.cu is the first, plainer version.)
  *
  * Tuning knobs (-D): COPY_UNROLL, COPY_THREADS, COPY_BPS (blocks per SM; 0 = one block per chunk),
- * COPY_NC (1 = ld.global.nc.L1::no_allocate), COPY_L2_256B (1 = prefetch hint), COPY_ST_CS (1 =
+ * COPY_BLOCKED (1 = contiguous run per block), COPY_NC (1 = ld.global.nc.L1::no_allocate), COPY_L2_256B (1 = prefetch hint), COPY_ST_CS (1 =
  * evict-first stores). tools/gpu_mem2.sh times variants side by side at 32 MB - 4 GiB.
  */
-// solforge-tune: COPY_UNROLL=4,8,2 COPY_THREADS=512,256,1024 COPY_BPS=4,2,8,0 COPY_NC=1,0 COPY_L2_256B=0,1 COPY_ST_CS=1,0
+// solforge-tune: COPY_UNROLL=4,8,2 COPY_THREADS=512,256,1024 COPY_BPS=4,2,8,0 COPY_BLOCKED=0,1 COPY_NC=1,0 COPY_L2_256B=0,1 COPY_ST_CS=1,0
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include "solforge/solution.h"
@@ -29,6 +30,9 @@
 #endif
 #ifndef COPY_BPS
 #define COPY_BPS 4
+#endif
+#ifndef COPY_BLOCKED
+#define COPY_BLOCKED 0
 #endif
 #ifndef COPY_NC
 #define COPY_NC 1
@@ -76,7 +80,14 @@ __global__ void __launch_bounds__(COPY_THREADS)
 		    uint16_t *__restrict__ yt, int tail)
 {
 	const int64_t chunk = (int64_t)COPY_THREADS * COPY_UNROLL;
+#if COPY_BLOCKED /* block b: the contiguous chunks [b * per, (b + 1) * per) */
+	const int64_t nch = (n16 + chunk - 1) / chunk, per = (nch + gridDim.x - 1) / gridDim.x;
+	const int64_t first = (int64_t)blockIdx.x * per * chunk;
+	const int64_t last = first + per * chunk < n16 ? first + per * chunk : n16;
+	for (int64_t base = first; base < last; base += chunk) {
+#else /* grid-stride over the chunks */
 	for (int64_t base = (int64_t)blockIdx.x * chunk; base < n16; base += (int64_t)gridDim.x * chunk) {
+#endif
 		const int64_t i0 = base + threadIdx.x;
 		uint4 v[COPY_UNROLL];
 		if (base + chunk <= n16) { /* full chunk: no guards */
