@@ -3,19 +3,19 @@
 # the first H200 run plus the memB problems that run did not reach, and times the calibration-copy
 # variants side by side.
 #   1. groupnorm32_silu_sd_vae fast.cu (group-resident one-launch path): 5 workloads (smallest,
-#      64x64, 128x128, 512x512, the largest) + 4 held-out shapes (partial chunks, channels ending
-#      mid-vector, cpg 3, the scalar path), --copy-ceiling
-#   2. tools/copy_bench.cu: 8 variants of tools/calibration/copy/solutions/copy.cu at 32, 256, 1024,
-#      4096 MiB, plus torch's copy_ at the same sizes (the reference the issue names)
+#      64x64, 128x128, 512x512, the largest) + 3 held-out shapes (partial chunks, channels ending
+#      mid-vector, the scalar path)
+#   2. tools/copy_bench.cu: 10 variants of tools/calibration/copy/solutions/copy.cu and
+#      cudaMemcpyAsync at 32, 256, 1024, 4096 MiB, plus torch's copy_ at the same sizes
 #   3. moe_router_softmax_topk, moe_grouped_topk_routing, nvfp4_quantize, causal_conv1d_silu: fast.cu
-#      on ALL workloads (correctness), --copy-ceiling
-# Every eval: --backend cuda --rounds 1 --budget-ms 200. A step that would start after BUDGET_S
-# (default 150) seconds is reported as not run. Prints one table last: problem, workload, status,
-# T_k, copy time, fraction of copy, TB/s; then the copy variants. Logs: $OUT/mem2_logs.tgz beside
-# $OUT/summary.txt (default OUT build/gpu-mem2). Exit 0 when every evaluated workload passed.
+#      on ALL workloads (correctness; not reached by the first run)
 #   4. fused_add_rmsnorm and rope_llama31 (small-T changes): 5 workloads each, v2 then v1 (the knob
 #      that restores the first run's version: RMS_SMALL_T=0, RP_SINCOS_F64=0) side by side
-# STEPS="gn copy memb small" selects steps.
+# Every eval: --backend cuda --copy-ceiling --rounds 1 --budget-ms 200 (62 workloads). A step that
+# would start after BUDGET_S (default 150) seconds is reported as not run. Prints the copy variants,
+# then one table last: problem, workload, status, T_k, copy time, fraction of copy, TB/s. Logs:
+# $OUT/mem2_logs.tgz beside $OUT/summary.txt (default OUT build/gpu-mem2). Exit 0 when every
+# evaluated workload passed. STEPS="gn copy memb small" selects steps.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 out=${OUT:-build/gpu-mem2}
@@ -151,6 +151,10 @@ rm -rf "$tmp"
 python3 - "$logs" >"$out/table.txt" 2>&1 <<'PY'
 import glob, json, os, sys
 logs = sys.argv[1]
+for name in ("copy_bench.txt", "torch_copy.txt"):
+    p = os.path.join(logs, name)
+    if os.path.exists(p):
+        print("== " + name); print(open(p).read().rstrip()); print()
 print("%-34s %-34s %-8s %9s %9s %6s %6s" % ("problem", "workload", "status", "T_k us", "copy us", "frac", "TB/s"))
 bad = n = 0
 for f in sorted(glob.glob(os.path.join(logs, "*.jsonl"))):
@@ -166,10 +170,6 @@ for f in sorted(glob.glob(os.path.join(logs, "*.jsonl"))):
               e["status"], "-" if not tk else "%.2f" % (tk * 1e3), "-" if not c else "%.2f" % (c * 1e3),
               "-" if fr is None else "%.3f" % fr, "-" if not (b and tk) else "%.2f" % (b / tk / 1e9)))
 print("workloads: %d evaluated, %d not PASSED" % (n, bad))
-for name in ("copy_bench.txt", "torch_copy.txt"):
-    p = os.path.join(logs, name)
-    if os.path.exists(p):
-        print("\n== " + name); print(open(p).read().rstrip())
 PY
 {
 	echo "gpu_mem2 ($(elapsed) s):"
