@@ -10,9 +10,10 @@
 #   3. moe_router_softmax_topk, moe_grouped_topk_routing, nvfp4_quantize, causal_conv1d_silu: fast.cu
 #      on ALL workloads (correctness; not reached by the first run)
 #   4. fused_add_rmsnorm and rope_llama31 (small-T changes): 5 workloads each, v2 then v1 (the knob
-#      that restores the first run's version: RMS_SMALL_T=0, RP_SINCOS_F64=0) side by side
-# Every eval: --backend cuda --copy-ceiling --rounds 1 --budget-ms 200 (62 workloads). A step that
-# would start after BUDGET_S (default 150) seconds is reported as not run. Prints the copy variants,
+#      that restores the first run's version: RMS_SMALL_T=0, RP_SINCOS_F64=0) side by side; then
+#      groupnorm's two c512 workloads again with GN_COOP_VPT=2 (twice the blocks, half the chunk)
+# Every eval: --backend cuda --copy-ceiling --rounds 1 --budget-ms 200 (64 workloads). A step that
+# would start after BUDGET_S (default 135) seconds is reported as not run. Prints the copy variants,
 # then one table last: problem, workload, status, T_k, copy time, fraction of copy, TB/s. Logs:
 # $OUT/mem2_logs.tgz beside $OUT/summary.txt (default OUT build/gpu-mem2). Exit 0 when every
 # evaluated workload passed. STEPS="gn copy memb small" selects steps.
@@ -24,7 +25,7 @@ mkdir -p "$logs"
 export SOLFORGE_CACHE=${SOLFORGE_CACHE:-$PWD/build/cache}
 export SOLFORGE_HOME=$PWD
 S=build/solforge
-budget=${BUDGET_S:-150}
+budget=${BUDGET_S:-135}
 steps=${STEPS:-gn copy memb small}
 t0=$(date +%s)
 status=0
@@ -92,21 +93,25 @@ PY
 # the first run's versions of the two small-T changes, for a side-by-side (v1 = the knob that restores it)
 printf '#define RMS_SMALL_T 0\n' | cat - $FA/solutions/fast.cu >"$tmp/fa_v1.cu"
 printf '#define RP_SINCOS_F64 0\n' | cat - $RP/solutions/fast.cu >"$tmp/rp_v1.cu"
+printf '#define GN_COOP_VPT 2\n' | cat - $GN/solutions/fast.cu >"$tmp/gn_vpt2.cu" # more, smaller chunks
 C=tools/calibration/copy
 for p in $GN $FA $RP $MEMB; do echo "$tmp/$(basename "$p") $p/solutions/fast.cu"; done |
-	{ cat; echo "$tmp/$(basename $FA) $tmp/fa_v1.cu"; echo "$tmp/$(basename $RP) $tmp/rp_v1.cu"; echo "$C $C/solutions/copy.cu"; } |
+	{ cat; echo "$tmp/$(basename $FA) $tmp/fa_v1.cu"; echo "$tmp/$(basename $RP) $tmp/rp_v1.cu"
+		echo "$tmp/$(basename $GN) $tmp/gn_vpt2.cu"; echo "$C $C/solutions/copy.cu"; } |
 	xargs -P "$(nproc)" -L 1 sh -c "$S eval \$0 \$1 --backend cuda --prepare-only >>$logs/prepare.log 2>&1" || true
 note "build+compile: $(elapsed) s"
 
-ev() { # ev PROBLEM [SOURCE TAG]: fast.cu (or SOURCE) on the selected workloads of PROBLEM's copy in $tmp
-	local p=$1 name src=${2:-$1/solutions/fast.cu} tag=${3:-}
+ev() { # ev PROBLEM [SOURCE TAG [ONLY]]: fast.cu (or SOURCE) on the selected workloads of PROBLEM's copy
+	# in $tmp (those whose uuid contains ONLY, when given)
+	local p=$1 name src=${2:-$1/solutions/fast.cu} tag=${3:-} only=()
+	[ -n "${4:-}" ] && only=(--only "$4")
 	name=$(basename "$p")$tag
 	if [ "$(elapsed)" -ge "$budget" ]; then
 		note "$name: not run (elapsed $(elapsed) s >= BUDGET_S $budget)"
 		return
 	fi
 	timeout 120 $S eval "$tmp/$(basename "$p")" "$src" --backend cuda --copy-ceiling --rounds 1 --budget-ms 200 \
-		-o "$logs/$name.jsonl" >"$logs/$name.txt" 2>&1
+		${only[@]+"${only[@]}"} -o "$logs/$name.jsonl" >"$logs/$name.txt" 2>&1
 	local rc=$?
 	[ $rc = 0 ] || status=1
 	note "$name: rc=$rc, $(grep -c '"PASSED"' "$logs/$name.jsonl" 2>/dev/null) passed, $(grep -vc '"PASSED"' "$logs/$name.jsonl" 2>/dev/null) not ($(elapsed) s)"
@@ -144,6 +149,7 @@ if has small; then
 	ev $RP
 	ev $FA "$tmp/fa_v1.cu" _v1
 	ev $RP "$tmp/rp_v1.cu" _v1
+	ev $GN "$tmp/gn_vpt2.cu" _coop_vpt2 c512 # n1-c512-64x64, n2-c512-128x128
 fi
 wait
 rm -rf "$tmp"
