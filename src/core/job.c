@@ -256,6 +256,21 @@ int sf_job_parse(const char *text, size_t len, sf_job *job, char *err, size_t er
 			goto out;
 		}
 	}
+	const sf_json *au = sf_json_get(root, "audits");
+	if (au && (au->type != SF_JSON_ARRAY || au->n > SF_MAX_AUDITS)) {
+		sf_errf(err, errlen, "job: 'audits' must list at most %d calls", SF_MAX_AUDITS);
+		goto out;
+	}
+	for (size_t i = 0; au && i < au->n; i++) {
+		const sf_json *a = au->items[i], *s = sf_json_get(a, "set");
+		if (!s || s->type != SF_JSON_NUMBER || !s->is_int || s->ival < 0 || s->ival > 64 ||
+		    get_u64(a, "key", &job->audit_key[i], err, errlen)) {
+			sf_errf(err, errlen, "job: audits[%zu] needs a set (0..64) and a key", i);
+			goto out;
+		}
+		job->audit_set[i] = (int)s->ival;
+		job->n_audits = (int)i + 1;
+	}
 	rc = 0;
 out:
 	sf_json_free(root);
@@ -330,6 +345,13 @@ char *sf_job_to_json(const sf_job *job)
 			      "\"budget_ms\":%g,\"target_rel_ci\":%g,\"flush_bytes\":%lld,\"sets\":%d}",
 			      (unsigned long long)t->seed, t->warmup_ms, t->min_iters, t->max_iters, t->budget_ms,
 			      t->target_rel_ci, (long long)t->flush_bytes, t->sets);
+	}
+	if (job->n_audits > 0) {
+		sf_buf_puts(&b, ",\"audits\":[");
+		for (int i = 0; i < job->n_audits; i++)
+			sf_buf_printf(&b, "%s{\"set\":%d,\"key\":\"%llu\"}", i ? "," : "", job->audit_set[i],
+				      (unsigned long long)job->audit_key[i]);
+		sf_buf_puts(&b, "]");
 	}
 	sf_buf_puts(&b, "}\n");
 	return sf_buf_take(&b);

@@ -20,6 +20,7 @@
 #include "common/gen.h"
 
 #define SF_MAX_ROUNDS 8
+#define SF_MAX_AUDITS 4   /* timed calls audited (runner_guard.h RC_AUDITS) */
 
 typedef enum sf_job_mode { SF_JOB_REFERENCE = 0, SF_JOB_SOLUTION = 1 } sf_job_mode;
 
@@ -57,6 +58,11 @@ typedef struct sf_job {
 	int n_rounds;
 	uint64_t seeds[SF_MAX_ROUNDS];
 	sf_job_timing timing;
+	/* reference mode: the timed calls the solution runner audited: inputs of timing set
+	 * audit_set[i] perturbed with key audit_key[i] (0: unperturbed); outputs -> audit<i>.safetensors */
+	int n_audits;
+	int audit_set[SF_MAX_AUDITS];
+	uint64_t audit_key[SF_MAX_AUDITS];
 	char *out_dir;
 	int device;                   /* CUDA device ordinal */
 } sf_job;
