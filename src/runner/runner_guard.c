@@ -349,7 +349,13 @@ int rg_threads_new(const char *allow_prefix, char *msg, size_t msglen)
 			fclose(f);
 			name[strcspn(name, "\n")] = 0;
 		}
-		if (allow_prefix && !strncmp(name, allow_prefix, strlen(allow_prefix)))
+		int allowed = 0;
+		for (const char *a = allow_prefix; a && *a && !allowed;) { /* '|'-separated prefixes */
+			size_t l = strcspn(a, "|");
+			allowed = l && !strncmp(name, a, l);
+			a += l + (a[l] == '|');
+		}
+		if (allowed)
 			continue;
 		if (!fresh)
 			snprintf(msg, msglen,

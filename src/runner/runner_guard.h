@@ -36,7 +36,7 @@ int rg_violation(char *msg, size_t msglen);
 /* Remembers the threads of this process (call right before loading the candidate). */
 void rg_threads_snapshot(void);
 /* Number of threads alive now that were not in the snapshot, ignoring threads whose name starts with
- * allow_prefix (NULL: none ignored); msg names the first one. */
+ * one of the '|'-separated prefixes in allow_prefix (NULL: none ignored); msg names the first one. */
 int rg_threads_new(const char *allow_prefix, char *msg, size_t msglen);
 
 /* A fresh non-zero 64-bit random number from the OS. */
