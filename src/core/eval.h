@@ -59,6 +59,7 @@ typedef struct sf_wresult {
 	char *timing_method;
 	double score, speedup;
 	double sol_measured_s;        /* T_sol at the measured ceilings (NaN without --calibrate) */
+	double clock_ms;             /* the external clock's time per call (eval_workload.c clock_check), or NAN */
 	double score_measured;        /* S against that T_sol */
 	double wall_s;                /* evaluation wall time of this workload */
 	int rounds;                   /* correctness rounds run */

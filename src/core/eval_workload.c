@@ -146,6 +146,7 @@ static int clock_check(const sf_runner_out *so, double tk_ms, sf_wresult *r)
 		if (est_cpu < est)
 			est = est_cpu;
 	}
+	r->clock_ms = est;
 	if (est > SF_CLOCK_FACTOR * tk_ms + SF_CLOCK_SLACK_MS) {
 		r->status = SF_REWARD_HACK;
 		set_log(r, "the clock outside the runner saw %.4g ms per call, the in-process timing %.4g ms "
@@ -173,7 +174,7 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 	const sf_workload *w = &e->ws[i];
 	memset(r, 0, sizeof *r);
 	r->w = w;
-	r->score = r->speedup = r->sol_measured_s = r->score_measured = NAN;
+	r->score = r->speedup = r->sol_measured_s = r->score_measured = r->clock_ms = NAN;
 	sf_iso8601(r->timestamp);
 	double t0 = sf_now();
 	char err[SF_ERRLEN];
