@@ -39,7 +39,6 @@
 extern "C" {
 #include "core/job.h"
 #include "core/util.h"
-#include "core/stats.h"
 }
 #include "runner/runner_common.h"
 #include "runner/runner_guard.h"
@@ -944,24 +943,21 @@ static int noop_entry(const sf_call *call)
 }
 
 /*
- * The external wall-clock batch (see runner_cpu.c): marks 'a' .. 'b' around `calls` calls of an
- * empty function and 'c' .. 'd' around as many calls of the candidate, each followed by the same
- * synchronization as a timed call, no flush in between. About 100 ms of candidate calls.
+ * The external wall-clock batch (see runner_cpu.c): marks 'c' .. 'd' around B calls of the
+ * candidate, then 'a' .. 'b' around B calls of an empty function, each call followed by the same
+ * synchronization as a timed call, no flush in between; B fits about 100 ms of the raw clock.
  */
-static int64_t external_batch(sf_entry_fn fn, dev_set *sets, int nsets, double median_ms, rc_result *res)
+static int64_t external_batch(sf_entry_fn fn, dev_set *sets, int nsets, rc_result *res)
 {
 	if (!rg_clock_enabled())
 		return 0;
-	int64_t calls = (int64_t)(100.0 / (median_ms > 1e-3 ? median_ms : 1e-3));
-	if (calls < 5)
-		calls = 5;
-	if (calls > 20000)
-		calls = 20000;
 	sf_call call;
-	for (int half = 0; half < 2; half++) {
+	int64_t calls = 0;
+	for (int half = 1; half >= 0; half--) {
 		if (rg_clock_mark(half ? 'c' : 'a'))
 			return 0;
-		for (int64_t i = 0; i < calls; i++) {
+		double t0 = rg_raw_now();
+		for (int64_t i = 0; half ? (i < 5 || (rg_raw_now() - t0 < 0.1 && i < 100000)) : i < calls; i++) {
 			make_call(&call, &sets[i % nsets]);
 			int rc = (half ? fn : noop_entry)(&call);
 			sync_after_call("in the wall-clock batch");
@@ -970,6 +966,8 @@ static int64_t external_batch(sf_entry_fn fn, dev_set *sets, int nsets, double m
 				snprintf(res->message, sizeof res->message, "the solution failed in the wall-clock batch");
 				return -1;
 			}
+			if (half)
+				calls = i + 1;
 		}
 		if (rg_clock_mark(half ? 'd' : 'b'))
 			return 0;
@@ -986,9 +984,9 @@ static int timing_phase(sf_entry_fn fn, sf_job *job, dev_set *sets, const plan *
 	int nsets = p->nsets;
 	for (int s = 0; s < nsets; s++)
 		set_descriptors(&sets[s]);
-	double t_start = sf_now();
+	double t_start = rg_raw_now();
 	/* warm-up: the same conditions as a timed call, every check of a checked call */
-	for (int i = 0; i < 3 || (sf_now() - t_start) * 1e3 < t->warmup_ms; i++) {
+	for (int i = 0; i < 3 || (rg_raw_now() - t_start) * 1e3 < t->warmup_ms; i++) {
 		prepare_timed_call(&sets[i % nsets], i, flush, p->flush_n);
 		if (call_checked(fn, job, &sets[i % nsets], res))
 			return -1;
@@ -1010,7 +1008,7 @@ static int timing_phase(sf_entry_fn fn, sf_job *job, dev_set *sets, const plan *
 		cu_fault(cudaEventCreate(&e1), "creating a timing event");
 	}
 	int n = 0;
-	double t_timing = sf_now(), timed_wall = 0;
+	double t_timing = rg_raw_now(), timed_wall = 0;
 	sf_call call;
 	int defenses = rg_defenses_enabled();
 	rg_reservoir audits;
@@ -1019,7 +1017,7 @@ static int timing_phase(sf_entry_fn fn, sf_job *job, dev_set *sets, const plan *
 	for (int i = 0; i < RC_AUDITS; i++)
 		for (int k = 0; k < sets[0].c.n_out; k++)
 			audit_out[i][k] = sf_xmalloc(arg_bytes(&sets[0].c.out[k]) + 1);
-	while (!rc_timing_done(t, samples, n, (sf_now() - t_timing) * 1e3)) {
+	while (!rc_timing_done(t, samples, n, (rg_raw_now() - t_timing) * 1e3)) {
 		int si = n % nsets;
 		dev_set *s = &sets[si];
 		/* fresh inputs: a new random sample of elements redrawn (the last one undone) */
@@ -1136,15 +1134,13 @@ static int timing_phase(sf_entry_fn fn, sf_job *job, dev_set *sets, const plan *
 	for (int i = 0; i < RC_AUDITS; i++)
 		for (int k = 0; k < sets[0].c.n_out; k++)
 			free(audit_out[i][k]);
-	sf_stats st;
-	sf_stats_compute(samples, n, &st);
-	res->batch_calls = external_batch(fn, sets, nsets, st.median, res);
+	res->batch_calls = external_batch(fn, sets, nsets, res);
 	if (res->batch_calls < 0)
 		return -1;
 	res->n_samples = n;
 	res->samples_ms = samples;
 	res->timing_method = use_cupti ? "cupti" : "events";
-	res->timing_wall_ms = (sf_now() - t_start) * 1e3;
+	res->timing_wall_ms = (rg_raw_now() - t_start) * 1e3;
 	res->timed_wall_ms = timed_wall;
 	res->timed_calls = n;
 	res->sets = nsets;

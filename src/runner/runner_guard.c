@@ -282,13 +282,32 @@ int rg_sandbox_install(int cuda, const char *write_dir, char *note, size_t notel
 #endif
 }
 
+static const char *syscall_name(int nr)
+{
+	switch (nr) {
+	case SYS_write: return "write (on the clock pipe)";
+	case SYS_mmap: return "mmap (writable and executable)";
+	case SYS_mprotect: return "mprotect (executable)";
+	case SYS_clone: return "clone (a process)";
+	case SYS_fork: return "fork";
+	case SYS_vfork: return "vfork";
+	case SYS_execve: return "execve";
+	case SYS_ptrace: return "ptrace";
+	case SYS_socket: return "socket";
+	case SYS_connect: return "connect";
+	case SYS_kill: return "kill";
+	case SYS_setsid: return "setsid";
+	case SYS_memfd_create: return "memfd_create";
+	default: return "system call";
+	}
+}
+
 int rg_violation(char *msg, size_t msglen)
 {
 	if (!g_trapped)
 		return 0;
-	snprintf(msg, msglen, "the solution made a forbidden system call (number %d; %d refused): the sandbox "
-			      "allows no processes, sockets, ptrace, memfd or signals to other processes",
-		 (int)g_trap_nr, (int)g_trapped);
+	snprintf(msg, msglen, "the solution made a forbidden system call: %s (number %d; %d refused by the sandbox)",
+		 syscall_name((int)g_trap_nr), (int)g_trap_nr, (int)g_trapped);
 	g_trapped = 0;
 	return 1;
 }
@@ -417,6 +436,13 @@ static int clock_fd(void)
 			fcntl(fd, F_SETFD, FD_CLOEXEC);
 	}
 	return fd;
+}
+
+double rg_raw_now(void)
+{
+	struct timespec ts = { 0, 0 };
+	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 int rg_clock_enabled(void)

@@ -42,6 +42,12 @@ int rg_threads_new(const char *allow_prefix, char *msg, size_t msglen);
 /* A fresh non-zero 64-bit random number from the OS. */
 uint64_t rg_random(void);
 
+/* Monotonic seconds read with a direct system call (not through libc's clock_gettime or the vDSO,
+ * which a candidate could patch): drives the runners' loops (warm-up, timing budget, the external
+ * batch), so that a patched clock cannot stretch or shrink them. The timed samples themselves keep
+ * the fast clock (and CUPTI on cuda). */
+double rg_raw_now(void);
+
 /* Writes mark byte c on the parent's clock pipe (a no-op without SF_CLOCK_FD). 0 or -1. */
 int rg_clock_mark(char c);
 /* 1 when the parent listens on a clock pipe. */
