@@ -257,10 +257,11 @@ static int timed_call(sf_entry_fn fn, sf_call *call, cpu_set *s, double *scal, d
  * The external wall-clock batch: marks 'c' .. 'd' around B calls of the candidate, then 'a' .. 'b'
  * around B calls of an empty function, on the parent's clock pipe. The parent compares the
  * candidate's time per call, measured from outside this process, with the median the timed calls
- * reported. B is whatever fits in about 100 ms of the raw system-call clock (a patched libc clock
- * cannot shrink it).
+ * reported. B is whatever fits in target_s of the raw system-call clock (a patched libc clock cannot
+ * shrink it), 2 at least.
  */
-static int64_t external_batch(sf_entry_fn fn, cpu_set *sets, int nsets, double *scal, rc_result *res)
+static int64_t external_batch(sf_entry_fn fn, cpu_set *sets, int nsets, double *scal, double target_s,
+			      rc_result *res)
 {
 	if (!rg_clock_enabled())
 		return 0;
@@ -271,7 +272,7 @@ static int64_t external_batch(sf_entry_fn fn, cpu_set *sets, int nsets, double *
 		if (rg_clock_mark(half ? 'c' : 'a'))
 			return 0;
 		double t0 = rg_raw_now();
-		for (int64_t i = 0; half ? (i < 5 || (rg_raw_now() - t0 < 0.1 && i < 1000000)) : i < calls; i++) {
+		for (int64_t i = 0; half ? (i < 2 || (rg_raw_now() - t0 < target_s && i < 1000000)) : i < calls; i++) {
 			if (timed_call(half ? fn : noop_entry, &call, &sets[i % nsets], scal, &ms) != SF_OK) {
 				res->status = "solution_error";
 				snprintf(res->message, sizeof res->message, "the solution failed in the wall-clock batch");
@@ -434,7 +435,9 @@ static int run_solution(sf_job *job, const rc_module *m)
 			res.audit_key[i] = audits.key[i];
 			res.n_audits = i + 1;
 		}
-		res.batch_calls = external_batch(fn, sets, nsets, scal, &res);
+		/* about 100 ms of candidate calls (a quarter of the budget when that is smaller), 2 at least */
+		double target_s = job->timing.budget_ms / 4000 < 0.1 ? job->timing.budget_ms / 4000 : 0.1;
+		res.batch_calls = external_batch(fn, sets, nsets, scal, target_s, &res);
 		if (res.batch_calls < 0)
 			return rc_write_result(job, &res) ? 1 : 0;
 		res.n_samples = n;

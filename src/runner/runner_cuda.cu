@@ -945,9 +945,10 @@ static int noop_entry(const sf_call *call)
 /*
  * The external wall-clock batch (see runner_cpu.c): marks 'c' .. 'd' around B calls of the
  * candidate, then 'a' .. 'b' around B calls of an empty function, each call followed by the same
- * synchronization as a timed call, no flush in between; B fits about 100 ms of the raw clock.
+ * synchronization as a timed call, no flush in between; B fits target_s of the raw clock (2 at
+ * least).
  */
-static int64_t external_batch(sf_entry_fn fn, dev_set *sets, int nsets, rc_result *res)
+static int64_t external_batch(sf_entry_fn fn, dev_set *sets, int nsets, double target_s, rc_result *res)
 {
 	if (!rg_clock_enabled())
 		return 0;
@@ -957,7 +958,7 @@ static int64_t external_batch(sf_entry_fn fn, dev_set *sets, int nsets, rc_resul
 		if (rg_clock_mark(half ? 'c' : 'a'))
 			return 0;
 		double t0 = rg_raw_now();
-		for (int64_t i = 0; half ? (i < 5 || (rg_raw_now() - t0 < 0.1 && i < 100000)) : i < calls; i++) {
+		for (int64_t i = 0; half ? (i < 2 || (rg_raw_now() - t0 < target_s && i < 100000)) : i < calls; i++) {
 			make_call(&call, &sets[i % nsets]);
 			int rc = (half ? fn : noop_entry)(&call);
 			sync_after_call("in the wall-clock batch");
@@ -1134,7 +1135,9 @@ static int timing_phase(sf_entry_fn fn, sf_job *job, dev_set *sets, const plan *
 	for (int i = 0; i < RC_AUDITS; i++)
 		for (int k = 0; k < sets[0].c.n_out; k++)
 			free(audit_out[i][k]);
-	res->batch_calls = external_batch(fn, sets, nsets, res);
+	/* about 100 ms of candidate calls (a quarter of the budget when that is smaller), 2 at least */
+	double target_s = t->budget_ms / 4000 < 0.1 ? t->budget_ms / 4000 : 0.1;
+	res->batch_calls = external_batch(fn, sets, nsets, target_s, res);
 	if (res->batch_calls < 0)
 		return -1;
 	res->n_samples = n;
