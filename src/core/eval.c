@@ -343,7 +343,9 @@ int sf_eval_prepare(sf_eval *e, const char *problem, const char *solution, const
 	} else if (!e->sol.is_oracle) {
 		/* the static import check: what the built candidate imports, exports and needs */
 		char why[SF_ERRLEN];
-		if (sf_imports_check(e->sol_build.so_path, e->sol.source, why, sizeof why))
+		const char *only[] = { e->sol.source, NULL };
+		const char *const *srcs = e->sol.key_files ? (const char *const *)e->sol.key_files : only;
+		if (sf_imports_check(e->sol_build.so_path, srcs, why, sizeof why))
 			e->hack_error = sf_xstrdup(why);
 	}
 	/* baselines */

@@ -72,15 +72,17 @@ static const char *listed(const char *const *list, const char *name)
 	return NULL;
 }
 
-/* The names declared on `solforge-allow:` lines of the source, space-separated with spaces around
- * ("" when none); caller frees. */
-static char *declared(const char *source)
+/* The names declared on `solforge-allow:` lines of the sources, space-separated with spaces around
+ * (" " when none); caller frees. */
+static char *declared(const char *const *sources)
 {
 	sf_buf b = { 0 };
 	sf_buf_puts(&b, " ");
-	char *text = NULL, err[SF_ERRLEN];
-	size_t len;
-	if (source && !sf_read_file(source, &text, &len, err, sizeof err)) {
+	for (int f = 0; sources && sources[f]; f++) {
+		char *text = NULL, err[SF_ERRLEN];
+		size_t len;
+		if (sf_read_file(sources[f], &text, &len, err, sizeof err))
+			continue;
 		for (char *p = text; (p = strstr(p, "solforge-allow:")); ) {
 			p += strlen("solforge-allow:");
 			size_t n = strcspn(p, "\n");
@@ -89,8 +91,8 @@ static char *declared(const char *source)
 			sf_buf_puts(&b, " ");
 			p += n;
 		}
+		free(text);
 	}
-	free(text);
 	return sf_buf_take(&b);
 }
 
@@ -142,7 +144,7 @@ static void finding(char *why, size_t whylen, int *count, const char *pre, const
 	(*count)++;
 }
 
-int sf_imports_check(const char *so_path, const char *source, char *why, size_t whylen)
+int sf_imports_check(const char *so_path, const char *const *sources, char *why, size_t whylen)
 {
 	why[0] = 0;
 	char *text;
@@ -163,7 +165,7 @@ int sf_imports_check(const char *so_path, const char *source, char *why, size_t 
 	}
 	v.sh = (const Elf64_Shdr *)(v.d + eh->e_shoff);
 	v.nsh = eh->e_shnum;
-	char *decl = declared(source);
+	char *decl = declared(sources);
 	int count = 0;
 	for (int i = 0; i < v.nsh; i++) {
 		const Elf64_Shdr *s = &v.sh[i];

@@ -11,7 +11,7 @@
  *
  * A solution may declare what it needs on comment lines of its source:
  *     // solforge-allow: fopen, cudaStreamSetAttribute
- * Each declared name is then allowed (and shows in the log); a raw system call is declared with
+ * in the solution's file or a file it includes. Each declared name is then allowed; a raw system call is declared with
  * the name `syscall-instruction`, a library with `lib:NAME` (e.g. lib:libnvrtc.so.12).
  */
 #ifndef SF_IMPORTS_H
@@ -19,9 +19,10 @@
 
 #include <stddef.h>
 
-/* Checks so_path; source (may be NULL) is read for solforge-allow declarations. Returns 0 when
- * clean, 1 when a rule is broken (why says which, and what to declare), -1 when the file cannot be
- * read as a 64-bit ELF shared object (why says so). */
-int sf_imports_check(const char *so_path, const char *source, char *why, size_t whylen);
+/* Checks so_path; sources (a NULL-terminated list, may be NULL: the solution's files, its local
+ * includes too) are read for solforge-allow declarations. Returns 0 when clean, 1 when a rule is
+ * broken (why says which, and what to declare), -1 when the file cannot be read as a 64-bit ELF
+ * shared object (why says so). */
+int sf_imports_check(const char *so_path, const char *const *sources, char *why, size_t whylen);
 
 #endif

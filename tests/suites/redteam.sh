@@ -131,6 +131,8 @@ honest() { # honest NAME PROBLEM SOLUTION WORKLOAD
 }
 honest copy_oracle $COPY @oracle copy-n2^16
 honest copy_c $COPY tests/redteam/honest/copy.c copy-n2^16
+# a denied import declared in an included file is allowed
+honest declared_in_include $COPY tests/redteam/honest/declared/copy_reads_file.c copy-n2^16
 honest gemma_rmsnorm problems/gemma/gemma_rmsnorm_h5376 tests/fixtures/solutions/gemma_rmsnorm_h5376/correct.c \
 	gemma_rmsnorm_h5376-t64
 honest silu_and_mul problems/llama/silu_and_mul_i14336 tests/fixtures/solutions/silu_and_mul_i14336/correct.c \
