@@ -4,7 +4,8 @@
 #
 #   env       GPU, driver, CUDA, kernel, Landlock ABI (what the sandbox can use here)
 #   honest    honest solutions PASS with every defense on: the copy, a naive RMSNorm, a naive GEMM
-#             with its cuBLASLt baseline (the baseline must be used: it runs inside the sandbox too)
+#             with its cuBLASLt baseline (the baseline must be used: it runs inside the sandbox too),
+#             the tuned sm90 GEMM (fast.cu: TMA, a declared driver entry-point lookup)
 #   redteam   every tests/redteam/cuda/*.cu case ends with its expected status, never PASSED; and
 #             sol_skip_after_first with SOLFORGE_DEFENSES=0 is still REWARD_HACK (speed of light)
 #   overhead  honest solutions timed with the issue-4 defenses on and off (SOLFORGE_DEFENSES=0
@@ -49,6 +50,7 @@ RW=$(head -1 $RMS/workload.jsonl | python3 -c 'import json,sys; print(json.load(
 	for f in $P/solutions/copy.cu $RT/*.cu; do echo "$P $f"; done
 	echo "$RMS $RMS/solutions/naive.cu"
 	echo "$GEMM $GEMM/solutions/naive.cu"
+	[ -f $GEMM/solutions/fast.cu ] && echo "$GEMM $GEMM/solutions/fast.cu"
 } | xargs -P "$(nproc)" -L 1 sh -c "$S eval \$0 \$1 --backend cuda --prepare-only >/dev/null 2>&1" || true
 
 quick=(--backend cuda --rounds 2 --budget-ms 300 --min-iters 20 --max-iters 60 --timeout 60 --no-baseline)
@@ -72,6 +74,8 @@ honest() { # honest NAME PROBLEM SOLUTION WORKLOAD [extra flags]
 honest copy_n2^20 $P $P/solutions/copy.cu 'copy-n2^20' --no-baseline
 honest rmsnorm $RMS $RMS/solutions/naive.cu "$RW" --no-baseline
 honest gemm_with_baseline $GEMM $GEMM/solutions/naive.cu "$GW"
+# the tuned sm90 GEMM: TMA through a declared driver entry-point lookup, the shared CUDA runtime
+[ -f $GEMM/solutions/fast.cu ] && honest gemm_fast $GEMM $GEMM/solutions/fast.cu "$GW" --no-baseline
 if python3 - "$logs/honest_gemm_with_baseline.jsonl" <<'EOF'
 import json, sys
 t = json.loads(open(sys.argv[1]).readline())
@@ -152,7 +156,8 @@ EOF
 : >"$logs/overhead.txt"
 bench copy_n2^24 $P $P/solutions/copy.cu 'copy-n2^24'
 bench copy_n2^16 $P $P/solutions/copy.cu 'copy-n2^16'
-bench gemm $GEMM $GEMM/solutions/naive.cu "$GW"
+if [ -f $GEMM/solutions/fast.cu ]; then bench gemm_fast $GEMM $GEMM/solutions/fast.cu "$GW"; else
+	bench gemm $GEMM $GEMM/solutions/naive.cu "$GW"; fi
 
 t1=$(date +%s)
 {
