@@ -413,6 +413,7 @@ double sf_eval_time_only(sf_eval *e, int i, const sf_eval_opts *o, char *err, si
 	job.solution = sf_xstrdup(e->sol_build.so_path);
 	job.entry = sf_xstrdup(e->sol.entry);
 	timing_into(o, &job, sf_mix64(wseed ^ 0x7157u));
+	job.timing.time_only = 1; /* nothing is compared: no audits, no external-clock batch */
 	sf_runner_out so;
 	int timed_out;
 	sf_runner_run(o->backend, &job, o->sol_timeout_s, &so, &timed_out);

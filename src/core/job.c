@@ -251,6 +251,10 @@ int sf_job_parse(const char *text, size_t len, sf_job *job, char *err, size_t er
 		if (get_num(t, "sets", &v, 0, err, errlen))
 			goto out;
 		tm->sets = (int)v;
+		v = 0;
+		if (get_num(t, "time_only", &v, 0, err, errlen))
+			goto out;
+		tm->time_only = v != 0;
 		if (tm->min_iters < 1 || tm->max_iters < tm->min_iters) {
 			sf_errf(err, errlen, "job: timing needs 1 <= min_iters <= max_iters");
 			goto out;
@@ -342,9 +346,9 @@ char *sf_job_to_json(const sf_job *job)
 		const sf_job_timing *t = &job->timing;
 		sf_buf_printf(&b,
 			      ",\"timing\":{\"seed\":\"%llu\",\"warmup_ms\":%g,\"min_iters\":%d,\"max_iters\":%d,"
-			      "\"budget_ms\":%g,\"target_rel_ci\":%g,\"flush_bytes\":%lld,\"sets\":%d}",
+			      "\"budget_ms\":%g,\"target_rel_ci\":%g,\"flush_bytes\":%lld,\"sets\":%d,\"time_only\":%d}",
 			      (unsigned long long)t->seed, t->warmup_ms, t->min_iters, t->max_iters, t->budget_ms,
-			      t->target_rel_ci, (long long)t->flush_bytes, t->sets);
+			      t->target_rel_ci, (long long)t->flush_bytes, t->sets, t->time_only);
 	}
 	if (job->n_audits > 0) {
 		sf_buf_puts(&b, ",\"audits\":[");

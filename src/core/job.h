@@ -43,6 +43,8 @@ typedef struct sf_job_timing {
 	double target_rel_ci;         /* stop when the 95% CI of the median is within +-this */
 	int64_t flush_bytes;          /* cache flush buffer; 0 = twice the last-level cache */
 	int sets;                     /* input sets rotated (fresh content, shifted addresses); 0 = auto */
+	int time_only;                /* a trusted solution timed only (the copy ceiling): no audits, no
+					 external-clock batch */
 } sf_job_timing;
 
 typedef struct sf_job {

@@ -414,7 +414,9 @@ static int run_solution(sf_job *job, const rc_module *m)
 			samples[n++] = ms;
 			timed_wall += ms;
 			/* audit: kept or not is decided after the call, at random */
-			int slot = defenses ? rg_reservoir_offer(&audits, n - 1, si, key) : (n <= 2 ? n - 1 : -1);
+			int slot = job->timing.time_only ? -1
+				   : defenses	     ? rg_reservoir_offer(&audits, n - 1, si, key)
+						     : (n <= 2 ? n - 1 : -1);
 			if (slot >= 0) {
 				if (!defenses) { /* the old audit: the first call on sets 0 and 1, unperturbed */
 					audits.set[slot] = si;
@@ -437,7 +439,7 @@ static int run_solution(sf_job *job, const rc_module *m)
 		}
 		/* about 100 ms of candidate calls (a quarter of the budget when that is smaller), 2 at least */
 		double target_s = job->timing.budget_ms / 4000 < 0.1 ? job->timing.budget_ms / 4000 : 0.1;
-		res.batch_calls = external_batch(fn, sets, nsets, scal, target_s, &res);
+		res.batch_calls = job->timing.time_only ? 0 : external_batch(fn, sets, nsets, scal, target_s, &res);
 		if (res.batch_calls < 0)
 			return rc_write_result(job, &res) ? 1 : 0;
 		res.n_samples = n;

@@ -1068,7 +1068,7 @@ static int timing_phase(sf_entry_fn fn, sf_job *job, dev_set *sets, const plan *
 			return -1;
 		}
 		/* audit: kept or not is decided after the call, at random */
-		int slot = defenses ? rg_reservoir_offer(&audits, n, si, key) : (n < 2 ? n : -1);
+		int slot = t->time_only ? -1 : defenses ? rg_reservoir_offer(&audits, n, si, key) : (n < 2 ? n : -1);
 		if (slot >= 0) {
 			if (!defenses) { /* the old audit: the first timed call on sets 0 and 1, unperturbed */
 				audits.set[slot] = si;
@@ -1137,7 +1137,7 @@ static int timing_phase(sf_entry_fn fn, sf_job *job, dev_set *sets, const plan *
 			free(audit_out[i][k]);
 	/* about 100 ms of candidate calls (a quarter of the budget when that is smaller), 2 at least */
 	double target_s = t->budget_ms / 4000 < 0.1 ? t->budget_ms / 4000 : 0.1;
-	res->batch_calls = external_batch(fn, sets, nsets, target_s, res);
+	res->batch_calls = t->time_only ? 0 : external_batch(fn, sets, nsets, target_s, res);
 	if (res->batch_calls < 0)
 		return -1;
 	res->n_samples = n;
