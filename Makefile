@@ -60,9 +60,12 @@ $(BUILD)/libsolforge.a: $(CORE_OBJ)
 $(BUILD)/solforge: $(CLI_OBJ) $(BUILD)/libsolforge.a
 	$(CC) $(LDSAN) -o $@ $^ $(CLI_LDLIBS) $(LDLIBS)
 
+# Runners: full RELRO (the GOT the timer calls go through is read-only once loaded) and no exported
+# symbols for a candidate to bind to (docs/security.md).
+RUNNER_LDFLAGS := -Wl,-z,relro,-z,now
 $(BUILD)/solforge-runner-cpu: $(BUILD)/src/runner/runner_cpu.o $(BUILD)/src/runner/runner_common.o \
-		$(BUILD)/libsolforge.a
-	$(CC) $(LDSAN) -rdynamic -o $@ $^ $(LDLIBS)
+		$(BUILD)/src/runner/runner_guard.o $(BUILD)/libsolforge.a
+	$(CC) $(LDSAN) $(RUNNER_LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The cuda runner: nvcc compiles runner_cuda.cu; the core C files it shares come from libsolforge.a
 # (built by the host compiler; the runner never links the CLI).
@@ -71,10 +74,10 @@ NVCCFLAGS := -std=c++17 -O2 -g $(SM) -Iinclude -Isrc -Xcompiler -Wall,-Wextra,-W
 CUDA_LIBS := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/extras/CUPTI/lib64 -lcupti -lcudart -ldl -lpthread -lm \
 	-Xlinker -rpath,$(CUDA_HOME)/lib64 -Xlinker -rpath,$(CUDA_HOME)/extras/CUPTI/lib64
 $(BUILD)/solforge-runner-cuda: src/runner/runner_cuda.cu $(wildcard src/runner/*.h) $(BUILD)/src/runner/runner_common.o \
-		$(BUILD)/libsolforge.a
+		$(BUILD)/src/runner/runner_guard.o $(BUILD)/libsolforge.a
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -o $@ src/runner/runner_cuda.cu $(BUILD)/src/runner/runner_common.o \
-		$(BUILD)/libsolforge.a $(CUDA_LIBS)
+		$(BUILD)/src/runner/runner_guard.o $(BUILD)/libsolforge.a $(CUDA_LIBS) -Xlinker -z,relro,-z,now
 
 $(BUILD)/tests/unit/all_tests.h: $(TEST_SRC)
 	@mkdir -p $(dir $@)

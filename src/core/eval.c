@@ -2,6 +2,7 @@
  * eval.c - the evaluation of a solution on a problem (see eval.h).
  */
 #include "core/eval.h"
+#include "core/imports.h"
 #include "core/dtype.h"
 #include "core/expr.h"
 #include "core/json.h"
@@ -339,6 +340,13 @@ int sf_eval_prepare(sf_eval *e, const char *problem, const char *solution, const
 		sf_buf b = { 0 };
 		sf_buf_printf(&b, "%s\n%s", cerr, e->sol_build.log ? e->sol_build.log : "");
 		e->compile_error = sf_buf_take(&b);
+	} else if (!e->sol.is_oracle) {
+		/* the static import check: what the built candidate imports, exports and needs */
+		char why[SF_ERRLEN];
+		const char *only[] = { e->sol.source, NULL };
+		const char *const *srcs = e->sol.key_files ? (const char *const *)e->sol.key_files : only;
+		if (sf_imports_check(e->sol_build.so_path, srcs, why, sizeof why))
+			e->hack_error = sf_xstrdup(why);
 	}
 	/* baselines */
 	if (!o->no_baseline) {

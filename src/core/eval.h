@@ -61,6 +61,7 @@ typedef struct sf_wresult {
 	char *timing_method;
 	double score, speedup;
 	double sol_measured_s;        /* T_sol at the measured ceilings (NaN without --calibrate) */
+	double clock_ms;             /* the external clock's time per call (eval_workload.c clock_check), or NAN */
 	double score_measured;        /* S against that T_sol */
 	double copy_s;                /* the calibration copy of the workload's SOL bytes, same run (NaN without --copy-ceiling) */
 	double bw_fraction;           /* (bytes / T_k) / (bytes / copy_s) = copy_s / T_k, or NaN */
@@ -84,6 +85,7 @@ typedef struct sf_eval {
 	sf_solution sol;
 	sf_build sol_build, module_build;
 	char *compile_error;          /* the candidate did not build: its log */
+	char *hack_error;             /* the built candidate failed the static import check (imports.h) */
 	sf_baseline_build *baselines;
 	int n_baselines;
 	const sf_hw *hw;
@@ -127,7 +129,13 @@ typedef struct sf_runner_out {
 	int n_samples;
 	char *method;
 	double timed_wall_ms;
-	int audit_sets;      /* timing sets whose outputs it wrote (set<s>.safetensors) */
+	int n_audits;        /* audited timed calls (audit<i>.safetensors) */
+	int audit_set[SF_MAX_AUDITS];
+	uint64_t audit_key[SF_MAX_AUDITS];
+	int64_t batch_calls; /* calls per half of the external wall-clock batch */
+	int have_clock;      /* the parent saw all four batch marks: */
+	double ext_empty_s, ext_cand_s; /* wall time of the empty half and of the candidate's half */
+	double cpu_empty_s, cpu_cand_s; /* the runner's CPU time in each half (-1: unknown) */
 } sf_runner_out;
 
 /* Writes job->out_dir/job.json, runs the backend's runner on it with a time limit, reads what it

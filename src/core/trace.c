@@ -106,6 +106,8 @@ void sf_trace_line(const sf_eval *e, const sf_wresult *r, const char *backend, s
 		sf_buf_puts(b, "}");
 	}
 	num_field(b, "sol_score", r->score);
+	if (!isnan(r->clock_ms))
+		num_field(b, "external_ms", r->clock_ms);
 	if (!isnan(r->sol_measured_s)) {
 		num_field(b, "sol_measured_ms", r->sol_measured_s * 1e3);
 		num_field(b, "sol_score_measured", r->score_measured);
