@@ -22,6 +22,32 @@ LDLIBS := -lm -ldl -lpthread
 
 CORE_SRC := $(wildcard src/core/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
+
+# SQLite, for the campaign (only the solforge CLI links it; the runners never do). The system's
+# sqlite3.h with libsqlite3.a linked statically where it exists; else .devdeps/ (tools/devdeps.sh
+# copies both there, for machines without the -dev package); SQLITE_CFLAGS / SQLITE_LIBS override.
+# Without any, the CLI builds without the campaign and `campaign`/`report` say so.
+SQLITE_A := $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libsqlite3.a /usr/lib/aarch64-linux-gnu/libsqlite3.a \
+	/usr/lib64/libsqlite3.a /usr/lib/libsqlite3.a /usr/local/lib/libsqlite3.a))
+ifeq ($(origin SQLITE_LIBS),undefined)
+ifneq ($(wildcard /usr/include/sqlite3.h),)
+SQLITE_CFLAGS ?=
+SQLITE_LIBS := $(if $(SQLITE_A),$(SQLITE_A),-lsqlite3)
+else ifneq ($(wildcard .devdeps/sqlite3.h),)
+SQLITE_CFLAGS ?= -I.devdeps
+SQLITE_LIBS := .devdeps/libsqlite3.a
+else
+SQLITE_LIBS :=
+endif
+endif
+ifeq ($(strip $(SQLITE_LIBS)),)
+CLI_CFLAGS := -DSF_NO_SQLITE
+CAMPAIGN_SRC :=
+else
+CLI_CFLAGS := $(SQLITE_CFLAGS)
+CAMPAIGN_SRC := $(wildcard src/campaign/*.c) $(wildcard src/agent/*.c)
+endif
+CAMPAIGN_OBJ := $(CAMPAIGN_SRC:%.c=$(BUILD)/%.o)
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/unit/*.c)
@@ -46,8 +72,10 @@ $(BUILD)/libsolforge.a: $(CORE_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/solforge: $(CLI_OBJ) $(BUILD)/libsolforge.a
-	$(CC) $(LDSAN) -o $@ $^ $(LDLIBS)
+$(CLI_OBJ) $(CAMPAIGN_OBJ): ALL_CFLAGS += $(CLI_CFLAGS)
+
+$(BUILD)/solforge: $(CLI_OBJ) $(CAMPAIGN_OBJ) $(BUILD)/libsolforge.a
+	$(CC) $(LDSAN) -o $@ $^ $(SQLITE_LIBS) $(LDLIBS)
 
 $(BUILD)/solforge-runner-cpu: $(BUILD)/src/runner/runner_cpu.o $(BUILD)/src/runner/runner_common.o \
 		$(BUILD)/libsolforge.a
@@ -93,4 +121,4 @@ gpu-check:
 clean:
 	rm -rf build build-asan
 
--include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+-include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(CAMPAIGN_OBJ:.o=.d) $(TEST_OBJ:.o=.d)

@@ -187,6 +187,26 @@ void cli_print_table(FILE *f, const sf_eval *e)
 	}
 }
 
+/* Whether "NAME=VALUE" (or "NAME") is a define solforge passes on: NAME an identifier, VALUE made of
+ * letters, digits and _ . + - only (no quoting, no second flag hidden in it). */
+int cli_define_ok(const char *d)
+{
+	if (!((*d >= 'A' && *d <= 'Z') || (*d >= 'a' && *d <= 'z') || *d == '_'))
+		return 0;
+	const char *p = d;
+	while ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_')
+		p++;
+	if (!*p)
+		return 1;
+	if (*p++ != '=')
+		return 0;
+	for (; *p; p++)
+		if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' ||
+		      *p == '.' || *p == '+' || *p == '-'))
+			return 0;
+	return 1;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: solforge eval PROBLEM SOLUTION [options]\n\n"
@@ -194,6 +214,7 @@ static void usage(FILE *f)
 		   "or solution.json manifest, or @oracle (the problem's oracle as a cpu solution).\n\noptions:\n%s"
 		   "  --json               print one trace per workload as JSON lines instead of the table\n"
 		   "  -o FILE              also write the JSON lines to FILE\n"
+		   "  -D NAME=VALUE        compile the solution with this define (repeatable; part of the cache key)\n"
 		   "  --prepare-only       build the oracle module, the solution and the baselines, then stop\n"
 		   "  --calibrate          first measure the copy bandwidth and bf16 GEMM rate here, and add a\n"
 		   "                       measured-ceiling T_sol and SOL score to every trace\n",
@@ -205,7 +226,8 @@ int cmd_eval(int argc, char **argv)
 	sf_eval_opts o;
 	sf_eval_opts_default(&o);
 	const char *backend = NULL, *out = NULL, *pos[2] = { NULL, NULL };
-	int npos = 0, json = 0, prepare_only = 0, calibrate = 0;
+	int npos = 0, json = 0, prepare_only = 0, calibrate = 0, n_def = 0;
+	const char *defs[65] = { NULL };
 	for (int i = 1; i < argc; i++) {
 		int r = cli_eval_option(argc, argv, &i, &o, &backend);
 		if (r < 0)
@@ -215,6 +237,15 @@ int cmd_eval(int argc, char **argv)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			usage(stdout);
 			return SF_EXIT_OK;
+		} else if (!strncmp(argv[i], "-D", 2)) {
+			const char *d = argv[i][2] ? argv[i] + 2 : (i + 1 < argc ? argv[++i] : "");
+			if (!cli_define_ok(d) || n_def >= 64) {
+				fprintf(stderr, "solforge: -D '%s': a define is NAME or NAME=VALUE (letters, digits, _ . + -; "
+						"at most 64)\n", d);
+				return SF_EXIT_USAGE;
+			}
+			defs[n_def++] = d;
+			o.defines = defs;
 		} else if (!strcmp(argv[i], "--json")) {
 			json = 1;
 		} else if (!strcmp(argv[i], "--calibrate")) {
