@@ -101,7 +101,8 @@ $(BUILD)/tests/unit/main.o: tests/unit/main.c $(BUILD)/tests/unit/all_tests.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -I$(BUILD)/tests/unit -c $< -o $@
 
-$(BUILD)/unit-tests: $(TEST_OBJ) $(BUILD)/libsolforge.a
+# the campaign's pure text functions (no SQLite) are unit-tested too
+$(BUILD)/unit-tests: $(TEST_OBJ) $(BUILD)/src/campaign/parse.o $(BUILD)/libsolforge.a
 	$(CC) $(LDSAN) -o $@ $^ $(LDLIBS)
 
 unit: $(BUILD)/unit-tests

@@ -16,83 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Whether a fence's info string names code we can use (c, cuda, cpp, c++, cu, or nothing). */
-static int lang_ok(const char *s, size_t n)
-{
-	while (n && (*s == ' ' || *s == '\t'))
-		s++, n--;
-	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
-		n--;
-	static const char *const ok[] = { "", "c", "cuda", "cpp", "c++", "cu", "C", "CUDA", "cxx" };
-	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
-		if (strlen(ok[i]) == n && !strncmp(ok[i], s, n))
-			return 1;
-	return 0;
-}
-
-char *sf_extract_code(const char *reply)
-{
-	if (!reply)
-		return NULL;
-	char *best = NULL;
-	const char *p = reply;
-	while (*p) {
-		/* a fence: ``` at the start of a line */
-		const char *line = p;
-		const char *eol = strchr(line, '\n');
-		size_t ll = eol ? (size_t)(eol - line) : strlen(line);
-		p = eol ? eol + 1 : line + ll;
-		const char *t = line;
-		while (t < line + ll && (*t == ' ' || *t == '\t'))
-			t++;
-		if ((size_t)(line + ll - t) < 3 || strncmp(t, "```", 3))
-			continue;
-		int usable = lang_ok(t + 3, (size_t)(line + ll - t - 3));
-		const char *body = p, *q = p;
-		const char *close = NULL;
-		while (*q) {
-			const char *e2 = strchr(q, '\n');
-			size_t l2 = e2 ? (size_t)(e2 - q) : strlen(q);
-			const char *u = q;
-			while (u < q + l2 && (*u == ' ' || *u == '\t'))
-				u++;
-			if ((size_t)(q + l2 - u) >= 3 && !strncmp(u, "```", 3)) {
-				close = q;
-				p = e2 ? e2 + 1 : q + l2;
-				break;
-			}
-			q = e2 ? e2 + 1 : q + l2;
-		}
-		if (!close)
-			break; /* an unterminated block is not taken: the reply was cut */
-		if (usable) {
-			free(best);
-			best = sf_xstrndup(body, (size_t)(close - body));
-		}
-	}
-	return best;
-}
-
-/* The reply with its code blocks left out (for NOTES.md). */
-static char *prose_of(const char *reply)
-{
-	sf_buf b = { 0 };
-	int in = 0;
-	for (const char *p = reply; p && *p;) {
-		const char *e = strchr(p, '\n');
-		size_t l = e ? (size_t)(e - p) + 1 : strlen(p);
-		const char *t = p;
-		while (*t == ' ' || *t == '\t')
-			t++;
-		if (!strncmp(t, "```", 3))
-			in = !in;
-		else if (!in)
-			sf_buf_append(&b, p, l);
-		p += l;
-	}
-	return sf_buf_take(&b);
-}
-
 static void log_msg(sf_camp *c, int64_t attempt, const char *kind, const char *text)
 {
 	pthread_mutex_lock(&c->mu);
@@ -178,7 +101,7 @@ int sf_agent_openai(sf_camp *c, sf_camp_worker *w, sf_camp_problem *p, int64_t a
 					   "solution file in one fenced code block.\n");
 		} else {
 			char e2[256];
-			char *notes = prose_of(msgs[nm - 1].content), *nf = sf_path_join(ws, "NOTES.md");
+			char *notes = sf_prose_of(msgs[nm - 1].content), *nf = sf_path_join(ws, "NOTES.md");
 			sf_write_file(nf, notes, strlen(notes), e2, sizeof e2);
 			free(notes);
 			free(nf);

@@ -156,5 +156,7 @@ int sf_agent_cmd(sf_camp *c, sf_camp_worker *w, sf_camp_problem *p, int64_t atte
 int sf_agent_openai(sf_camp *c, sf_camp_worker *w, sf_camp_problem *p, int64_t attempt, char *err, size_t errlen);
 /* The last fenced code block of a model reply (```c, ```cuda, ```cpp or bare), or NULL. Caller frees. */
 char *sf_extract_code(const char *reply);
+/* The reply without its fenced blocks (the model's notes). Caller frees. */
+char *sf_prose_of(const char *reply);
 
 #endif

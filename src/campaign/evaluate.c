@@ -87,7 +87,7 @@ static void summarize(const char *traces, traces_sum *s)
 			      *uu = sf_json_get(sf_json_get(j, "workload"), "uuid"), *lg = sf_json_get(ev, "log");
 		const char *status = st && st->type == SF_JSON_STRING ? st->str : "?";
 		double lat = num_at(ev, "performance", "latency_ms"), sp = num_at(ev, "performance", "speedup_factor"),
-		       ref = num_at(ev, "performance", "reference_latency_ms"), sc = num_at(j, "solforge", "sol_score");
+		       ref = num_at(ev, "performance", "reference_latency_ms"), sc = num_at(ev, "solforge", "sol_score");
 		if (!strcmp(status, "SKIPPED")) {
 			s->skipped++;
 		} else if (!strcmp(status, "PASSED")) {
@@ -254,8 +254,6 @@ int sf_camp_evaluate(sf_camp *c, sf_camp_worker *w, sf_camp_problem *p, int64_t 
 		sf_argv_add(&av, c->o.eval_args[i]);
 	for (int i = 0; defines && defines[i]; i++)
 		sf_argv_addf(&av, "-D%s", defines[i]);
-	sf_argv_add(&av, NULL);
-	av.n--;
 	char e_locks[4096], e_cvd[128];
 	snprintf(e_locks, sizeof e_locks, "SOLFORGE_GPU_LOCKS=%s", c->locks);
 	snprintf(e_cvd, sizeof e_cvd, "CUDA_VISIBLE_DEVICES=%s", w->gpu ? w->gpu : "");
@@ -299,7 +297,7 @@ int sf_camp_evaluate(sf_camp *c, sf_camp_worker *w, sf_camp_problem *p, int64_t 
 		   "INSERT OR IGNORE INTO evaluations(problem_id,attempt_id,key,solution,defines,source,status,exit_code,"
 		   "passed,failed,skipped,speedup,score,latency_ms,baseline_ms,started,finished,gpu,error,traces) "
 		   "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-		   "iissssiiiiiddddddsss", p->id, attempt, key, sol, def_text, text, s.status,
+		   "iisssssiiiiddddddsss", p->id, attempt, key, sol, def_text, text, s.status,
 		   (int64_t)(pr.exited ? pr.exit_code : -1), (int64_t)s.passed, (int64_t)s.failed, (int64_t)s.skipped,
 		   s.speedup, s.score, s.latency, s.baseline, t_start, sf_wall_time(), w->gpu ? w->gpu : c->backend,
 		   correct ? NULL : sum.data, traces ? traces : "");

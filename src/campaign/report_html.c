@@ -94,44 +94,53 @@ static void chart_hist(sf_buf *b, const sf_report *r)
 		       "hardware limit)</text></svg>\n");
 }
 
-/* Line: geomean best speedup after every improvement, over time. */
+/* Line: geomean best speedup after every improvement, over time (log axis: speedups span decades). */
 static void chart_progress(sf_buf *b, const sf_report *r)
 {
 	int W = 560, H = 220;
-	double tmax = 1, gmax = 1, gmin = 1;
+	double tmax = 1, gmax = -INFINITY, gmin = INFINITY;
 	for (int i = 0; i < r->n_pts; i++) {
 		if (r->pts[i].t > tmax)
 			tmax = r->pts[i].t;
-		if (isfinite(r->pts[i].geomean)) {
-			if (r->pts[i].geomean > gmax)
-				gmax = r->pts[i].geomean;
-			if (r->pts[i].geomean < gmin)
-				gmin = r->pts[i].geomean;
+		if (isfinite(r->pts[i].geomean) && r->pts[i].geomean > 0) {
+			double l = log2(r->pts[i].geomean);
+			gmax = l > gmax ? l : gmax;
+			gmin = l < gmin ? l : gmin;
 		}
 	}
-	if (gmax - gmin < 1e-9)
-		gmax = gmin + 1;
+	if (!isfinite(gmin))
+		gmin = gmax = 0;
+	if (gmax - gmin < 0.1) {
+		gmax += 0.5;
+		gmin -= 0.5;
+	}
 	sf_buf_printf(b, "<svg id=\"chart-progress\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 			 "viewBox=\"0 0 %d %d\"><title>progress over time</title>\n"
 			 "<line x1=\"50\" y1=\"180\" x2=\"540\" y2=\"180\" stroke=\"#444\"/><line x1=\"50\" y1=\"20\" x2=\"50\" "
 			 "y2=\"180\" stroke=\"#444\"/>\n", W, H, W, H);
 	sf_buf_puts(b, "<polyline fill=\"none\" stroke=\"#4f81bd\" stroke-width=\"2\" points=\"");
-	double prev_y = -1;
+	double prev_y = -1, x = 50;
 	for (int i = 0; i < r->n_pts; i++) {
-		if (!isfinite(r->pts[i].geomean))
+		if (!isfinite(r->pts[i].geomean) || r->pts[i].geomean <= 0)
 			continue;
-		double x = 50 + r->pts[i].t / tmax * 490, y = 180 - (r->pts[i].geomean - gmin) / (gmax - gmin) * 150;
+		x = 50 + r->pts[i].t / tmax * 490;
+		double y = 180 - (log2(r->pts[i].geomean) - gmin) / (gmax - gmin) * 150;
 		if (prev_y >= 0)
 			sf_buf_printf(b, "%.1f,%.1f ", x, prev_y); /* a step: the best holds until the next improvement */
 		sf_buf_printf(b, "%.1f,%.1f ", x, y);
 		prev_y = y;
 	}
 	sf_buf_puts(b, "\"/>\n");
-	sf_buf_printf(b, "<text x=\"46\" y=\"24\" font-size=\"10\" text-anchor=\"end\">%.2fx</text>"
-			 "<text x=\"46\" y=\"180\" font-size=\"10\" text-anchor=\"end\">%.2fx</text>"
+	if (gmin < 0 && gmax > 0) {
+		double y1 = 180 - (0 - gmin) / (gmax - gmin) * 150;
+		sf_buf_printf(b, "<line x1=\"50\" y1=\"%.1f\" x2=\"540\" y2=\"%.1f\" stroke=\"#888\" stroke-dasharray=\"4 3\"/>"
+				 "<text x=\"46\" y=\"%.1f\" font-size=\"10\" text-anchor=\"end\">1x</text>\n", y1, y1, y1 + 3);
+	}
+	sf_buf_printf(b, "<text x=\"46\" y=\"24\" font-size=\"10\" text-anchor=\"end\">%.3gx</text>"
+			 "<text x=\"46\" y=\"180\" font-size=\"10\" text-anchor=\"end\">%.3gx</text>"
 			 "<text x=\"540\" y=\"196\" font-size=\"10\" text-anchor=\"end\">%.0f s</text>"
 			 "<text x=\"295\" y=\"212\" font-size=\"11\" text-anchor=\"middle\">geomean best speedup after each "
-			 "improvement</text></svg>\n", gmax, gmin, tmax);
+			 "improvement (log scale)</text></svg>\n", exp2(gmax), exp2(gmin), tmax);
 }
 
 int sf_report_html(const sf_report *r, const char *path, char *err, size_t errlen)
@@ -140,7 +149,7 @@ int sf_report_html(const sf_report *r, const char *path, char *err, size_t errle
 	sf_buf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>solforge campaign report</title>\n"
 			"<style>body{font-family:sans-serif;margin:24px;color:#222;background:#fff}"
 			"table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}"
-			"td:first-child,th:first-child,td.l{text-align:left}th{background:#eef2f7}"
+			"td:first-child,th:first-child,td.l,th.l{text-align:left}th{background:#eef2f7}"
 			".cards{display:flex;gap:14px;flex-wrap:wrap;margin:12px 0}.card{background:#eef2f7;border-radius:6px;"
 			"padding:10px 16px}.card b{display:block;font-size:22px}.good{color:#2e8b57}.bad{color:#c0504d}"
 			"svg{background:#fafafa;border:1px solid #ddd;margin:6px 12px 6px 0}</style></head><body>\n");
@@ -163,7 +172,7 @@ int sf_report_html(const sf_report *r, const char *path, char *err, size_t errle
 			  "solution</div></div>\n", r->beat, r->n_best, r->over2, r->improved_over_first);
 	sf_buf_puts(&b, "<h2>Problems</h2>\n<table id=\"problems\"><thead><tr><th>problem</th><th>op type</th><th>baseline ms</th>"
 			"<th>first ms</th><th>best ms</th><th>speedup</th><th>SOL</th><th>attempts</th><th>evaluations</th>"
-			"<th>found by</th><th>solution</th></tr></thead><tbody>\n");
+			"<th class=\"l\">found by</th><th class=\"l\">solution</th></tr></thead><tbody>\n");
 	for (int i = 0; i < r->n; i++) {
 		const sf_rep_problem *p = &r->p[i];
 		sf_buf_puts(&b, "<tr><td>");
