@@ -167,7 +167,9 @@ int sf_report_load(const char *db_path, sf_report *r, char *err, size_t errlen)
 		r->decisions[r->n_decisions++] = sf_buf_take(&b);
 	}
 	sqlite3_finalize(st);
-	st = sf_db_prepare(db, "SELECT slot, count(*), sum(held_s), sum(wait_s), min(start), max(start) FROM gpu_timing "
+	st = sf_db_prepare(db, "SELECT slot, count(*), sum(held_s), sum(wait_s), "
+			       "strftime('%Y-%m-%dT%H:%M:%SZ', min(CAST(start AS REAL)), 'unixepoch'), "
+			       "strftime('%Y-%m-%dT%H:%M:%SZ', max(CAST(start AS REAL) + held_s), 'unixepoch') FROM gpu_timing "
 			       "GROUP BY slot ORDER BY slot", "");
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
 		r->slots = sf_xrealloc(r->slots, sizeof(char *) * (size_t)(r->n_slots + 1));

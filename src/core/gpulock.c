@@ -56,7 +56,7 @@ void sf_gpulock_acquire(sf_gpulock *l, const char *backend)
 		}
 	}
 	l->t_got = sf_now();
-	sf_iso8601(l->start);
+	snprintf(l->start, sizeof l->start, "%.3f", sf_wall_time());
 }
 
 void sf_gpulock_release(sf_gpulock *l, const char *problem, const char *solution, const char *what)

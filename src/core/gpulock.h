@@ -5,7 +5,8 @@
  * <folder>/<backend>-<device>.lock while a candidate or baseline runner runs (the timed part); the
  * device is the first entry of $CUDA_VISIBLE_DEVICES for cuda ("0" when unset) and "host" for cpu.
  * Compiling and reference runs go on unlocked. Every hold is appended as one line to
- * <folder>/timing.log: "START_ISO SLOT PID WAIT_S HELD_S PROBLEM SOLUTION WHAT". The campaign sets
+ * <folder>/timing.log: "START SLOT PID WAIT_S HELD_S PROBLEM SOLUTION WHAT"
+ * (START: seconds since the epoch when the slot was granted). The campaign sets
  * the variable for its own evaluations and for the agents it starts, so the `solforge eval` calls an
  * agent makes in its workspace queue for the same slot. Without the variable nothing is locked.
  */
@@ -18,7 +19,7 @@ typedef struct sf_gpulock {
 	int fd;              /* -1 when nothing is held */
 	double t_req, t_got; /* monotonic times of the request and the grant */
 	char slot[64];
-	char start[32];
+	char start[32];      /* epoch seconds of the grant, as text */
 } sf_gpulock;
 
 /* Takes the slot of backend `backend` (blocks until free). Without $SOLFORGE_GPU_LOCKS, or when the
