@@ -8,6 +8,9 @@ command -v make >/dev/null 2>&1 || need+=(make)
 command -v clang >/dev/null 2>&1 || need+=(clang)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 command -v pgrep >/dev/null 2>&1 || need+=(procps)
+# the campaign's database (header + static library) and the HTML report's rendering test
+[ -f /usr/include/sqlite3.h ] || need+=(libsqlite3-dev)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 # libFuzzer's runtime for the fuzz targets
 if command -v clang >/dev/null 2>&1; then
 	v=$(clang --version | sed -n 's/.*version \([0-9]*\).*/\1/p' | head -1)

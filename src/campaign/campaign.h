@@ -43,6 +43,7 @@ typedef struct sf_camp_opts {
 	int n_eval_args;
 	int live;                   /* redraw a status table (terminal) instead of log lines */
 	uint64_t seed;              /* tuner's random search */
+	const char *solutions;      /* comma-separated names of the bundled solutions to use (NULL: all) */
 } sf_camp_opts;
 
 typedef struct sf_camp_problem {

@@ -39,6 +39,17 @@ char **sf_camp_bundled(sf_camp *c, const sf_camp_problem *p)
 			size_t l = strlen(e->d_name), el = strlen(ext);
 			if (l <= el || strcmp(e->d_name + l - el, ext) || e->d_name[0] == '.')
 				continue;
+			if (c->o.solutions) {
+				/* only the names listed in --solutions */
+				int listed = 0;
+				for (const char *q = c->o.solutions; *q && !listed;) {
+					size_t k = strcspn(q, ",");
+					listed = k == l && !strncmp(q, e->d_name, k);
+					q += k + (q[k] == ',');
+				}
+				if (!listed)
+					continue;
+			}
 			out = sf_xrealloc(out, sizeof(char *) * (size_t)(n + 2));
 			out[n++] = sf_path_join(dir, e->d_name);
 			out[n] = NULL;

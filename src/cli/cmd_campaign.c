@@ -38,10 +38,11 @@ static void usage(FILE *f)
 		"  --stagnation F       planner: penalty per attempt without improvement (default 0.5)\n"
 		"  --explore F          planner: bonus of an untried problem (default 1)\n"
 		"  --protocol FILE      the protocol file agents get (default: PROTOCOL.md of the source tree)\n"
+		"  --solutions NAMES    only these bundled solutions (comma-separated file names, e.g. naive.cu,tuned.cu)\n"
 		"  --seed N             the tuner's random search\n"
 		"  --live / --no-live   status table (default on a terminal) / plain log lines\n"
 		"evaluation options passed to every `solforge eval`: --backend, --hw, --rounds, --budget-ms (default 1000),\n"
-		"  --cpu-max-work, --timeout, --target-ci, --min-iters, --max-iters, --no-baseline\n");
+		"  --cpu-max-work, --timeout, --target-ci, --min-iters, --max-iters, --no-baseline, --sample N\n");
 }
 
 /* "90", "90s", "10m", "2h", "1d" -> seconds; -1 when malformed. */
@@ -179,6 +180,9 @@ int cmd_campaign(int argc, char **argv)
 				return SF_EXIT_USAGE;
 			}
 			o.protocol = v;
+		} else if (!strcmp(a, "--solutions")) {
+			NEED();
+			o.solutions = v;
 		} else if (!strcmp(a, "--seed")) {
 			NEED();
 			o.seed = strtoull(v, NULL, 0);
@@ -193,7 +197,7 @@ int cmd_campaign(int argc, char **argv)
 			o.eval_args[o.n_eval_args++] = a;
 		} else if (!strcmp(a, "--hw") || !strcmp(a, "--rounds") || !strcmp(a, "--budget-ms") ||
 			   !strcmp(a, "--cpu-max-work") || !strcmp(a, "--timeout") || !strcmp(a, "--target-ci") ||
-			   !strcmp(a, "--min-iters") || !strcmp(a, "--max-iters")) {
+			   !strcmp(a, "--min-iters") || !strcmp(a, "--max-iters") || !strcmp(a, "--sample")) {
 			NEED();
 			if (o.n_eval_args + 2 > 30) {
 				fprintf(stderr, "solforge: too many evaluation options\n");
