@@ -22,7 +22,7 @@ static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS evaluations(id INTEGER PRIMARY KEY, problem_id INTEGER NOT NULL,"
 	" attempt_id INTEGER, key TEXT UNIQUE NOT NULL, solution TEXT, defines TEXT, source TEXT, status TEXT,"
 	" exit_code INTEGER, passed INTEGER, failed INTEGER, skipped INTEGER, speedup REAL, score REAL,"
-	" latency_ms REAL, baseline_ms REAL, started REAL, finished REAL, gpu TEXT, improved INTEGER DEFAULT 0,"
+	" latency_ms REAL, baseline_ms REAL, sol_frac REAL, started REAL, finished REAL, gpu TEXT, improved INTEGER DEFAULT 0,"
 	" error TEXT, traces TEXT);"
 	"CREATE TABLE IF NOT EXISTS decisions(id INTEGER PRIMARY KEY, t REAL, worker INTEGER, problem_id INTEGER,"
 	" attempt_id INTEGER, gain REAL, explain TEXT);"

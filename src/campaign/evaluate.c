@@ -7,7 +7,9 @@
  *   correct  = at least one PASSED and none failed;
  *   speedup  = geometric mean of T_b/T_k over the PASSED workloads;
  *   score    = median SOL score S over the PASSED workloads;
- *   latency  = geometric mean of T_k.
+ *   latency  = geometric mean of T_k;
+ *   sol_frac = geometric mean of T_sol/T_k (the fraction of the speed of light reached; needs no
+ *              baseline, so it is there for problems without a library baseline on the backend).
  * A correct evaluation becomes the problem's best when its speedup exceeds the best's by more than
  * --min-gain (relative), or, where either has no speedup (no baseline), its latency is lower by it.
  */
@@ -59,7 +61,7 @@ static int cmp_dbl(const void *a, const void *b)
 typedef struct traces_sum {
 	int passed, failed, skipped;
 	char status[32];
-	double speedup, score, latency, baseline;
+	double speedup, score, latency, baseline, sol_frac;
 	sf_buf text;
 } traces_sum;
 
@@ -73,8 +75,8 @@ static double num_at(const sf_json *o, const char *a, const char *b)
 static void summarize(const char *traces, traces_sum *s)
 {
 	memset(s, 0, sizeof *s);
-	double lsp = 0, llat = 0, lb = 0, scores[1024];
-	int nsp = 0, nlat = 0, nb = 0, nsc = 0;
+	double lsp = 0, llat = 0, lb = 0, lf = 0, scores[1024];
+	int nsp = 0, nlat = 0, nb = 0, nsc = 0, nf = 0;
 	for (const char *l = traces; l && *l;) {
 		const char *e = strchr(l, '\n');
 		size_t n = e ? (size_t)(e - l) : strlen(l);
@@ -87,7 +89,8 @@ static void summarize(const char *traces, traces_sum *s)
 			      *uu = sf_json_get(sf_json_get(j, "workload"), "uuid"), *lg = sf_json_get(ev, "log");
 		const char *status = st && st->type == SF_JSON_STRING ? st->str : "?";
 		double lat = num_at(ev, "performance", "latency_ms"), sp = num_at(ev, "performance", "speedup_factor"),
-		       ref = num_at(ev, "performance", "reference_latency_ms"), sc = num_at(ev, "solforge", "sol_score");
+		       ref = num_at(ev, "performance", "reference_latency_ms"), sc = num_at(ev, "solforge", "sol_score"),
+		       sol = num_at(ev, "solforge", "sol_ms");
 		if (!strcmp(status, "SKIPPED")) {
 			s->skipped++;
 		} else if (!strcmp(status, "PASSED")) {
@@ -100,6 +103,8 @@ static void summarize(const char *traces, traces_sum *s)
 				lb += log(ref), nb++;
 			if (isfinite(sc) && nsc < 1024)
 				scores[nsc++] = sc;
+			if (isfinite(sol) && sol > 0 && isfinite(lat) && lat > 0)
+				lf += log(sol / lat), nf++;
 		} else {
 			s->failed++;
 			if (!s->status[0])
@@ -117,6 +122,7 @@ static void summarize(const char *traces, traces_sum *s)
 	s->speedup = nsp ? exp(lsp / nsp) : NAN;
 	s->latency = nlat ? exp(llat / nlat) : NAN;
 	s->baseline = nb ? exp(lb / nb) : NAN;
+	s->sol_frac = nf ? exp(lf / nf) : NAN;
 	if (nsc) {
 		qsort(scores, (size_t)nsc, sizeof(double), cmp_dbl);
 		s->score = nsc % 2 ? scores[nsc / 2] : 0.5 * (scores[nsc / 2 - 1] + scores[nsc / 2]);
@@ -279,8 +285,9 @@ int sf_camp_evaluate(sf_camp *c, sf_camp_worker *w, sf_camp_problem *p, int64_t 
 			 pr.exited && pr.exit_code == 4 ? "COMPILE_ERROR" : pr.exited && pr.exit_code == 3 ? "BAD_INPUT" : "ERROR");
 	}
 	sf_buf sum = { 0 };
-	sf_buf_printf(&sum, "%s: %d passed, %d failed, %d skipped; speedup %.4gx (geomean), S %.3f (median)\n%s", s.status,
-		      s.passed, s.failed, s.skipped, s.speedup, s.score, s.text.data ? s.text.data : "");
+	sf_buf_printf(&sum, "%s: %d passed, %d failed, %d skipped; latency %.4g ms, speedup %.4gx (geomeans), S %.3f (median), "
+			    "T_sol/T %.3f\n%s", s.status, s.passed, s.failed, s.skipped, s.latency, s.speedup, s.score, s.sol_frac,
+		      s.text.data ? s.text.data : "");
 	if (strcmp(s.status, "PASSED") && tail && *tail)
 		sf_buf_printf(&sum, "evaluator output (tail):\n%s\n", tail);
 	char describe[128] = "";
@@ -295,11 +302,11 @@ int sf_camp_evaluate(sf_camp *c, sf_camp_worker *w, sf_camp_problem *p, int64_t 
 	sf_db_begin(c->db);
 	sf_db_exec(c->db,
 		   "INSERT OR IGNORE INTO evaluations(problem_id,attempt_id,key,solution,defines,source,status,exit_code,"
-		   "passed,failed,skipped,speedup,score,latency_ms,baseline_ms,started,finished,gpu,error,traces) "
-		   "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-		   "iisssssiiiiddddddsss", p->id, attempt, key, sol, def_text, text, s.status,
+		   "passed,failed,skipped,speedup,score,latency_ms,baseline_ms,sol_frac,started,finished,gpu,error,traces) "
+		   "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		   "iisssssiiiidddddddsss", p->id, attempt, key, sol, def_text, text, s.status,
 		   (int64_t)(pr.exited ? pr.exit_code : -1), (int64_t)s.passed, (int64_t)s.failed, (int64_t)s.skipped,
-		   s.speedup, s.score, s.latency, s.baseline, t_start, sf_wall_time(), w->gpu ? w->gpu : c->backend,
+		   s.speedup, s.score, s.latency, s.baseline, s.sol_frac, t_start, sf_wall_time(), w->gpu ? w->gpu : c->backend,
 		   correct ? NULL : sum.data, traces ? traces : "");
 	int64_t id = sf_db_i64(c->db, 0, "SELECT id FROM evaluations WHERE key=?", "s", key);
 	int improved = 0;
@@ -318,8 +325,8 @@ int sf_camp_evaluate(sf_camp *c, sf_camp_worker *w, sf_camp_problem *p, int64_t 
 	sf_db_commit(c->db);
 	pthread_mutex_unlock(&c->mu);
 	inflight_set(c, key, 0);
-	sf_camp_logf(c, "worker %d: %s %s%s%s: %s speedup %.3gx S %.3f (%s)%s", w->id, p->name, sf_basename(sol),
-		     *def_text ? " " : "", def_text, s.status, s.speedup, s.score, describe,
+	sf_camp_logf(c, "worker %d: %s %s%s%s: %s %.4g ms speedup %.3gx S %.3f T_sol/T %.3f (%s)%s", w->id, p->name,
+		     sf_basename(sol), *def_text ? " " : "", def_text, s.status, s.latency, s.speedup, s.score, s.sol_frac, describe,
 		     improved ? "  ** new best **" : "");
 
 	out->id = id;

@@ -3,7 +3,8 @@
  *
  * Expected gain of problem p:
  *     gain = weight * gap / (1 + stagnation * since_improve) / (1 + busy) + explore * [no attempt yet]
- * gap = 1 - S_best (S_best: median SOL score of the best evaluation; 0.5, the baseline, before any),
+ * gap = 1 - S_best (S_best: median SOL score of the best evaluation; where the backend has no
+ * baseline for the problem, the fraction of the speed of light T_sol/T_k instead; 0.5 before any),
  * since_improve = attempts since the last improvement, busy = workers on p now. A problem is left
  * out when it reached --max-attempts, has --per-problem workers already, or the agent cannot work on
  * it (tune: no tunable source, or every variant evaluated). Every pick is a row of `decisions` with
@@ -55,8 +56,8 @@ sf_camp_problem *sf_camp_plan(sf_camp *c, sf_camp_worker *w, int64_t *attempt_ou
 		k->seeded = seeded;
 		k->stagnant = sf_db_i64(c->db, 0, "SELECT since_improve FROM problems WHERE id=?", "i", p->id);
 		k->s_best = sf_db_dbl(c->db,
-				      "SELECT e.score FROM problems p JOIN evaluations e ON e.id=p.best_eval WHERE p.id=?", "i",
-				      p->id);
+				      "SELECT COALESCE(e.score, e.sol_frac) FROM problems p JOIN evaluations e ON e.id=p.best_eval "
+				      "WHERE p.id=?", "i", p->id);
 		double s = isfinite(k->s_best) ? k->s_best : 0.5;
 		k->gap = s >= 1 ? 0 : 1 - s;
 		k->gain = p->weight * k->gap / (1 + c->o.stagnation * (double)k->stagnant) / (1 + p->busy) +

@@ -99,11 +99,11 @@ int sf_report_load(const char *db_path, sf_report *r, char *err, size_t errlen)
 		db,
 		"SELECT p.name, p.op_type, p.attempts, (SELECT count(*) FROM evaluations x WHERE x.problem_id=p.id),"
 		" b.id, b.baseline_ms, f.latency_ms, b.latency_ms, f.speedup, b.speedup, b.score,"
-		" a.agent, a.id, a.worker, b.solution, b.defines"
+		" a.agent, a.id, a.worker, b.solution, b.defines, b.sol_frac"
 		" FROM problems p LEFT JOIN evaluations b ON b.id=p.best_eval LEFT JOIN evaluations f ON f.id=p.first_eval"
 		" LEFT JOIN attempts a ON a.id=b.attempt_id ORDER BY p.name", "");
-	double ls = 0, *scores = NULL;
-	int ns = 0;
+	double ls = 0, lvf = 0, *scores = NULL, *fracs = NULL;
+	int ns = 0, nvf = 0, nfr = 0;
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
 		r->p = sf_xrealloc(r->p, sizeof *r->p * (size_t)(r->n + 1));
 		sf_rep_problem *p = &r->p[r->n++];
@@ -119,6 +119,8 @@ int sf_report_load(const char *db_path, sf_report *r, char *err, size_t errlen)
 		p->first_speedup = col_d(st, 8);
 		p->speedup = col_d(st, 9);
 		p->score = col_d(st, 10);
+		p->sol_frac = col_d(st, 16);
+		p->vs_first = isfinite(p->first_ms) && isfinite(p->best_ms) && p->best_ms > 0 ? p->first_ms / p->best_ms : NAN;
 		if (p->has_best) {
 			sf_buf b = { 0 };
 			char *ag = col_s(st, 11);
@@ -143,6 +145,12 @@ int sf_report_load(const char *db_path, sf_report *r, char *err, size_t errlen)
 				int bin = (int)floor(p->score * 10);
 				r->hist[bin < 0 ? 0 : bin > 9 ? 9 : bin]++;
 			}
+			if (isfinite(p->vs_first))
+				lvf += log(p->vs_first), nvf++;
+			if (isfinite(p->sol_frac)) {
+				fracs = sf_xrealloc(fracs, sizeof(double) * (size_t)(nfr + 1));
+				fracs[nfr++] = p->sol_frac;
+			}
 			int better_ms = isfinite(p->first_ms) && isfinite(p->best_ms) && p->best_ms < p->first_ms;
 			r->improved_over_first += better_ms || (isfinite(p->first_speedup) && p->speedup > p->first_speedup);
 		} else {
@@ -157,6 +165,9 @@ int sf_report_load(const char *db_path, sf_report *r, char *err, size_t errlen)
 	r->geomean = nsp ? exp(ls / nsp) : NAN;
 	r->median_s = median(scores, ns);
 	free(scores);
+	r->geomean_vs_first = nvf ? exp(lvf / nvf) : NAN;
+	r->median_sol_frac = median(fracs, nfr);
+	free(fracs);
 	progress(db, r);
 	st = sf_db_prepare(db, "SELECT d.id, d.worker, d.explain FROM decisions d ORDER BY d.id DESC LIMIT 200", "");
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
@@ -174,7 +185,7 @@ int sf_report_load(const char *db_path, sf_report *r, char *err, size_t errlen)
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
 		r->slots = sf_xrealloc(r->slots, sizeof(char *) * (size_t)(r->n_slots + 1));
 		sf_buf b = { 0 };
-		sf_buf_printf(&b, "%s: %d timed runs, %.1f s held, %.1f s waited, %s .. %s", (const char *)sqlite3_column_text(st, 0),
+		sf_buf_printf(&b, "%s: %d runner holds, %.1f s held, %.1f s waited, %s .. %s", (const char *)sqlite3_column_text(st, 0),
 			      sqlite3_column_int(st, 1), sqlite3_column_double(st, 2), sqlite3_column_double(st, 3),
 			      (const char *)sqlite3_column_text(st, 4), (const char *)sqlite3_column_text(st, 5));
 		r->slots[r->n_slots++] = sf_buf_take(&b);
@@ -222,20 +233,22 @@ void sf_report_text(const sf_report *r, FILE *f)
 	fprintf(f, "campaign %s: agent %s, backend %s, started %s; %lld attempts, %lld evaluations (%lld not correct)\n\n",
 		r->db, r->agent ? r->agent : "?", r->backend ? r->backend : "?", r->started ? r->started : "?",
 		(long long)r->attempts, (long long)r->evaluations, (long long)r->failed_evals);
-	fprintf(f, "%-40s %11s %11s %11s %9s %6s %5s  %s\n", "problem", "baseline", "first", "best", "speedup", "SOL", "att",
-		"found by / solution");
+	fprintf(f, "%-40s %11s %11s %11s %8s %9s %6s %7s %5s  %s\n", "problem", "baseline", "first", "best", "vs first",
+		"speedup", "SOL", "Tsol/T", "att", "found by / solution");
 	for (int i = 0; i < r->n; i++) {
 		const sf_rep_problem *p = &r->p[i];
 		char b[32], fi[32], be[32];
 		ms(b, sizeof b, p->baseline_ms);
 		ms(fi, sizeof fi, p->first_ms);
 		ms(be, sizeof be, p->best_ms);
-		fprintf(f, "%-40.40s %11s %11s %11s %8.3fx %6.3f %5lld  %s: %s\n", p->name, b, fi, be, p->speedup, p->score,
-			(long long)p->attempts, p->found_by, p->solution);
+		fprintf(f, "%-40.40s %11s %11s %11s %7.3fx %8.3fx %6.3f %7.3f %5lld  %s: %s\n", p->name, b, fi, be, p->vs_first,
+			p->speedup, p->score, p->sol_frac, (long long)p->attempts, p->found_by, p->solution);
 	}
-	fprintf(f, "\ntotals: %d problems with a correct solution of %d; geomean speedup %.3fx; median SOL %.3f; "
-		   "%d beat the baseline; %d over 2x; %d improved over their first solution\n",
-		r->n_best, r->n, r->geomean, r->median_s, r->beat, r->over2, r->improved_over_first);
+	fprintf(f, "\ntotals: %d problems with a correct solution of %d; geomean speedup %.3fx over the baselines; median SOL "
+		   "%.3f; %d beat the baseline; %d over 2x; %d improved over their first solution (geomean %.3fx); median "
+		   "T_sol/T %.3f\n",
+		r->n_best, r->n, r->geomean, r->median_s, r->beat, r->over2, r->improved_over_first, r->geomean_vs_first,
+		r->median_sol_frac);
 	fprintf(f, "SOL distribution:");
 	for (int i = 0; i < 10; i++)
 		fprintf(f, " [%.1f,%.1f%c %d", i / 10.0, (i + 1) / 10.0, i == 9 ? ']' : ')', r->hist[i]);

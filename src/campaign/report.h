@@ -1,7 +1,8 @@
 /*
  * report.h - `solforge report DB [--html FILE]`: what a campaign found, from its database.
  *
- * Per problem: baseline time, first and best solution time, speedup over the baseline, SOL score,
+ * Per problem: baseline time, first and best solution time, the gain over the first solution,
+ * speedup over the baseline, SOL score, fraction of the speed of light T_sol/T_k,
  * attempts, who found the best (agent, attempt, worker, solution and defines). Totals: geometric
  * mean speedup, median SOL score, problems that beat the baseline, problems over 2x, the SOL
  * distribution, progress over time, GPU timing holds, the planner's decisions. The HTML form is one
@@ -18,6 +19,8 @@ typedef struct sf_rep_problem {
 	int64_t attempts, evals;
 	int has_best;
 	double baseline_ms, first_ms, best_ms, first_speedup, speedup, score;
+	double sol_frac;   /* T_sol / T_k of the best (geomean over workloads) */
+	double vs_first;   /* first_ms / best_ms: what the campaign gained over the first correct solution */
 } sf_rep_problem;
 
 typedef struct sf_rep_point {
@@ -33,6 +36,7 @@ typedef struct sf_report {
 	sf_rep_point *pts;
 	int n_pts;
 	double geomean, median_s;
+	double geomean_vs_first, median_sol_frac;
 	int n_best, beat, over2, improved_over_first;
 	int hist[10];      /* SOL score distribution in tenths */
 	int64_t evaluations, attempts, failed_evals;

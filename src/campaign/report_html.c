@@ -33,42 +33,42 @@ static void num(sf_buf *b, int prec, int sig, const char *suffix, double v)
 		sf_buf_printf(b, "%.*f%s", prec, v, suffix);
 }
 
-/* Horizontal bars: speedup per problem (log2 axis around 1x). */
+/* Horizontal bars: the best's gain over the first correct solution per problem (log2 axis around 1x). */
 static void chart_speedup(sf_buf *b, const sf_report *r)
 {
 	int n = 0;
 	double lo = 0.5, hi = 2;
 	for (int i = 0; i < r->n; i++)
-		if (r->p[i].has_best && isfinite(r->p[i].speedup) && r->p[i].speedup > 0) {
+		if (r->p[i].has_best && isfinite(r->p[i].vs_first) && r->p[i].vs_first > 0) {
 			n++;
-			if (r->p[i].speedup < lo)
-				lo = r->p[i].speedup;
-			if (r->p[i].speedup > hi)
-				hi = r->p[i].speedup;
+			if (r->p[i].vs_first < lo)
+				lo = r->p[i].vs_first;
+			if (r->p[i].vs_first > hi)
+				hi = r->p[i].vs_first;
 		}
 	int W = 760, row = 18, left = 260, H = 40 + row * (n ? n : 1);
 	double l0 = log2(lo), l1 = log2(hi);
 	double span = l1 - l0 > 0 ? l1 - l0 : 1;
-	sf_buf_printf(b, "<svg id=\"chart-speedup\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-			 "viewBox=\"0 0 %d %d\"><title>speedup over the baseline per problem</title>\n", W, H, W, H);
+	sf_buf_printf(b, "<svg id=\"chart-gain\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+			 "viewBox=\"0 0 %d %d\"><title>gain of the best over the first solution per problem</title>\n", W, H, W, H);
 	double x1 = left + (0 - l0) / span * (W - left - 60);
 	sf_buf_printf(b, "<line x1=\"%.1f\" y1=\"10\" x2=\"%.1f\" y2=\"%d\" stroke=\"#888\" stroke-dasharray=\"4 3\"/>"
-			 "<text x=\"%.1f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\">1x (baseline)</text>\n",
+			 "<text x=\"%.1f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\">1x (first solution)</text>\n",
 		      x1, x1, H - 20, x1, H - 6);
 	int k = 0;
 	for (int i = 0; i < r->n; i++) {
 		const sf_rep_problem *p = &r->p[i];
-		if (!p->has_best || !isfinite(p->speedup) || p->speedup <= 0)
+		if (!p->has_best || !isfinite(p->vs_first) || p->vs_first <= 0)
 			continue;
-		double x = left + (log2(p->speedup) - l0) / span * (W - left - 60);
+		double x = left + (log2(p->vs_first) - l0) / span * (W - left - 60);
 		double y = 10 + k * row;
 		double xa = x < x1 ? x : x1, w = fabs(x - x1) < 1 ? 1 : fabs(x - x1);
 		sf_buf_printf(b, "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">", left - 6, y + 12);
 		esc(b, p->name);
 		sf_buf_printf(b, "</text><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>"
 				 "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%.2fx</text>\n",
-			      xa, y + 2, w, row - 5, p->speedup >= 1 ? "#2e8b57" : "#c0504d", (x > x1 ? x : x1) + 4, y + 12,
-			      p->speedup);
+			      xa, y + 2, w, row - 5, p->vs_first >= 1 ? "#2e8b57" : "#c0504d", (x > x1 ? x : x1) + 4, y + 12,
+			      p->vs_first);
 		k++;
 	}
 	sf_buf_puts(b, "</svg>\n");
@@ -169,9 +169,13 @@ int sf_report_html(const sf_report *r, const char *path, char *err, size_t errle
 	num(&b, 3, 0, "", r->median_s);
 	sf_buf_printf(&b, "</b>median SOL score</div><div class=\"card\"><b>%d / %d</b>beat the baseline</div>"
 			  "<div class=\"card\"><b>%d</b>over 2x</div><div class=\"card\"><b>%d</b>improved over their first "
-			  "solution</div></div>\n", r->beat, r->n_best, r->over2, r->improved_over_first);
+			  "solution</div><div class=\"card\"><b>", r->beat, r->n_best, r->over2, r->improved_over_first);
+	num(&b, 3, 0, "x", r->geomean_vs_first);
+	sf_buf_puts(&b, "</b>geomean gain over the first solutions</div><div class=\"card\"><b>");
+	num(&b, 3, 0, "", r->median_sol_frac);
+	sf_buf_puts(&b, "</b>median T_sol / T</div></div>\n");
 	sf_buf_puts(&b, "<h2>Problems</h2>\n<table id=\"problems\"><thead><tr><th>problem</th><th>op type</th><th>baseline ms</th>"
-			"<th>first ms</th><th>best ms</th><th>speedup</th><th>SOL</th><th>attempts</th><th>evaluations</th>"
+			"<th>first ms</th><th>best ms</th><th>vs first</th><th>speedup</th><th>SOL</th><th>T_sol/T</th><th>attempts</th><th>evaluations</th>"
 			"<th class=\"l\">found by</th><th class=\"l\">solution</th></tr></thead><tbody>\n");
 	for (int i = 0; i < r->n; i++) {
 		const sf_rep_problem *p = &r->p[i];
@@ -185,10 +189,14 @@ int sf_report_html(const sf_report *r, const char *path, char *err, size_t errle
 		num(&b, 4, 1, "", p->first_ms);
 		sf_buf_puts(&b, "</td><td>");
 		num(&b, 4, 1, "", p->best_ms);
+		sf_buf_puts(&b, "</td><td>");
+		num(&b, 3, 0, "x", p->vs_first);
 		sf_buf_printf(&b, "</td><td class=\"%s\">", isfinite(p->speedup) && p->speedup >= 1 ? "good" : "bad");
 		num(&b, 3, 0, "x", p->speedup);
 		sf_buf_puts(&b, "</td><td>");
 		num(&b, 3, 0, "", p->score);
+		sf_buf_puts(&b, "</td><td>");
+		num(&b, 3, 0, "", p->sol_frac);
 		sf_buf_printf(&b, "</td><td>%lld</td><td>%lld</td><td class=\"l\">", (long long)p->attempts, (long long)p->evals);
 		esc(&b, p->found_by);
 		sf_buf_puts(&b, "</td><td class=\"l\">");

@@ -206,7 +206,9 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 	job.solution = NULL;
 	sf_runner_out ref;
 	int ref_timed_out;
+	sf_gpulock_acquire(&lk, o->backend->name); /* the oracle runs on the device too: nothing else while timing */
 	sf_runner_run(o->backend, &job, o->ref_timeout_s, &ref, &ref_timed_out);
+	sf_gpulock_release(&lk, e->def.name, "reference", w->uuid);
 	if (!ref.ok) {
 		r->status = SF_INVALID_REFERENCE;
 		set_log(r, "reference failed: %s", ref.message ? ref.message : "");

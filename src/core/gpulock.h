@@ -2,9 +2,10 @@
  * gpulock.h - the exclusive timing slot of a device, shared by every solforge process on the machine.
  *
  * When $SOLFORGE_GPU_LOCKS names a folder, an evaluation holds an flock(2) on
- * <folder>/<backend>-<device>.lock while a candidate or baseline runner runs (the timed part); the
+ * <folder>/<backend>-<device>.lock while any runner process runs (candidate and baselines: the timed
+ * part; the reference: device work that would disturb another process's timing); the
  * device is the first entry of $CUDA_VISIBLE_DEVICES for cuda ("0" when unset) and "host" for cpu.
- * Compiling and reference runs go on unlocked. Every hold is appended as one line to
+ * Compiling and comparing outputs go on unlocked, in parallel. Every hold is appended as one line to
  * <folder>/timing.log: "START SLOT PID WAIT_S HELD_S PROBLEM SOLUTION WHAT"
  * (START: seconds since the epoch when the slot was granted). The campaign sets
  * the variable for its own evaluations and for the agents it starts, so the `solforge eval` calls an
