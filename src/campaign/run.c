@@ -193,6 +193,29 @@ static void draw(sf_camp *c)
 	fflush(stderr);
 }
 
+/* Frees the campaign and everything it owns (the database is closed by the caller). */
+static void camp_free(sf_camp *c)
+{
+	for (int i = 0; i < c->n_probs; i++) {
+		free(c->probs[i].name);
+		free(c->probs[i].path);
+		free(c->probs[i].op_type);
+	}
+	free(c->probs);
+	for (int i = 0; i < c->n_inflight; i++)
+		free(c->inflight[i]);
+	free(c->inflight);
+	if (c->log)
+		fclose(c->log);
+	free(c->self);
+	free(c->home);
+	free(c->dir);
+	free(c->locks);
+	free(c->eval_sig);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+}
+
 /* Registers the problem folders given, then loads every problem of the database into c->probs. */
 static int load_problems(sf_camp *c, char **paths, int n, char *err, size_t errlen)
 {
@@ -240,10 +263,12 @@ int sf_campaign_run(sf_camp_opts *o, char **problems, int n_problems)
 	const sf_backend *be = o->backend ? sf_backend_get(o->backend) : sf_backend_best();
 	if (!be) {
 		fprintf(stderr, "solforge: unknown backend '%s' (cpu or cuda)\n", o->backend);
+		camp_free(c);
 		return SF_EXIT_USAGE;
 	}
 	if (!be->available(err, sizeof err)) {
 		fprintf(stderr, "solforge: the %s backend is not available: %s\n", be->name, err);
+		camp_free(c);
 		return SF_EXIT_NO_BACKEND;
 	}
 	c->backend = be->name;
@@ -256,6 +281,7 @@ int sf_campaign_run(sf_camp_opts *o, char **problems, int n_problems)
 	c->locks = locks && *locks ? sf_xstrdup(locks) : sf_path_join(c->dir, "locks");
 	if (sf_mkdir_p(c->dir, err, sizeof err) || sf_mkdir_p(c->locks, err, sizeof err)) {
 		fprintf(stderr, "solforge: %s\n", err);
+		camp_free(c);
 		return SF_EXIT_INTERNAL;
 	}
 	sf_buf_printf(&b, "backend=%s", c->backend);
@@ -268,6 +294,7 @@ int sf_campaign_run(sf_camp_opts *o, char **problems, int n_problems)
 	c->db = sf_db_open(o->db_path, 0, err, sizeof err);
 	if (!c->db) {
 		fprintf(stderr, "solforge: %s\n", err);
+		camp_free(c);
 		return SF_EXIT_INTERNAL;
 	}
 	int64_t prior = sf_db_i64(c->db, 0, "SELECT count(*) FROM attempts", "");
@@ -275,6 +302,7 @@ int sf_campaign_run(sf_camp_opts *o, char **problems, int n_problems)
 		fprintf(stderr, "solforge: %s already holds a campaign (%lld attempts): pass --resume to continue it, or "
 				"another --db\n", o->db_path, (long long)prior);
 		sf_db_close(c->db);
+		camp_free(c);
 		return SF_EXIT_USAGE;
 	}
 	/* attempts that were running when the last run died: closed; their finished evaluations stay */
@@ -297,6 +325,7 @@ int sf_campaign_run(sf_camp_opts *o, char **problems, int n_problems)
 	if (load_problems(c, problems, n_problems, err, sizeof err)) {
 		fprintf(stderr, "solforge: %s\n", err);
 		sf_db_close(c->db);
+		camp_free(c);
 		return SF_EXIT_BAD_INPUT;
 	}
 	if (o->agent == SF_AGENT_TUNE) {
@@ -370,7 +399,6 @@ int sf_campaign_run(sf_camp_opts *o, char **problems, int n_problems)
 		     (long long)ni);
 	code = interrupted ? 130 : SF_EXIT_OK;
 	sf_db_close(c->db);
-	if (c->log)
-		fclose(c->log);
+	camp_free(c);
 	return code;
 }
