@@ -391,6 +391,9 @@ int sf_campaign_run(sf_camp_opts *o, char **problems, int n_problems)
 			break;
 	}
 	sf_camp_import_timing(c);
+	if (c->o.live)
+		draw(c); /* the final state stays on the screen; the closing line below goes under it */
+	c->o.live = 0;
 	int64_t ne = sf_db_i64(c->db, 0, "SELECT count(*) FROM evaluations", ""),
 		ni = sf_db_i64(c->db, 0, "SELECT count(*) FROM evaluations WHERE improved=1 AND attempt_id IN "
 					 "(SELECT id FROM attempts WHERE agent<>'seed')", "");
