@@ -155,10 +155,23 @@ int sf_report_load(const char *db_path, sf_report *r, char *err, size_t errlen)
 			r->improved_over_first += better_ms || (isfinite(p->first_speedup) && p->speedup > p->first_speedup);
 		} else {
 			p->found_by = sf_xstrdup("-");
-			p->solution = sf_xstrdup("-");
+			p->solution = sf_xstrdup("no correct solution");
 		}
 	}
 	sqlite3_finalize(st);
+	for (int i = 0; i < r->n; i++) {
+		if (r->p[i].has_best)
+			continue;
+		/* why not: the last attempt's error, e.g. no bundled solution for the backend */
+		char *why = sf_db_text(db, "SELECT a.error FROM attempts a JOIN problems p ON p.id=a.problem_id WHERE p.name=? "
+					   "AND a.error IS NOT NULL ORDER BY a.id DESC LIMIT 1", "s", r->p[i].name);
+		if (why) {
+			size_t l = strcspn(why, "\n");
+			free(r->p[i].solution);
+			r->p[i].solution = sf_xstrndup(why, l > 100 ? 100 : l);
+			free(why);
+		}
+	}
 	int nsp = 0;
 	for (int i = 0; i < r->n; i++)
 		nsp += r->p[i].has_best && isfinite(r->p[i].speedup) && r->p[i].speedup > 0;
@@ -228,6 +241,15 @@ static void ms(char *out, size_t n, double v)
 		snprintf(out, n, "%.3f ms", v);
 }
 
+/* v with `prec` decimals and a suffix, or "-" when not finite. */
+static void fmt(char *out, size_t n, int prec, const char *suffix, double v)
+{
+	if (isfinite(v))
+		snprintf(out, n, "%.*f%s", prec, v, suffix);
+	else
+		snprintf(out, n, "-");
+}
+
 void sf_report_text(const sf_report *r, FILE *f)
 {
 	fprintf(f, "campaign %s: agent %s, backend %s, started %s; %lld attempts, %lld evaluations (%lld not correct)\n\n",
@@ -241,8 +263,13 @@ void sf_report_text(const sf_report *r, FILE *f)
 		ms(b, sizeof b, p->baseline_ms);
 		ms(fi, sizeof fi, p->first_ms);
 		ms(be, sizeof be, p->best_ms);
-		fprintf(f, "%-40.40s %11s %11s %11s %7.3fx %8.3fx %6.3f %7.3f %5lld  %s: %s\n", p->name, b, fi, be, p->vs_first,
-			p->speedup, p->score, p->sol_frac, (long long)p->attempts, p->found_by, p->solution);
+		char vf[32], sp[32], sc[32], fr[32];
+		fmt(vf, sizeof vf, 3, "x", p->vs_first);
+		fmt(sp, sizeof sp, 3, "x", p->speedup);
+		fmt(sc, sizeof sc, 3, "", p->score);
+		fmt(fr, sizeof fr, 3, "", p->sol_frac);
+		fprintf(f, "%-40.40s %11s %11s %11s %8s %9s %6s %7s %5lld  %s: %s\n", p->name, b, fi, be, vf, sp, sc, fr,
+			(long long)p->attempts, p->found_by, p->solution);
 	}
 	fprintf(f, "\ntotals: %d problems with a correct solution of %d; geomean speedup %.3fx over the baselines; median SOL "
 		   "%.3f; %d beat the baseline; %d over 2x; %d improved over their first solution (geomean %.3fx); median "
