@@ -174,7 +174,7 @@ int sf_report_html(const sf_report *r, const char *path, char *err, size_t errle
 	sf_buf_puts(&b, "</b>geomean gain over the first solutions</div><div class=\"card\"><b>");
 	num(&b, 3, 0, "", r->median_sol_frac);
 	sf_buf_puts(&b, "</b>median T_sol / T</div></div>\n");
-	sf_buf_puts(&b, "<h2>Problems</h2>\n<table id=\"problems\"><thead><tr><th>problem</th><th>op type</th><th>baseline ms</th>"
+	sf_buf_puts(&b, "<h2>Problems</h2>\n<table id=\"problems\"><thead><tr><th>problem</th><th class=\"l\">op type</th><th>baseline ms</th>"
 			"<th>first ms</th><th>best ms</th><th>vs first</th><th>speedup</th><th>SOL</th><th>T_sol/T</th><th>attempts</th><th>evaluations</th>"
 			"<th class=\"l\">found by</th><th class=\"l\">solution</th></tr></thead><tbody>\n");
 	for (int i = 0; i < r->n; i++) {
