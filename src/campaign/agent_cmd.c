@@ -94,12 +94,15 @@ int sf_agent_cmd(sf_camp *c, sf_camp_worker *w, sf_camp_problem *p, int64_t atte
 		if (!sf_file_exists(sol)) {
 			sf_errf(err, errlen, "the agent left no %s", sf_basename(sol));
 			ret = -1;
-		} else if (sf_camp_evaluate(c, w, p, attempt, sol, NULL, &ev, err, errlen)) {
-			ret = -1;
 		} else {
-			if (ev.improved)
-				sf_camp_add_lessons(c, p, attempt, ws);
-			free(ev.summary);
+			int er = sf_camp_evaluate(c, w, p, attempt, sol, NULL, &ev, err, errlen);
+			if (er < 0) {
+				ret = -1;
+			} else if (er == 0) {
+				if (ev.improved)
+					sf_camp_add_lessons(c, p, attempt, ws);
+				free(ev.summary);
+			} /* er == 1: the same text is being evaluated by another worker; its result will be recorded */
 		}
 	}
 	free(logp);

@@ -74,6 +74,8 @@ int sf_agent_openai(sf_camp *c, sf_camp_worker *w, sf_camp_problem *p, int64_t a
 			break;
 		}
 		sf_chat_reply r;
+		memset(&r, 0, sizeof r);
+		r.prompt_tokens = r.completion_tokens = -1;
 		int rc = sf_openai_chat(&cfg, msgs, (size_t)nm, &r);
 		long pt = r.prompt_tokens > 0 ? r.prompt_tokens : 0, ct = r.completion_tokens > 0 ? r.completion_tokens : 0;
 		pthread_mutex_lock(&c->mu);
@@ -111,11 +113,14 @@ int sf_agent_openai(sf_camp *c, sf_camp_worker *w, sf_camp_problem *p, int64_t a
 			pthread_mutex_lock(&c->mu);
 			snprintf(w->what, sizeof w->what, "evaluating turn %d", turn + 1);
 			pthread_mutex_unlock(&c->mu);
-			if (sf_camp_evaluate(c, w, p, attempt, sol, NULL, &ev, err, errlen)) {
+			int er = sf_camp_evaluate(c, w, p, attempt, sol, NULL, &ev, err, errlen);
+			if (er < 0) {
 				ret = -1;
 				sf_buf_free(&next);
 				break;
 			}
+			if (er == 1)
+				ev.summary = sf_xstrdup("(another worker is evaluating exactly this solution right now)\n");
 			if (ev.improved)
 				sf_camp_add_lessons(c, p, attempt, ws);
 			sf_buf_printf(&next, "Official evaluation of your solution:\n%s\n%s", ev.summary,

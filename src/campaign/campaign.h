@@ -107,8 +107,9 @@ typedef struct sf_camp_eval {
 /* Evaluates solution file `sol` (with defines "NAME=VALUE", may be NULL) of problem p for attempt
  * `attempt` officially through a child `solforge eval --json` on worker w's device; records it and,
  * when better by min_gain, makes it the problem's best. A finished evaluation with the same key
- * (problem, source text, defines, evaluation settings) is reused, never run again. 0, or -1 when
- * it could not be run at all (err says why). */
+ * (problem, source text, defines, evaluation settings) is reused, never run again. 0; 1 when another
+ * worker is evaluating the same key right now (nothing done; out->status "IN_FLIGHT"); -1 when it
+ * could not be run at all (err says why; out->summary NULL). */
 int sf_camp_evaluate(sf_camp *c, sf_camp_worker *w, sf_camp_problem *p, int64_t attempt, const char *sol,
 		     const char *const *defines, sf_camp_eval *out, char *err, size_t errlen);
 /* The evaluation key of a source text with defines (hex, 64 chars + NUL). */

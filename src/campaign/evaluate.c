@@ -191,20 +191,16 @@ void sf_camp_import_timing(sf_camp *c)
 	free(text);
 }
 
-static void inflight_set(sf_camp *c, const char *key, int add)
+/* Drops a key from the evaluations running now. */
+static void inflight_done(sf_camp *c, const char *key)
 {
 	pthread_mutex_lock(&c->mu);
-	if (add) {
-		c->inflight = sf_xrealloc(c->inflight, sizeof(char *) * (size_t)(c->n_inflight + 1));
-		c->inflight[c->n_inflight++] = sf_xstrdup(key);
-	} else {
-		for (int i = 0; i < c->n_inflight; i++)
-			if (!strcmp(c->inflight[i], key)) {
-				free(c->inflight[i]);
-				c->inflight[i] = c->inflight[--c->n_inflight];
-				break;
-			}
-	}
+	for (int i = 0; i < c->n_inflight; i++)
+		if (!strcmp(c->inflight[i], key)) {
+			free(c->inflight[i]);
+			c->inflight[i] = c->inflight[--c->n_inflight];
+			break;
+		}
 	pthread_mutex_unlock(&c->mu);
 }
 
@@ -221,16 +217,24 @@ int sf_camp_evaluate(sf_camp *c, sf_camp_worker *w, sf_camp_problem *p, int64_t 
 	sf_camp_eval_key(c, p, text, defines, key);
 	pthread_mutex_lock(&c->mu);
 	int64_t done = sf_db_i64(c->db, 0, "SELECT id FROM evaluations WHERE key=?", "s", key);
+	int busy = 0;
+	for (int i = 0; !done && i < c->n_inflight; i++)
+		busy |= !strcmp(c->inflight[i], key);
 	if (done) {
 		from_row(c, done, out);
 		out->reused = 1;
+	} else if (!busy) {
+		/* claimed under the same lock as the lookup: no two workers evaluate one key */
+		c->inflight = sf_xrealloc(c->inflight, sizeof(char *) * (size_t)(c->n_inflight + 1));
+		c->inflight[c->n_inflight++] = sf_xstrdup(key);
 	}
 	pthread_mutex_unlock(&c->mu);
-	if (done) {
+	if (done || busy) {
 		free(text);
-		return 0;
+		if (busy)
+			snprintf(out->status, sizeof out->status, "IN_FLIGHT");
+		return busy ? 1 : 0;
 	}
-	inflight_set(c, key, 1);
 	sf_buf dj = { 0 };
 	for (int i = 0; defines && defines[i]; i++)
 		sf_buf_printf(&dj, "%s%s", i ? " " : "", defines[i]);
@@ -324,7 +328,7 @@ int sf_camp_evaluate(sf_camp *c, sf_camp_worker *w, sf_camp_problem *p, int64_t 
 	sf_db_exec(c->db, "UPDATE attempts SET evals=evals+1 WHERE id=?", "i", attempt);
 	sf_db_commit(c->db);
 	pthread_mutex_unlock(&c->mu);
-	inflight_set(c, key, 0);
+	inflight_done(c, key);
 	sf_camp_logf(c, "worker %d: %s %s%s%s: %s %.4g ms speedup %.3gx S %.3f T_sol/T %.3f (%s)%s", w->id, p->name,
 		     sf_basename(sol), *def_text ? " " : "", def_text, s.status, s.latency, s.speedup, s.score, s.sol_frac, describe,
 		     improved ? "  ** new best **" : "");

@@ -77,9 +77,10 @@ static int seed_attempt(sf_camp *c, sf_camp_worker *w, sf_camp_problem *p, int64
 		pthread_mutex_unlock(&c->mu);
 		sf_camp_eval ev;
 		char e2[512];
-		if (sf_camp_evaluate(c, w, p, attempt, files[i], NULL, &ev, e2, sizeof e2))
+		int er = sf_camp_evaluate(c, w, p, attempt, files[i], NULL, &ev, e2, sizeof e2);
+		if (er < 0)
 			sf_camp_logf(c, "worker %d: %s: %s", w->id, p->name, e2);
-		else
+		else if (er == 0)
 			free(ev.summary);
 		n++;
 	}

@@ -188,10 +188,13 @@ int sf_agent_tune(sf_camp *c, sf_camp_worker *w, sf_camp_problem *p, int64_t att
 		pthread_mutex_unlock(&c->mu);
 		sf_camp_eval ev;
 		char e2[512];
-		if (sf_camp_evaluate(c, w, p, attempt, ts[si].path, defs, &ev, e2, sizeof e2)) {
+		int er = sf_camp_evaluate(c, w, p, attempt, ts[si].path, defs, &ev, e2, sizeof e2);
+		if (er < 0) {
 			sf_camp_logf(c, "worker %d: %s: %s", w->id, p->name, e2);
 			break;
 		}
+		if (er == 1)
+			continue; /* another worker took this variant between the check and the claim */
 		evaluated++;
 		improved |= ev.improved;
 		free(ev.summary);
