@@ -9,6 +9,9 @@
 #   cmd       a cmd: campaign driving tests/fixtures/campaign/fake_agent.sh (a real subprocess that
 #             edits its workspace, calls solforge eval itself, then lies): attempts, logs, lessons,
 #             the official verdicts, the time limit
+#   openai    an openai: campaign against tests/fixtures/campaign/fake_openai.py (a local server that
+#             answers 429 first, then streams a fix): improvement, tokens, the evaluation fed back
+#             (skipped, and said so, while the build has only the placeholder client)
 #   resume    kill -9 in the middle of a tune campaign, then --resume: every evaluation finished
 #             before the kill kept as it was and never redone, the space completed exactly once
 #   report    the text report, and the HTML report rendered by headless Chromium: screenshot not
@@ -89,6 +92,29 @@ check cmd-stream-captured "q '$DB' \"SELECT text FROM agent_logs WHERE attempt_i
 	"agent event stream not stored"
 check cmd-workspace "[ -L '$DB.d/ws/camp_scale-a2/problem' ] && grep -q 'solforge-tune' '$DB.d/ws/camp_scale-a2/solution.c'" \
 	"workspace of attempt 2 incomplete"
+
+# ---- openai: a chat model served by a local fake OpenAI-compatible server (429 first, then SSE) ----
+DB=$T/openai.db
+python3 "$ROOT/tests/fixtures/campaign/fake_openai.py" "$T/port" "$T/openai.log" &
+srv=$!
+for _ in $(seq 1 100); do [ -s "$T/port" ] && break; sleep 0.1; done
+OPENAI_BASE_URL=http://127.0.0.1:$(cat "$T/port" 2>/dev/null)/v1 OPENAI_API_KEY=test-key "$SF" campaign "$PROB" \
+	--agent openai:fake-model --turns 2 --max-attempts 2 --db "$DB" --no-live "${EV[@]}" >"$T/openai.out" 2>&1
+rc=$?
+kill $srv 2>/dev/null
+{ wait $srv; } 2>/dev/null
+if grep -q 'built without the http client' "$T/openai.out"; then
+	echo "skip openai: this build has no openai client (src/agent/openai.c placeholder)"
+else
+	check openai-exit "[ $rc = 0 ]" "exit $rc: $(tail -5 "$T/openai.out")"
+	b=$(q "$DB" "SELECT a.agent, e.defines IS NULL OR e.defines='' FROM problems p JOIN evaluations e ON e.id=p.best_eval JOIN attempts a ON a.id=e.attempt_id")
+	check openai-improves "[ '$b' = 'openai:fake-model|1' ]" "best: '$b'"
+	check openai-tokens "[ \"\$(q '$DB' \"SELECT prompt_tokens>1000 AND completion_tokens>0 FROM attempts WHERE agent='openai:fake-model'\")\" = 1 ]" \
+		"$(q "$DB" 'SELECT id, agent, prompt_tokens, completion_tokens, error FROM attempts')"
+	check openai-feedback "grep -q 'Official evaluation of your solution' '$T/openai.log' && grep -q '3 messages' '$T/openai.log'" \
+		"the evaluation did not go back to the model: $(tail -c 600 "$T/openai.log")"
+	check openai-reply-logged "q '$DB' \"SELECT text FROM agent_logs WHERE kind='reply'\" | grep -q 'REPEAT 1 keeps'" "reply not stored"
+fi
 
 # ---- kill -9, then --resume ----
 DB=$T/kill.db
