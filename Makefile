@@ -22,6 +22,21 @@ LDLIBS := -lm -ldl -lpthread
 
 CORE_SRC := $(wildcard src/core/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
+CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+
+# src/agent: the model clients, linked into the CLI only (never into a runner). The openai: client
+# uses libcurl when its headers are found; without them it builds, and fails at run time saying so.
+AGENT_SRC := $(wildcard src/agent/*.c)
+AGENT_OBJ := $(AGENT_SRC:%.c=$(BUILD)/%.o)
+HAVE_CURL := $(shell printf '\043include <curl/curl.h>\n' | $(CC) -E - >/dev/null 2>&1 && echo 1)
+ifeq ($(HAVE_CURL),1)
+$(AGENT_OBJ): ALL_CFLAGS += -DSF_HAVE_CURL
+CLI_LDLIBS += -lcurl
+endif
+CLI_OBJ += $(AGENT_OBJ)
+TEST_SRC := $(wildcard tests/unit/*.c)
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
 # SQLite, for the campaign (only the solforge CLI links it; the runners never do). The system's
 # sqlite3.h with libsqlite3.a linked statically where it exists; else .devdeps/ (tools/devdeps.sh
@@ -45,13 +60,9 @@ CLI_CFLAGS := -DSF_NO_SQLITE
 CAMPAIGN_SRC :=
 else
 CLI_CFLAGS := $(SQLITE_CFLAGS)
-CAMPAIGN_SRC := $(wildcard src/campaign/*.c) $(wildcard src/agent/*.c)
+CAMPAIGN_SRC := $(wildcard src/campaign/*.c)
 endif
 CAMPAIGN_OBJ := $(CAMPAIGN_SRC:%.c=$(BUILD)/%.o)
-CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
-CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
-TEST_SRC := $(wildcard tests/unit/*.c)
-TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
 # core files the runners need (no JSON-free dependency on the CLI)
 RUNNER_CORE := src/core/util.c src/core/json.c src/core/dtype.c src/core/safetensors.c src/core/job.c
@@ -75,7 +86,7 @@ $(BUILD)/libsolforge.a: $(CORE_OBJ)
 $(CLI_OBJ) $(CAMPAIGN_OBJ): ALL_CFLAGS += $(CLI_CFLAGS)
 
 $(BUILD)/solforge: $(CLI_OBJ) $(CAMPAIGN_OBJ) $(BUILD)/libsolforge.a
-	$(CC) $(LDSAN) -o $@ $^ $(SQLITE_LIBS) $(LDLIBS)
+	$(CC) $(LDSAN) -o $@ $^ $(SQLITE_LIBS) $(CLI_LDLIBS) $(LDLIBS)
 
 $(BUILD)/solforge-runner-cpu: $(BUILD)/src/runner/runner_cpu.o $(BUILD)/src/runner/runner_common.o \
 		$(BUILD)/libsolforge.a
