@@ -5,7 +5,7 @@
 #
 # Needs SQLite for the campaign: the system's libsqlite3-dev, or .devdeps/ made by tools/devdeps.sh on
 # a machine that has it (carried here). Environment: OUT (results folder; default /tmp/sf-gpu-campaign),
-# GPUS (device ids, default 0), BUDGET (campaign wall time, default 170s), WORKERS (default 8).
+# GPUS (device ids, default 0), BUDGET (campaign wall time, default 150s), WORKERS (default 8).
 # Writes under $OUT: summary.txt, report.txt, report.html, campaign.db, logs.tgz (build log, campaign
 # log, every evaluation's traces and evaluator log, the GPU timing log). Prints the report last.
 set -u
@@ -13,7 +13,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT" || exit 2
 OUT=${OUT:-/tmp/sf-gpu-campaign}
 GPUS=${GPUS:-0}
-BUDGET=${BUDGET:-170s}
+BUDGET=${BUDGET:-150s}
 WORKERS=${WORKERS:-8}
 mkdir -p "$OUT/logs"
 t0=$(date +%s)
@@ -40,7 +40,7 @@ CMD=("$SF" campaign "${PROBS[@]}" --agent tune --workers "$WORKERS" --gpus "$GPU
 	--solutions naive.cu,tuned.cu --tune-batch 3 --backend cuda --sample 3 --rounds 2 --budget-ms 150 --no-live)
 echo "\$ ${CMD[*]}" >"$OUT/logs/campaign.log"
 t1=$(date +%s)
-timeout 420 "${CMD[@]}" >>"$OUT/logs/campaign.log" 2>&1
+timeout 300 "${CMD[@]}" >>"$OUT/logs/campaign.log" 2>&1
 rc=$?
 t2=$(date +%s)
 "$SF" report "$DB" --html "$OUT/report.html" >"$OUT/report.txt" 2>&1
