@@ -33,6 +33,7 @@ typedef struct sf_camp_opts {
 	int tune_batch;             /* variants per tune attempt */
 	int tune_max;               /* variants per problem at most */
 	double min_gain;            /* relative gain counted as an improvement (0.02) */
+	int confirm;                /* measure a would-be new best again before keeping it (default 1) */
 	double stagnation;          /* planner: penalty per attempt since the last improvement */
 	double explore;             /* planner: bonus for a problem not yet attempted */
 	const char *db_path;

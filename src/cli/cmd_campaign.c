@@ -35,6 +35,7 @@ static void usage(FILE *f)
 		"  --tune-batch N       variants per tune attempt (default 4)\n"
 		"  --tune-max N         tune variants per problem; larger spaces are searched randomly (default 64)\n"
 		"  --min-gain F         relative gain that counts as an improvement (default 0.02)\n"
+		"  --no-confirm         keep a faster solution without measuring it a second time\n"
 		"  --stagnation F       planner: penalty per attempt without improvement (default 0.5)\n"
 		"  --explore F          planner: bonus of an untried problem (default 1)\n"
 		"  --protocol FILE      the protocol file agents get (default: PROTOCOL.md of the source tree)\n"
@@ -84,6 +85,7 @@ int cmd_campaign(int argc, char **argv)
 	o.tune_batch = 4;
 	o.tune_max = 64;
 	o.min_gain = 0.02;
+	o.confirm = 1;
 	o.stagnation = 0.5;
 	o.explore = 1;
 	o.agent_time_s = 1200;
@@ -186,6 +188,8 @@ int cmd_campaign(int argc, char **argv)
 		} else if (!strcmp(a, "--seed")) {
 			NEED();
 			o.seed = strtoull(v, NULL, 0);
+		} else if (!strcmp(a, "--no-confirm")) {
+			o.confirm = 0;
 		} else if (!strcmp(a, "--live")) {
 			o.live = 1;
 		} else if (!strcmp(a, "--no-live")) {
