@@ -11,6 +11,9 @@ command -v pgrep >/dev/null 2>&1 || need+=(procps)
 # libcurl's headers, for the openai: model client (src/agent/openai.c; the CLI builds without them, the
 # client then failing with a clear error, but the tests need it)
 printf '#include <curl/curl.h>\n' | "${CC:-cc}" -E - >/dev/null 2>&1 || need+=(libcurl4-openssl-dev)
+# the campaign's database (header + static library) and the HTML report's rendering test
+[ -f /usr/include/sqlite3.h ] || need+=(libsqlite3-dev)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 # libFuzzer's runtime for the fuzz targets
 if command -v clang >/dev/null 2>&1; then
 	v=$(clang --version | sed -n 's/.*version \([0-9]*\).*/\1/p' | head -1)

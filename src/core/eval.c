@@ -279,6 +279,17 @@ int sf_eval_prepare(sf_eval *e, const char *problem, const char *solution, const
 	}
 	if (sf_solution_load(solution, &e->sol, err, errlen))
 		return -1;
+	for (int d = 0; o->defines && o->defines[d]; d++) {
+		/* -D defines join the candidate's compiler flags, and with them its cache key */
+		int nf = 0;
+		while (e->sol.cflags && e->sol.cflags[nf])
+			nf++;
+		e->sol.cflags = sf_xrealloc(e->sol.cflags, sizeof(char *) * (size_t)(nf + 2));
+		sf_buf f = { 0 };
+		sf_buf_printf(&f, "-D%s", o->defines[d]);
+		e->sol.cflags[nf] = sf_buf_take(&f);
+		e->sol.cflags[nf + 1] = NULL;
+	}
 	const char *want = !strcmp(o->backend->name, "cuda") ? "cuda" : "c";
 	if (strcmp(e->sol.language, want)) {
 		sf_errf(err, errlen, "%s is a %s solution; the %s backend runs %s solutions", e->sol.name,

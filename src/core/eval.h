@@ -41,6 +41,7 @@ typedef struct sf_eval_opts {
 	FILE *progress;               /* one line per finished workload, or NULL */
 	const struct sf_calibration *calibration; /* measured ceilings (calibrate.h), or NULL */
 	struct sf_copy_ceiling *copy_ceiling;     /* time a same-size copy per workload (calibrate.h), or NULL */
+	const char *const *defines;   /* "NAME=VALUE" compiler defines for the candidate (-D), NULL-terminated or NULL */
 } sf_eval_opts;
 
 void sf_eval_opts_default(sf_eval_opts *o);

@@ -4,6 +4,7 @@
  */
 #include "core/eval.h"
 #include "core/calibrate.h"
+#include "core/gpulock.h"
 #include "core/json.h"
 #include "core/spawn.h"
 #include "core/util.h"
@@ -240,7 +241,10 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 	timing_into(o, &job, sf_mix64(wseed ^ 0x7157u));
 	sf_runner_out so;
 	int timed_out;
+	sf_gpulock lk;
+	sf_gpulock_acquire(&lk, o->backend->name);
 	sf_runner_run(o->backend, &job, o->sol_timeout_s, &so, &timed_out);
+	sf_gpulock_release(&lk, e->def.name, e->sol.name, w->uuid);
 	r->status = solution_status(&so, timed_out, r);
 	char *sol_dir = sf_xstrdup(job.out_dir);
 
@@ -255,7 +259,9 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 	job.solution = NULL;
 	sf_runner_out ref;
 	int ref_timed_out;
+	sf_gpulock_acquire(&lk, o->backend->name); /* the oracle runs on the device too: nothing else while timing */
 	sf_runner_run(o->backend, &job, o->ref_timeout_s, &ref, &ref_timed_out);
+	sf_gpulock_release(&lk, e->def.name, "reference", w->uuid);
 	if (!ref.ok) {
 		r->status = SF_INVALID_REFERENCE;
 		set_log(r, "reference failed: %s", ref.message ? ref.message : "");
@@ -321,7 +327,9 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 		job.entry = sf_xstrdup(bb->entry);
 		sf_runner_out bo;
 		sf_wresult tmp = { 0 };
+		sf_gpulock_acquire(&lk, o->backend->name);
 		sf_runner_run(o->backend, &job, o->sol_timeout_s, &bo, &timed_out);
+		sf_gpulock_release(&lk, e->def.name, bb->name, w->uuid);
 		sf_status bs = solution_status(&bo, timed_out, &tmp);
 		sf_check bc;
 		int failed = 0;
