@@ -30,7 +30,7 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 # core files the runners need (no JSON-free dependency on the CLI)
 RUNNER_CORE := src/core/util.c src/core/json.c src/core/dtype.c src/core/safetensors.c src/core/job.c
 
-BIN := $(BUILD)/solforge $(BUILD)/solforge-runner-cpu
+BIN := $(BUILD)/solforge $(BUILD)/solforge-runner-cpu $(BUILD)/solforge-inputs
 ifneq ($(CUDA_HOME),)
 BIN += $(BUILD)/solforge-runner-cuda
 endif
@@ -50,6 +50,11 @@ $(BUILD)/solforge: $(CLI_OBJ) $(BUILD)/libsolforge.a
 	$(CC) $(LDSAN) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/solforge-runner-cpu: $(BUILD)/src/runner/runner_cpu.o $(BUILD)/src/runner/runner_common.o \
+		$(BUILD)/libsolforge.a
+	$(CC) $(LDSAN) -rdynamic -o $@ $^ $(LDLIBS)
+
+# The PyTorch bridge's input writer (docs/bridge.md): the cpu runner's draws, written as safetensors.
+$(BUILD)/solforge-inputs: $(BUILD)/src/runner/inputs_main.o $(BUILD)/src/runner/runner_common.o \
 		$(BUILD)/libsolforge.a
 	$(CC) $(LDSAN) -rdynamic -o $@ $^ $(LDLIBS)
 

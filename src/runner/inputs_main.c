@@ -1,0 +1,114 @@
+/*
+ * inputs_main.c - `solforge-inputs JOB.json`: writes the inputs a job's runners draw, as safetensors,
+ * for the PyTorch bridge (docs/bridge.md).
+ *
+ * The C runners draw every input from the secret seeds in the job (Philox, src/common/gen.h; custom
+ * inputs from the problem module's SF_ORACLE_GEN). The bridge must see exactly those inputs, so it
+ * does not draw them itself: this program draws them with the same code as solforge-runner-cpu and
+ * writes OUT_DIR/in_round<r>.safetensors for every round and OUT_DIR/in_set<s>.safetensors for the
+ * first RC_AUDIT_SETS timing sets (when the job times), tensor inputs only (scalars stay in job.json),
+ * in the definition's dtypes, then OUT_DIR/result.json {"status": "ok", "audit_sets": S}.
+ * The problem module (job.problem_module) is needed only for custom inputs; "" means none.
+ */
+#include "runner/runner_common.h"
+#include "core/safetensors.h"
+#include "core/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Draws one input set with `seed` into c (buffers allocated) and writes it to OUT_DIR/name. */
+static int dump_set(const sf_job *job, const rc_module *m, int have_module, sf_ocall *c, uint64_t seed,
+		    const char *name, char *err, size_t errlen)
+{
+	for (int k = 0; k < job->n_in; k++) {
+		const sf_job_arg *a = &job->in[k];
+		if (a->gen.kind == SF_GEN_SCALAR || a->gen.kind == SF_GEN_CUSTOM)
+			continue;
+		if (a->gen.kind == SF_GEN_FILE) {
+			if (rc_load_file_input(a, c->in[k].data, err, errlen))
+				return -1;
+		} else {
+			rc_gen_host(a, c->in[k].data, seed, rc_stream(k));
+		}
+	}
+	if (have_module) {
+		if (rc_gen_custom(job, m, c, seed, err, errlen))
+			return -1;
+	} else {
+		for (int k = 0; k < job->n_in; k++)
+			if (job->in[k].gen.kind == SF_GEN_CUSTOM) {
+				sf_errf(err, errlen, "input '%s' is custom but the job names no problem module",
+					job->in[k].name);
+				return -1;
+			}
+	}
+	sf_st_tensor ts[SF_MAX_ARGS];
+	memset(ts, 0, sizeof ts);
+	int n = 0;
+	for (int k = 0; k < job->n_in; k++) {
+		if (job->in[k].gen.kind == SF_GEN_SCALAR)
+			continue;
+		ts[n].name = job->in[k].name;
+		ts[n].dt = job->in[k].dt;
+		ts[n].ndim = job->in[k].ndim;
+		memcpy(ts[n].shape, job->in[k].shape, sizeof ts[n].shape);
+		ts[n].data = c->in[k].data;
+		ts[n].nbytes = (size_t)sf_dt_bytes(job->in[k].dt, job->in[k].numel);
+		n++;
+	}
+	char *path = sf_path_join(job->out_dir, name);
+	int rc = sf_st_write(path, ts, n, NULL, err, errlen);
+	free(path);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	sf_job job;
+	rc_load_job_or_die(argc, argv, "solforge-inputs", &job);
+	rc_result res = { .status = "ok" };
+	char err[SF_ERRLEN] = "";
+	rc_module m;
+	memset(&m, 0, sizeof m);
+	static const char *const no_axes[] = { NULL };
+	int have_module = job.problem_module && *job.problem_module;
+	sf_ocall c;
+	memset(&c, 0, sizeof c);
+	if (have_module && rc_module_open(job.problem_module, "sf_oracle_cpu_run", &m, err, sizeof err))
+		goto fail;
+	if (!have_module)
+		m.axis_names = no_axes;
+	if (rc_ocall_layout(&job, &m, 0, &c, err, sizeof err))
+		goto fail;
+	for (int k = 0; k < c.n_in; k++)
+		c.in[k].data = job.in[k].gen.kind == SF_GEN_SCALAR
+				       ? NULL
+				       : sf_xcalloc(1, (size_t)sf_dt_bytes((sf_dt)c.in[k].dt, c.in[k].numel) + 1);
+	for (int r = 0; r < job.n_rounds; r++) {
+		char name[64];
+		snprintf(name, sizeof name, "in_round%d.safetensors", r);
+		if (dump_set(&job, &m, have_module, &c, job.seeds[r], name, err, sizeof err))
+			goto fail;
+	}
+	for (int s = 0; job.timing.enabled && s < RC_AUDIT_SETS; s++) {
+		char name[64];
+		snprintf(name, sizeof name, "in_set%d.safetensors", s);
+		if (dump_set(&job, &m, have_module, &c, sf_mix64(job.timing.seed + (uint64_t)s), name, err,
+			     sizeof err))
+			goto fail;
+		res.audit_sets = s + 1;
+	}
+	for (int k = 0; k < c.n_in; k++)
+		free(c.in[k].data);
+	int rc = rc_write_result(&job, &res) ? 1 : 0;
+	sf_job_free(&job);
+	return rc;
+fail:
+	res.status = "error";
+	snprintf(res.message, sizeof res.message, "%s", err);
+	fprintf(stderr, "solforge-inputs: %s\n", err);
+	rc_write_result(&job, &res);
+	return 1;
+}
