@@ -19,6 +19,7 @@ static const struct cmd_struct commands[] = {
 	{ "list", cmd_list, "list problems with their op type and source model" },
 	{ "sol", cmd_sol, "FLOPs, bytes and speed-of-light time per workload" },
 	{ "oracle-check", cmd_oracle_check, "check that the GPU-compiled oracle agrees with the CPU one" },
+	{ "import", cmd_import, "read SOL-ExecBench / FlashInfer-Bench problem folders: what can be evaluated" },
 	{ "version", cmd_version, "print the version" },
 };
 
