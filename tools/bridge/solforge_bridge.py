@@ -293,6 +293,8 @@ def run_task(job, bridge, task, definition, codec):
     if task.get("compile"):
         if codec.fake:
             raise TaskError("unavailable", "torch.compile needs the real torch")
+        if os.environ.get("SOLFORGE_BRIDGE_NO_COMPILE"):
+            raise TaskError("unavailable", "torch.compile baselines disabled by SOLFORGE_BRIDGE_NO_COMPILE")
         t0 = time.perf_counter()
         fn = codec.torch.compile(fn)
         args0 = call_args(job, codec, rounds[0])
