@@ -8,6 +8,8 @@ command -v make >/dev/null 2>&1 || need+=(make)
 command -v clang >/dev/null 2>&1 || need+=(clang)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 command -v pgrep >/dev/null 2>&1 || need+=(procps)
+# the PyTorch bridge's I/O layer and its CI suite (tests/suites/bridge.sh) need numpy (torch is optional)
+python3 -c 'import numpy' >/dev/null 2>&1 || need+=(python3-numpy)
 # libFuzzer's runtime for the fuzz targets
 if command -v clang >/dev/null 2>&1; then
 	v=$(clang --version | sed -n 's/.*version \([0-9]*\).*/\1/p' | head -1)
