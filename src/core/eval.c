@@ -270,7 +270,7 @@ static int prepare_bridge(sf_eval *e, const char *oracle_src, const sf_eval_opts
 {
 	int need = e->torch_ref || (o->xval && e->def.reference);
 	for (int i = 0; i < e->def.n_baselines && !o->no_baseline; i++)
-		need |= !strcmp(e->def.baselines[i].backend, "torch");
+		need |= !strcmp(e->def.baselines[i].backend, "torch") && !o->no_torch;
 	if (!need)
 		return 0;
 	e->bridge = sf_xcalloc(1, sizeof *e->bridge);
@@ -420,6 +420,8 @@ int sf_eval_prepare(sf_eval *e, const char *problem, const char *solution, const
 		e->baselines = sf_xcalloc((size_t)e->def.n_baselines + 1, sizeof *e->baselines);
 		for (int i = 0; i < e->def.n_baselines; i++) {
 			const sf_baseline_spec *bs = &e->def.baselines[i];
+			if (!strcmp(bs->backend, "torch") && o->no_torch)
+				continue;
 			if (!strcmp(bs->backend, "torch")) {
 				/* a PyTorch baseline: nothing to build; the bridge runs it (docs/bridge.md) */
 				sf_baseline_build *bb = &e->baselines[n++];

@@ -39,6 +39,7 @@ typedef struct sf_eval_opts {
 	int keep;                     /* keep the scratch folder */
 	FILE *progress;               /* one line per finished workload, or NULL */
 	const struct sf_calibration *calibration; /* measured ceilings (calibrate.h), or NULL */
+	int no_torch;                 /* leave the PyTorch baselines out (--no-torch) */
 	int xval;                     /* also run the definition's PyTorch reference through the bridge and
 				         check it against the C oracle (docs/bridge.md) */
 } sf_eval_opts;

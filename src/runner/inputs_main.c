@@ -14,9 +14,58 @@
 #include "core/safetensors.h"
 #include "core/util.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* One thread's share of an input's draws: elements (bytes for float4) [lo, hi). */
+typedef struct draw_part {
+	const sf_job_arg *a;
+	void *buf;
+	uint64_t seed;
+	uint32_t stream;
+	int64_t lo, hi;
+} draw_part;
+
+static void *draw_range(void *vp)
+{
+	draw_part *p = vp;
+	for (int64_t i = p->lo; i < p->hi; i++) {
+		if (p->a->dt == SF_DT_E2M1)
+			sf_gen_store_e2m1_byte((uint8_t *)p->buf, &p->a->gen, p->seed, p->stream, i, p->a->numel);
+		else
+			sf_gen_store(p->buf, p->a->dt, &p->a->gen, p->seed, p->stream, i);
+	}
+	return NULL;
+}
+
+/* rc_gen_host on every core: each element is a pure function of (seed, stream, index), so the split
+ * does not change a bit (large weights would otherwise take seconds per round on one core). */
+static void gen_parallel(const sf_job_arg *a, void *buf, uint64_t seed, uint32_t stream)
+{
+	int64_t n = a->dt == SF_DT_E2M1 ? sf_dt_bytes(a->dt, a->numel) : a->numel;
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	int nt = (int)(cores < 1 ? 1 : cores > 64 ? 64 : cores);
+	if (n < (int64_t)1 << 16)
+		nt = 1;
+	pthread_t th[64];
+	int made[64] = { 0 };
+	draw_part parts[64];
+	for (int t = 0; t < nt; t++) {
+		parts[t] = (draw_part){ a, buf, seed, stream, n * t / nt, n * (t + 1) / nt };
+		if (t > 0)
+			made[t] = pthread_create(&th[t], NULL, draw_range, &parts[t]) == 0;
+	}
+	draw_range(&parts[0]);
+	for (int t = 1; t < nt; t++) {
+		if (made[t])
+			pthread_join(th[t], NULL);
+		else
+			draw_range(&parts[t]); /* no thread: draw that share here */
+	}
+}
 
 /* Draws one input set with `seed` into c (buffers allocated) and writes it to OUT_DIR/name. */
 static int dump_set(const sf_job *job, const rc_module *m, int have_module, sf_ocall *c, uint64_t seed,
@@ -30,7 +79,7 @@ static int dump_set(const sf_job *job, const rc_module *m, int have_module, sf_o
 			if (rc_load_file_input(a, c->in[k].data, err, errlen))
 				return -1;
 		} else {
-			rc_gen_host(a, c->in[k].data, seed, rc_stream(k));
+			gen_parallel(a, c->in[k].data, seed, rc_stream(k));
 		}
 	}
 	if (have_module) {
