@@ -299,6 +299,20 @@ static int prepare_bridge(sf_eval *e, const char *oracle_src, const sf_eval_opts
 	return 0;
 }
 
+/* DIR/workload.jsonl, or for a FlashInfer-Bench definition ROOT/definitions/OP/NAME.json the file
+ * ROOT/workloads/OP/NAME.jsonl (docs/bridge.md, Import). Caller frees. */
+static char *workloads_path(const sf_definition *d)
+{
+	const char *f = d->file, *at = strstr(f, "/definitions/");
+	size_t l = strlen(f);
+	if (at && l > 5 && !strcmp(f + l - 5, ".json") && strcmp(f + l - 16 > f ? f + l - 16 : f, "/definition.json")) {
+		sf_buf b = { 0 };
+		sf_buf_printf(&b, "%.*s/workloads/%.*sl", (int)(at - f), f, (int)(f + l - (at + 13)), at + 13);
+		return sf_buf_take(&b);
+	}
+	return sf_path_join(d->dir, "workload.jsonl");
+}
+
 static char *make_scratch(void)
 {
 	const char *base = getenv("SOLFORGE_SCRATCH");
@@ -320,7 +334,7 @@ int sf_eval_prepare(sf_eval *e, const char *problem, const char *solution, const
 	e->home = sf_home();
 	if (sf_definition_load(problem, &e->def, err, errlen))
 		return -1;
-	char *wl = sf_path_join(e->def.dir, "workload.jsonl");
+	char *wl = workloads_path(&e->def);
 	int rc = sf_workloads_load(wl, &e->def, &e->ws, &e->n_ws, err, errlen);
 	free(wl);
 	if (rc)

@@ -131,6 +131,9 @@ cp tests/fixtures/public/sol/pub_softmax_scaled_v1000/definition.json "$TMP/blob
 echo '{"uuid": "b1", "axes": {"rows": 2}, "inputs": {"logits": {"type": "safetensors", "path": "blob/x.safetensors", "tensor_key": "x"}, "scale": {"type": "scalar", "value": 1}}}' >"$TMP/blob/p/workload.jsonl"
 out=$("$SF" import "$TMP/blob" 2>&1); rc=$?
 [ $rc -eq 1 ] && [[ $out == *"blob(s) absent"* ]] && ok import_missing_blob || bad import_missing_blob "rc=$rc $out"
+# eval pointed straight at a FlashInfer-Bench definition finds its workloads (then refuses the .cu on cpu)
+out=$("$SF" eval tests/fixtures/public/fib/definitions/gemm/fib_gemm_n256_k512.json tests/fixtures/public/solutions/fib_gemm_n256_k512.cu --backend cpu 2>&1); rc=$?
+[ $rc -eq 2 ] && [[ $out == *"is a cuda solution"* ]] && ok eval_fib_definition_path || bad eval_fib_definition_path "rc=$rc $out"
 out=$("$SF" import "$TMP/nothing-here" 2>&1); rc=$?
 [ $rc -eq 3 ] && ok import_nothing || bad import_nothing "rc=$rc $out"
 
