@@ -59,6 +59,9 @@ void run_bridge(const sf_eval *e, const sf_eval_opts *o, const sf_job *job, cons
 			bt->out[i].message = sf_xstrdup(err);
 	} else {
 		double limit = o->sol_timeout_s * (bt->n + 1); /* torch.compile may take minutes */
+		const char *lim = getenv("SOLFORGE_BRIDGE_TIMEOUT");
+		if (lim && atof(lim) > 0)
+			limit = atof(lim);
 		sf_bridge_run(e->home, job, e->def.file, !strcmp(o->backend->name, "cuda") ? "cuda" : "cpu", inputs, work,
 			      bt->t, bt->n, limit, bt->out, &bt->timed_out);
 	}

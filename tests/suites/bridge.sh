@@ -108,7 +108,7 @@ out=$(PYTHONPATH=$FAKE "$SF" eval $FX/pub_scale $FX/pub_scale/wrong.c "${EV[@]}"
 # 6. a bridge that hangs is killed at its limit; one that leaves garbage is an error, not a pass
 T=$TMP/hang.jsonl
 start=$(date +%s)
-SOLFORGE_BRIDGE=$ROOT/$FX/fake_bridges/hang.py "$SF" eval $FX/bscale $FX/bscale/correct.c "${EV[@]}" --only n4 --timeout 5 --json -o "$T" >"$TMP/log" 2>&1; rc=$?
+SOLFORGE_BRIDGE_TIMEOUT=3 SOLFORGE_BRIDGE=$ROOT/$FX/fake_bridges/hang.py "$SF" eval $FX/bscale $FX/bscale/correct.c "${EV[@]}" --only n4 --json -o "$T" >"$TMP/log" 2>&1; rc=$?
 took=$(( $(date +%s) - start ))
 [ $rc -eq 0 ] && [ "$took" -lt 60 ] && [ "$(st torch-ok)" = TIMEOUT ] && ok hanging_bridge_killed || bad hanging_bridge_killed "rc=$rc took=${took}s $(head -c 400 "$T")"
 T=$TMP/garbage.jsonl
