@@ -37,7 +37,10 @@ void sf_bridge_free(sf_bridge *br)
 static void probe_read(sf_bridge *br, const char *logp)
 {
 	char *tail = sf_log_tail(logp, 4000);
-	const char *line = tail ? strrchr(tail, '{') : NULL;
+	const char *line = NULL; /* the last line that starts with '{' */
+	for (const char *p = tail; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (*p == '{')
+			line = p;
 	sf_json *j = NULL;
 	char err[SF_ERRLEN];
 	if (line)

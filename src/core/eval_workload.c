@@ -277,8 +277,10 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 		sf_runner_out bo;
 		sf_wresult tmp = { 0 };
 		if (bb->torch) {
-			free(job.out_dir);
-			job.out_dir = sf_xstrdup(bt.t[bt.of_baseline[b]].out_dir);
+			if (bt.of_baseline[b] >= 0) {
+				free(job.out_dir);
+				job.out_dir = sf_xstrdup(bt.t[bt.of_baseline[b]].out_dir);
+			}
 			bridge_take(&bt, bt.of_baseline[b], &bo);
 			timed_out = bt.timed_out;
 		} else {
