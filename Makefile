@@ -24,6 +24,17 @@ CORE_SRC := $(wildcard src/core/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+
+# src/agent: the model clients, linked into the CLI only (never into a runner). The openai: client
+# uses libcurl when its headers are found; without them it builds, and fails at run time saying so.
+AGENT_SRC := $(wildcard src/agent/*.c)
+AGENT_OBJ := $(AGENT_SRC:%.c=$(BUILD)/%.o)
+HAVE_CURL := $(shell printf '\043include <curl/curl.h>\n' | $(CC) -E - >/dev/null 2>&1 && echo 1)
+ifeq ($(HAVE_CURL),1)
+$(AGENT_OBJ): ALL_CFLAGS += -DSF_HAVE_CURL
+CLI_LDLIBS += -lcurl
+endif
+CLI_OBJ += $(AGENT_OBJ)
 TEST_SRC := $(wildcard tests/unit/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
@@ -47,7 +58,7 @@ $(BUILD)/libsolforge.a: $(CORE_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/solforge: $(CLI_OBJ) $(BUILD)/libsolforge.a
-	$(CC) $(LDSAN) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDSAN) -o $@ $^ $(CLI_LDLIBS) $(LDLIBS)
 
 $(BUILD)/solforge-runner-cpu: $(BUILD)/src/runner/runner_cpu.o $(BUILD)/src/runner/runner_common.o \
 		$(BUILD)/libsolforge.a

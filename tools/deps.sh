@@ -8,6 +8,9 @@ command -v make >/dev/null 2>&1 || need+=(make)
 command -v clang >/dev/null 2>&1 || need+=(clang)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 command -v pgrep >/dev/null 2>&1 || need+=(procps)
+# libcurl's headers, for the openai: model client (src/agent/openai.c; the CLI builds without them, the
+# client then failing with a clear error, but the tests need it)
+printf '#include <curl/curl.h>\n' | "${CC:-cc}" -E - >/dev/null 2>&1 || need+=(libcurl4-openssl-dev)
 # the PyTorch bridge's I/O layer and its CI suite (tests/suites/bridge.sh) need numpy (torch is optional)
 python3 -c 'import numpy' >/dev/null 2>&1 || need+=(python3-numpy)
 # libFuzzer's runtime for the fuzz targets

@@ -149,7 +149,7 @@ int cli_pick_backend(const char *name, sf_eval_opts *o)
 		return SF_EXIT_USAGE;
 	}
 	char why[SF_ERRLEN];
-	if (!o->backend->available(why, sizeof why)) {
+	if (o->build_only ? !o->backend->buildable(why, sizeof why) : !o->backend->available(why, sizeof why)) {
 		fprintf(stderr, "solforge: the %s backend is not available: %s\n", o->backend->name, why);
 		return SF_EXIT_NO_BACKEND;
 	}
@@ -170,8 +170,15 @@ void cli_print_table(FILE *f, const sf_eval *e)
 {
 	fprintf(f, "%s  (%s; T_sol on %s; device %s)\n", e->def.name, e->sol.name, e->hw->name,
 		e->device ? e->device : "?");
-	fprintf(f, "%-34s %-20s %11s %11s %-10s %8s %11s %7s %s\n", "workload", "status", "time", "baseline", "by",
-		"speedup", "T_sol", "SOL", "bound");
+	int copy_cols = 0; /* --copy-ceiling: the same-size copy's time and bytes/T_k as a fraction of it */
+	for (int i = 0; i < e->n_res; i++)
+		if (e->res[i].w && !isnan(e->res[i].copy_s))
+			copy_cols = 1;
+	fprintf(f, copy_cols ? "%-34s %-20s %11s %11s %-10s %8s %11s %7s %-8s" : "%-34s %-20s %11s %11s %-10s %8s %11s %7s %s",
+		"workload", "status", "time", "baseline", "by", "speedup", "T_sol", "SOL", "bound");
+	if (copy_cols)
+		fprintf(f, " %11s %7s", "copy", "of copy");
+	fprintf(f, "\n");
 	for (int i = 0; i < e->n_res; i++) {
 		const sf_wresult *r = &e->res[i];
 		if (!r->w)
@@ -188,8 +195,19 @@ void cli_print_table(FILE *f, const sf_eval *e)
 			snprintf(sc, sizeof sc, "-");
 		else
 			snprintf(sc, sizeof sc, "%.3f", r->score);
-		fprintf(f, "%-34.34s %-20s %11s %11s %-10.10s %8s %11s %7s %s\n", r->w->uuid, sf_status_name(r->status),
-			tk, tb, r->baseline ? r->baseline : "-", sp, ts, sc, r->have_sol ? sf_sol_binding_name(&r->sol) : "-");
+		fprintf(f, copy_cols ? "%-34.34s %-20s %11s %11s %-10.10s %8s %11s %7s %-8s" : "%-34.34s %-20s %11s %11s %-10.10s %8s %11s %7s %s",
+			r->w->uuid, sf_status_name(r->status), tk, tb, r->baseline ? r->baseline : "-", sp, ts, sc,
+			r->have_sol ? sf_sol_binding_name(&r->sol) : "-");
+		if (copy_cols) {
+			char cp[32], fr[32];
+			fmt_ms(cp, sizeof cp, r->copy_s * 1e3, !isnan(r->copy_s));
+			if (isnan(r->bw_fraction))
+				snprintf(fr, sizeof fr, "-");
+			else
+				snprintf(fr, sizeof fr, "%.3f", r->bw_fraction);
+			fprintf(f, " %11s %7s", cp, fr);
+		}
+		fprintf(f, "\n");
 		if (r->status != SF_SKIPPED && r->log && *r->log) {
 			/* first line of the reason, indented */
 			size_t l = strcspn(r->log, "\n");
@@ -207,7 +225,9 @@ static void usage(FILE *f)
 		   "  -o FILE              also write the JSON lines to FILE\n"
 		   "  --prepare-only       build the oracle module, the solution and the baselines, then stop\n"
 		   "  --calibrate          first measure the copy bandwidth and bf16 GEMM rate here, and add a\n"
-		   "                       measured-ceiling T_sol and SOL score to every trace\n",
+		   "                       measured-ceiling T_sol and SOL score to every trace\n"
+		   "  --copy-ceiling       also time the calibration copy at each workload's own byte count (read +\n"
+		   "                       write = the SOL bytes) in the same run: copy_ms and bw_fraction_of_copy\n",
 		cli_eval_options_help);
 }
 
@@ -216,7 +236,7 @@ int cmd_eval(int argc, char **argv)
 	sf_eval_opts o;
 	sf_eval_opts_default(&o);
 	const char *backend = NULL, *out = NULL, *pos[2] = { NULL, NULL };
-	int npos = 0, json = 0, prepare_only = 0, calibrate = 0;
+	int npos = 0, json = 0, prepare_only = 0, calibrate = 0, copy_ceiling = 0;
 	for (int i = 1; i < argc; i++) {
 		int r = cli_eval_option(argc, argv, &i, &o, &backend);
 		if (r < 0)
@@ -230,6 +250,8 @@ int cmd_eval(int argc, char **argv)
 			json = 1;
 		} else if (!strcmp(argv[i], "--calibrate")) {
 			calibrate = 1;
+		} else if (!strcmp(argv[i], "--copy-ceiling")) {
+			copy_ceiling = 1;
 		} else if (!strcmp(argv[i], "--prepare-only")) {
 			prepare_only = 1;
 		} else if (!strcmp(argv[i], "-o")) {
@@ -253,6 +275,7 @@ int cmd_eval(int argc, char **argv)
 		usage(stderr);
 		return SF_EXIT_USAGE;
 	}
+	o.build_only = prepare_only;
 	int pick = cli_pick_backend(backend, &o);
 	if (pick)
 		return pick;
@@ -269,9 +292,19 @@ int cmd_eval(int argc, char **argv)
 		fprintf(json ? stderr : stdout, "calibration: %s\n", cal.note);
 		o.calibration = &cal;
 	}
+	sf_copy_ceiling cc;
+	if (copy_ceiling && !prepare_only) {
+		if (sf_copy_ceiling_open(&cc, &o, err, sizeof err)) {
+			fprintf(stderr, "solforge: copy ceiling: %s\n", err);
+			return SF_EXIT_INTERNAL;
+		}
+		o.copy_ceiling = &cc;
+	}
 	if (sf_eval_prepare(&e, pos[0], pos[1], &o, &code, err, sizeof err)) {
 		fprintf(stderr, "solforge: %s\n", err);
 		sf_eval_free(&e, &o);
+		if (o.copy_ceiling)
+			sf_copy_ceiling_close(&cc);
 		return code;
 	}
 	if (prepare_only) {
@@ -332,5 +365,7 @@ int cmd_eval(int argc, char **argv)
 	if (of)
 		fclose(of);
 	sf_eval_free(&e, &o);
+	if (o.copy_ceiling)
+		sf_copy_ceiling_close(&cc);
 	return exit_code;
 }

@@ -41,6 +41,11 @@ static int cpu_available(char *why, size_t len)
 	return ok;
 }
 
+static int cpu_buildable(char *why, size_t len)
+{
+	return 1; /* cc; a missing compiler shows as a compile error naming it */
+}
+
 static void add_list(sf_argv *cmd, const char *const *l)
 {
 	for (int i = 0; l && l[i]; i++)
@@ -105,6 +110,7 @@ const sf_backend sf_backend_cpu = {
 	.runner = "solforge-runner-cpu",
 	.source_ext = ".c",
 	.available = cpu_available,
+	.buildable = cpu_buildable,
 	.solution_cmd = cpu_solution_cmd,
 	.module_cmd = cpu_module_cmd,
 	.device_name = cpu_device_name,

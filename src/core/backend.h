@@ -20,6 +20,10 @@ typedef struct sf_backend {
 	/* 1 when usable on this machine; else 0 and the reason in why. */
 	int (*available)(char *why, size_t len);
 
+	/* 1 when solutions and problem modules can be compiled here (no device needed: --prepare-only
+	 * fills the compile cache on a machine without a GPU); else 0 and the reason in why. */
+	int (*buildable)(char *why, size_t len);
+
 	/* Appends the compiler command that builds solution source `src` into the shared object "@OUT@",
 	 * with extra compiler flags and linker flags (NULL-terminated lists, may be NULL). */
 	void (*solution_cmd)(const char *home, const char *src, const char *const *cflags, const char *const *ldflags,

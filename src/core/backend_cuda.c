@@ -61,6 +61,15 @@ static int cuda_available(char *why, size_t len)
 	return ok;
 }
 
+static int cuda_buildable(char *why, size_t len)
+{
+	if (!on_path(nvcc())) {
+		sf_errf(why, len, "nvcc is not on PATH");
+		return 0;
+	}
+	return 1;
+}
+
 static void add_list(sf_argv *cmd, const char *const *l)
 {
 	for (int i = 0; l && l[i]; i++)
@@ -126,6 +135,7 @@ const sf_backend sf_backend_cuda = {
 	.runner = "solforge-runner-cuda",
 	.source_ext = ".cu",
 	.available = cuda_available,
+	.buildable = cuda_buildable,
 	.solution_cmd = cuda_solution_cmd,
 	.module_cmd = cuda_module_cmd,
 	.device_name = cuda_device_name,

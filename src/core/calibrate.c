@@ -98,3 +98,76 @@ double sf_sol_measured(const sf_sol *s, const sf_hw *hw, const sf_calibration *c
 	}
 	return t;
 }
+
+int sf_copy_ceiling_open(sf_copy_ceiling *cc, const sf_eval_opts *o, char *err, size_t errlen)
+{
+	memset(cc, 0, sizeof *cc);
+	cc->o = *o;
+	cc->o.no_baseline = 1;
+	cc->o.progress = NULL;
+	cc->o.only = NULL;
+	cc->o.copy_ceiling = NULL;
+	cc->o.calibration = NULL;
+	cc->o.cpu_max_work = 1e18;
+	cc->o.rounds = 1; /* one checked round: the copy is exact, and its timing is what matters */
+	char *home = sf_home();
+	char *copy = sf_path_join(home, "tools/calibration/copy");
+	int cuda = !strcmp(o->backend->name, "cuda");
+	char *sol = sf_path_join(copy, cuda ? "solutions/copy.cu" : "solutions/copy.c");
+	int code;
+	int rc = sf_eval_prepare(&cc->e, copy, sol, &cc->o, &code, err, errlen);
+	if (rc == 0 && cc->e.compile_error) {
+		sf_errf(err, errlen, "the calibration copy %s does not build: %.300s", sol, cc->e.compile_error);
+		rc = -1;
+	}
+	if (rc == 0 && (cc->e.n_ws < 1 || cc->e.ws[0].n_axes != 1 || strcmp(cc->e.ws[0].axis_names[0], "N"))) {
+		sf_errf(err, errlen, "%s: the first workload must bind exactly the axis N", copy);
+		rc = -1;
+	}
+	free(sol);
+	free(copy);
+	free(home);
+	if (rc) {
+		sf_eval_free(&cc->e, &cc->o);
+		return -1;
+	}
+	cc->ready = 1;
+	return 0;
+}
+
+double sf_copy_ceiling_time(sf_copy_ceiling *cc, double bytes, double *copied, char *err, size_t errlen)
+{
+	err[0] = 0;
+	*copied = 0;
+	if (!cc->ready) {
+		sf_errf(err, errlen, "the copy ceiling is not prepared");
+		return -1;
+	}
+	double n = floor(bytes / 4 + 0.5);
+	if (!(n >= 1))
+		n = 1;
+	if (n > 9e15) {
+		sf_errf(err, errlen, "%.3g bytes: too many to copy", bytes);
+		return -1;
+	}
+	/* the first workload of the copy problem, re-bound to this element count; timed only: the copy
+	 * is checked by tests/suites/emu_kernels.sh and the cuda end-to-end tests, and comparing up to
+	 * gigabytes against a reference per workload would dominate the run */
+	cc->e.ws[0].axis_values[0] = (int64_t)n;
+	*copied = 4 * n;
+	double ms = sf_eval_time_only(&cc->e, 0, &cc->o, err, errlen);
+	double t = ms > 0 ? ms * 1e-3 : -1;
+	if (t < 0) {
+		char why[SF_ERRLEN];
+		snprintf(why, sizeof why, "%s", err);
+		sf_errf(err, errlen, "copy of %.0f elements: %s", n, why);
+	}
+	return t;
+}
+
+void sf_copy_ceiling_close(sf_copy_ceiling *cc)
+{
+	if (cc->ready)
+		sf_eval_free(&cc->e, &cc->o);
+	cc->ready = 0;
+}

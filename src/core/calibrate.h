@@ -24,4 +24,24 @@ int sf_calibrate(const sf_eval_opts *o, sf_calibration *cal, char *err, size_t e
  * work at the measured matrix rate, other unit classes at their datasheet rate. Seconds, or NaN. */
 double sf_sol_measured(const sf_sol *s, const sf_hw *hw, const sf_calibration *cal);
 
+/* The copy ceiling of `solforge eval --copy-ceiling`: the calibration copy (tools/calibration/copy,
+ * copy.cu on cuda, copy.c on cpu) timed at each workload's own byte count, in the same run and with
+ * the same timing settings as the candidate, so that bytes / time can be read as a fraction of what a
+ * plain copy of those bytes achieves here. */
+typedef struct sf_copy_ceiling {
+	sf_eval e;       /* the copy problem, prepared once (builds cached) */
+	sf_eval_opts o;  /* the candidate's options, without baselines or a copy ceiling of its own */
+	int ready;
+} sf_copy_ceiling;
+
+/* Prepares the copy (builds it) with the timing settings of o. Returns 0, or -1 with err. */
+int sf_copy_ceiling_open(sf_copy_ceiling *cc, const sf_eval_opts *o, char *err, size_t errlen);
+
+/* Median seconds of the copy of `bytes` bytes, read + written counted (bytes / 4 bf16 elements rounded,
+ * at least 1; *copied = 4 * that count), timed and checked like a candidate. Returns -1 with err when
+ * it did not pass. */
+double sf_copy_ceiling_time(sf_copy_ceiling *cc, double bytes, double *copied, char *err, size_t errlen);
+
+void sf_copy_ceiling_close(sf_copy_ceiling *cc);
+
 #endif

@@ -82,6 +82,41 @@ static const char *toolchain_id(const char *compiler)
 	return id;
 }
 
+/* Hashes s with every occurrence of the checkout's absolute path (the solforge home) and of the
+ * working folder replaced by a fixed token, so that the same sources built from another checkout
+ * location (a CI clone, the GPU machine's copy of the tree) find the same cache entries. */
+static void hash_relocatable(sf_sha256 *h, const char *s)
+{
+	static char roots[2][4096];
+	static size_t lens[2];
+	static int init;
+	if (!init) {
+		init = 1;
+		char *home = sf_home();
+		if (!realpath(home, roots[0]))
+			roots[0][0] = 0;
+		free(home);
+		if (!getcwd(roots[1], sizeof roots[1]))
+			roots[1][0] = 0;
+		for (int i = 0; i < 2; i++)
+			lens[i] = strlen(roots[i]) > 1 ? strlen(roots[i]) : 0; /* never rewrite "/" */
+	}
+	while (*s) {
+		int hit = -1;
+		for (int i = 0; i < 2 && hit < 0; i++)
+			if (lens[i] && !strncmp(s, roots[i], lens[i]) && (s[lens[i]] == '/' || s[lens[i]] == 0))
+				hit = i;
+		if (hit >= 0) {
+			sf_sha256_update(h, hit ? "@CWD@" : "@HOME@", hit ? 5 : 6);
+			s += lens[hit];
+		} else {
+			sf_sha256_update(h, s, 1);
+			s++;
+		}
+	}
+	sf_sha256_update(h, "", 1);
+}
+
 int sf_build_cached(const char *kind, const sf_argv *cmd, const char *const *key_files, double timeout_s, sf_build *b,
 		    char *err, size_t errlen)
 {
@@ -91,7 +126,7 @@ int sf_build_cached(const char *kind, const sf_argv *cmd, const char *const *key
 	sf_sha256_update(&h, kind, strlen(kind) + 1);
 	for (int i = 0; i < cmd->n; i++)
 		if (strcmp(cmd->v[i], "@OUT@"))
-			sf_sha256_update(&h, cmd->v[i], strlen(cmd->v[i]) + 1);
+			hash_relocatable(&h, cmd->v[i]);
 	const char *tc = toolchain_id(cmd->v[0]);
 	sf_sha256_update(&h, tc, strlen(tc) + 1);
 	for (int i = 0; key_files && key_files[i]; i++) {
@@ -99,7 +134,7 @@ int sf_build_cached(const char *kind, const sf_argv *cmd, const char *const *key
 		size_t len;
 		if (sf_read_file(key_files[i], &text, &len, err, errlen))
 			return -1;
-		sf_sha256_update(&h, key_files[i], strlen(key_files[i]) + 1);
+		hash_relocatable(&h, key_files[i]);
 		sf_sha256_update(&h, text, len);
 		free(text);
 	}

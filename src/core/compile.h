@@ -24,6 +24,9 @@ typedef struct sf_build {
 char *sf_cache_dir(void);
 
 /* Builds with cmd, where the argument "@OUT@" stands for the output path. key_files: NULL-terminated.
+ * The cache key is the kind, the command, the compiler's --version text and every key file's path
+ * and content, with the checkout's and the working folder's absolute paths replaced by tokens (so a
+ * cache built in one checkout serves another at a different path: tools/prebuild_cache.sh).
  * Returns 0 with *b filled; -1 when the compiler failed (b->log holds its output) or could not run. */
 int sf_build_cached(const char *kind, const sf_argv *cmd, const char *const *key_files, double timeout_s, sf_build *b,
 		    char *err, size_t errlen);

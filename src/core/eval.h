@@ -34,11 +34,13 @@ typedef struct sf_eval_opts {
 	double budget_ms, target_rel_ci, warmup_ms;
 	int min_iters, max_iters;
 	int no_baseline;
+	int build_only;           /* only compiling (--prepare-only): the backend need not be able to run */
 	double cpu_max_work;          /* cpu backend: workloads with more FLOPs + bytes are SKIPPED */
 	const char *only;             /* only workloads whose uuid contains this */
 	int keep;                     /* keep the scratch folder */
 	FILE *progress;               /* one line per finished workload, or NULL */
 	const struct sf_calibration *calibration; /* measured ceilings (calibrate.h), or NULL */
+	struct sf_copy_ceiling *copy_ceiling;     /* time a same-size copy per workload (calibrate.h), or NULL */
 	int no_torch;                 /* leave the PyTorch baselines out (--no-torch) */
 	int xval;                     /* also run the definition's PyTorch reference through the bridge and
 				         check it against the C oracle (docs/bridge.md) */
@@ -64,6 +66,9 @@ typedef struct sf_wresult {
 	double score, speedup;
 	double sol_measured_s;        /* T_sol at the measured ceilings (NaN without --calibrate) */
 	double score_measured;        /* S against that T_sol */
+	double copy_s;                /* the calibration copy of the workload's SOL bytes, same run (NaN without --copy-ceiling) */
+	double bw_fraction;           /* (bytes / T_k) / (bytes / copy_s) = copy_s / T_k, or NaN */
+	double copy_bytes;            /* bytes the copy moved (the SOL bytes rounded to 4), 0 without it */
 	double wall_s;                /* evaluation wall time of this workload */
 	int rounds;                   /* correctness rounds run */
 	char timestamp[32];
@@ -112,6 +117,12 @@ int sf_build_module(const sf_backend *b, const char *home, const char *oracle, d
 
 /* Evaluates workload i into e->res[i]. */
 void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o);
+
+/* Times the solution on workload i without a reference or a comparison (for calibration kernels
+ * tested elsewhere, such as the copy of --copy-ceiling): one runner in solution mode, one round, the
+ * usual checks of return code, guards and inputs, the timing settings of o. Returns the median in
+ * milliseconds, or -1 with err. */
+double sf_eval_time_only(sf_eval *e, int i, const sf_eval_opts *o, char *err, size_t errlen);
 
 void sf_eval_free(sf_eval *e, const sf_eval_opts *o);
 

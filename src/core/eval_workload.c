@@ -132,6 +132,7 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 	memset(r, 0, sizeof *r);
 	r->w = w;
 	r->score = r->speedup = r->sol_measured_s = r->score_measured = NAN;
+	r->copy_s = r->bw_fraction = NAN;
 	sf_iso8601(r->timestamp);
 	double t0 = sf_now();
 	char err[SF_ERRLEN];
@@ -342,6 +343,20 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 		}
 		if (r->have_sol && o->calibration)
 			r->sol_measured_s = sf_sol_measured(&r->sol, e->hw, o->calibration);
+		if (r->have_sol && o->copy_ceiling && r->sol.bytes > 0) {
+			double tc = sf_copy_ceiling_time(o->copy_ceiling, r->sol.bytes, &r->copy_bytes, err, sizeof err);
+			if (tc > 0) {
+				r->copy_s = tc;
+				r->bw_fraction = tc / tk;
+			} else {
+				sf_buf nb = { 0 };
+				if (r->log && *r->log)
+					sf_buf_printf(&nb, "%s\n", r->log);
+				sf_buf_printf(&nb, "copy ceiling not measured: %s", err);
+				free(r->log);
+				r->log = sf_buf_take(&nb);
+			}
+		}
 		if (r->have_tb) {
 			r->speedup = r->tb.median / r->tk.median;
 			if (r->have_sol)
@@ -356,6 +371,53 @@ done:
 		sf_rm_rf(wdir);
 	free(wdir);
 	sf_job_free(&job);
+}
+
+double sf_eval_time_only(sf_eval *e, int i, const sf_eval_opts *o, char *err, size_t errlen)
+{
+	const sf_workload *w = &e->ws[i];
+	sf_job job;
+	memset(&job, 0, sizeof job);
+	err[0] = 0;
+	if (e->compile_error) {
+		sf_errf(err, errlen, "%s did not build", e->sol.name);
+		return -1;
+	}
+	if (sf_bind_job(&e->def, w, &job, err, errlen))
+		return -1;
+	char sub[32];
+	snprintf(sub, sizeof sub, "t%d", i);
+	char *wdir = sf_path_join(e->scratch, sub);
+	uint64_t wseed = sf_mix64(e->secret ^ sf_fnv1a(w->uuid, strlen(w->uuid), 0) ^ (uint64_t)w->axis_values[0]);
+	job.n_rounds = 1;
+	job.seeds[0] = sf_mix64(wseed);
+	job.problem_module = sf_xstrdup(e->module_build.so_path);
+	job.mode = SF_JOB_SOLUTION;
+	job.out_dir = sf_path_join(wdir, "sol");
+	job.solution = sf_xstrdup(e->sol_build.so_path);
+	job.entry = sf_xstrdup(e->sol.entry);
+	timing_into(o, &job, sf_mix64(wseed ^ 0x7157u));
+	sf_runner_out so;
+	int timed_out;
+	sf_runner_run(o->backend, &job, o->sol_timeout_s, &so, &timed_out);
+	sf_wresult tmp = { 0 };
+	double ms = -1;
+	if (solution_status(&so, timed_out, &tmp) != SF_PASSED) {
+		sf_errf(err, errlen, "%.300s", tmp.log ? tmp.log : "the runner failed");
+	} else if (so.n_samples <= 0) {
+		sf_errf(err, errlen, "the runner returned no timing samples");
+	} else {
+		sf_stats st;
+		sf_stats_compute(so.samples, so.n_samples, &st);
+		ms = st.median;
+	}
+	free(tmp.log);
+	sf_runner_out_free(&so);
+	if (!o->keep)
+		sf_rm_rf(wdir);
+	free(wdir);
+	sf_job_free(&job);
+	return ms;
 }
 
 void sf_eval_free(sf_eval *e, const sf_eval_opts *o)

@@ -42,6 +42,58 @@ static void scan_flags(const char *text, const char *tag, char ***out)
 	}
 }
 
+/* True when the list already holds s. */
+static int list_has(char **l, const char *s)
+{
+	for (int i = 0; l && l[i]; i++)
+		if (!strcmp(l[i], s))
+			return 1;
+	return 0;
+}
+
+/*
+ * Adds to *keys every file a source pulls in with #include "relative/path" (resolved against the
+ * including file's folder, as the compiler does, and followed up to depth levels), so that a change to
+ * a shared header invalidates the compile cache. Includes that do not resolve to a file are skipped
+ * (they come from -I paths, which are part of the command line and so of the key already).
+ */
+static void add_local_includes(const char *file, const char *text, char ***keys, int depth)
+{
+	if (depth <= 0)
+		return;
+	char *dir = sf_dirname(file);
+	for (const char *p = strstr(text, "#include"); p; p = strstr(p + 1, "#include")) {
+		const char *q = p + strlen("#include");
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (*q != '"')
+			continue;
+		const char *end = strchr(q + 1, '"');
+		const char *nl = strchr(q + 1, '\n');
+		if (!end || (nl && nl < end) || end == q + 1)
+			continue;
+		char *rel = sf_xstrndup(q + 1, (size_t)(end - q - 1));
+		char *joined = rel[0] == '/' ? sf_xstrdup(rel) : sf_path_join(dir, rel);
+		char *abs = realpath(joined, NULL);
+		free(rel);
+		free(joined);
+		if (!abs)
+			continue;
+		if (!list_has(*keys, abs)) {
+			char *sub;
+			size_t len;
+			char e[SF_ERRLEN];
+			list_add(keys, abs);
+			if (!sf_read_file(abs, &sub, &len, e, sizeof e)) {
+				add_local_includes(abs, sub, keys, depth - 1);
+				free(sub);
+			}
+		}
+		free(abs);
+	}
+	free(dir);
+}
+
 static const char *ext_language(const char *path)
 {
 	size_t n = strlen(path);
@@ -77,6 +129,7 @@ static int load_bare(const char *path, sf_solution *s, char *err, size_t errlen)
 	scan_flags(text, "solforge-ldflags:", &s->ldflags);
 	scan_flags(text, "solforge-cflags:", &s->cflags);
 	list_add(&s->key_files, abs);
+	add_local_includes(abs, text, &s->key_files, 8);
 	free(text);
 	return 0;
 }

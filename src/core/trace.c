@@ -110,6 +110,13 @@ void sf_trace_line(const sf_eval *e, const sf_wresult *r, const char *backend, s
 		num_field(b, "sol_measured_ms", r->sol_measured_s * 1e3);
 		num_field(b, "sol_score_measured", r->score_measured);
 	}
+	if (!isnan(r->copy_s)) {
+		num_field(b, "copy_ms", r->copy_s * 1e3);
+		num_field(b, "copy_bytes", r->copy_bytes);
+		num_field(b, "bw_fraction_of_copy", r->bw_fraction);
+		if (r->have_tk && r->tk.median > 0)
+			num_field(b, "bytes_per_s", r->sol.bytes / (r->tk.median * 1e-3));
+	}
 	if (r->baseline) {
 		sf_buf_puts(b, ",\"baseline\":");
 		sf_buf_json_str(b, r->baseline);

@@ -1,29 +1,101 @@
 /*
- * copy.cu - the calibration copy: 16-byte streaming loads and stores, grid-stride, a grid of a few
- * blocks per SM sized from the device. Handles any N (a scalar tail for N not a multiple of 8).
+ * copy.cu - the calibration copy: the practical memory ceiling that memory-bound kernels are measured
+ * against (`solforge eval --copy-ceiling`, `--calibrate`), so it must be as good a copy as we can write.
+ *
+ * 16-byte accesses: loads with ld.global.nc.L1::no_allocate (optionally with an L2 256-byte prefetch
+ * hint), stores st.global.cs (evict-first: the copy is never read back). Each thread issues all
+ * COPY_UNROLL loads of its chunk before the first store (COPY_UNROLL * 16 bytes in flight per
+ * thread); a block copies chunks of COPY_THREADS * COPY_UNROLL vectors, consecutive threads on
+ * consecutive vectors; the grid is min(chunks, SMs * COPY_BPS) blocks striding over the chunks (the
+ * SM count read from the device once). Any N: vectors past the end are guarded, and the last N mod 8
+ * elements are copied one by one by block 0. (copy_simple.cu is the first, plainer version.)
+ *
+ * Tuning knobs (-D): COPY_UNROLL, COPY_THREADS, COPY_BPS (blocks per SM), COPY_L2_256B (1 = prefetch
+ * hint), COPY_ST_CS (1 = evict-first stores).
  */
+// solforge-tune: COPY_UNROLL=4,8,2 COPY_THREADS=512,256,1024 COPY_BPS=4,2,8 COPY_L2_256B=0,1 COPY_ST_CS=1,0
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include "solforge/solution.h"
 
-__global__ void copy_kernel(const uint4 *__restrict__ x, uint4 *__restrict__ y, int64_t n16,
-			    const uint16_t *__restrict__ xt, uint16_t *__restrict__ yt, int64_t tail)
+#ifndef COPY_UNROLL
+#define COPY_UNROLL 4
+#endif
+#ifndef COPY_THREADS
+#define COPY_THREADS 512
+#endif
+#ifndef COPY_BPS
+#define COPY_BPS 4
+#endif
+#ifndef COPY_L2_256B
+#define COPY_L2_256B 0
+#endif
+#ifndef COPY_ST_CS
+#define COPY_ST_CS 1
+#endif
+
+static __device__ __forceinline__ uint4 copy_ld(const uint4 *p)
 {
-	int64_t stride = (int64_t)gridDim.x * blockDim.x;
-	int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-	for (; i + 3 * stride < n16; i += 4 * stride) {
-		uint4 a = __ldcs(x + i), b = __ldcs(x + i + stride), c = __ldcs(x + i + 2 * stride),
-		      d = __ldcs(x + i + 3 * stride);
-		__stcs(y + i, a);
-		__stcs(y + i + stride, b);
-		__stcs(y + i + 2 * stride, c);
-		__stcs(y + i + 3 * stride, d);
+	uint4 v;
+#ifndef __CUDA_ARCH__ /* host-side emulation of the kernel (tests/emu): a plain load */
+	v = *p;
+#elif COPY_L2_256B
+	asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+	    : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+	    : "l"(p));
+#else
+	asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+	    : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+	    : "l"(p));
+#endif
+	return v;
+}
+
+static __device__ __forceinline__ void copy_st(uint4 *p, uint4 v)
+{
+#if COPY_ST_CS && defined(__CUDA_ARCH__)
+	asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+		     : "memory");
+#else
+	*p = v;
+#endif
+}
+
+__global__ void __launch_bounds__(COPY_THREADS)
+	copy_kernel(const uint4 *__restrict__ x, uint4 *__restrict__ y, int64_t n16, const uint16_t *__restrict__ xt,
+		    uint16_t *__restrict__ yt, int tail)
+{
+	const int64_t chunk = (int64_t)COPY_THREADS * COPY_UNROLL;
+	for (int64_t base = (int64_t)blockIdx.x * chunk; base < n16; base += (int64_t)gridDim.x * chunk) {
+		const int64_t i0 = base + threadIdx.x;
+		uint4 v[COPY_UNROLL];
+		if (base + chunk <= n16) { /* full chunk: no guards */
+#pragma unroll
+			for (int k = 0; k < COPY_UNROLL; k++)
+				v[k] = copy_ld(x + i0 + (int64_t)k * COPY_THREADS);
+#pragma unroll
+			for (int k = 0; k < COPY_UNROLL; k++)
+				copy_st(y + i0 + (int64_t)k * COPY_THREADS, v[k]);
+		} else {
+#pragma unroll
+			for (int k = 0; k < COPY_UNROLL; k++)
+				if (i0 + (int64_t)k * COPY_THREADS < n16)
+					v[k] = copy_ld(x + i0 + (int64_t)k * COPY_THREADS);
+#pragma unroll
+			for (int k = 0; k < COPY_UNROLL; k++)
+				if (i0 + (int64_t)k * COPY_THREADS < n16)
+					copy_st(y + i0 + (int64_t)k * COPY_THREADS, v[k]);
+		}
 	}
-	for (; i < n16; i += stride)
-		__stcs(y + i, __ldcs(x + i));
-	int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-	if (t < tail)
-		yt[t] = xt[t];
+	if (blockIdx.x == 0 && (int)threadIdx.x < tail)
+		yt[threadIdx.x] = xt[threadIdx.x];
+}
+
+/* Fallback for unaligned pointers: one element per thread, grid-stride. */
+__global__ void copy_scalar(const uint16_t *__restrict__ x, uint16_t *__restrict__ y, int64_t n)
+{
+	for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+		y[i] = x[i];
 }
 
 SF_EXPORT int run(const sf_call *call)
@@ -31,16 +103,30 @@ SF_EXPORT int run(const sf_call *call)
 	static int sms;
 	if (!sms && cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess)
 		return SF_ERR_CUDA;
-	int64_t n = call->inputs[0].shape[0];
-	int64_t n16 = n / 8, tail = n - n16 * 8;
+	if (call->n_inputs != 1 || call->n_outputs != 1 || call->inputs[0].ndim != 1 ||
+	    call->outputs[0].ndim != 1 || call->outputs[0].shape[0] != call->inputs[0].shape[0])
+		return SF_ERR_UNSUPPORTED;
+	const int64_t n = call->inputs[0].shape[0];
+	if (n == 0)
+		return SF_OK;
 	const uint16_t *x = (const uint16_t *)call->inputs[0].data;
 	uint16_t *y = (uint16_t *)call->outputs[0].data;
-	int threads = 512;
-	int64_t want = (n16 + threads - 1) / threads;
-	int blocks = (int)(want < (int64_t)sms * 4 ? want : (int64_t)sms * 4);
+	cudaStream_t s = (cudaStream_t)call->stream;
+	const int64_t cap = (int64_t)sms * COPY_BPS;
+	if ((((uintptr_t)x | (uintptr_t)y) & 15u) != 0) {
+		int64_t blocks = (n + 255) / 256;
+		copy_scalar<<<(unsigned)(blocks < cap ? blocks : cap), 256, 0, s>>>(x, y, n);
+		return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
+	}
+	const int64_t n16 = n / 8;
+	const int tail = (int)(n - n16 * 8);
+	const int64_t chunk = (int64_t)COPY_THREADS * COPY_UNROLL;
+	int64_t blocks = (n16 + chunk - 1) / chunk;
+	if (blocks > cap)
+		blocks = cap;
 	if (blocks < 1)
 		blocks = 1;
-	copy_kernel<<<blocks, threads, 0, (cudaStream_t)call->stream>>>((const uint4 *)x, (uint4 *)y, n16,
-									     x + n16 * 8, y + n16 * 8, tail);
+	copy_kernel<<<(unsigned)blocks, COPY_THREADS, 0, s>>>((const uint4 *)x, (uint4 *)y, n16, x + n16 * 8, y + n16 * 8,
+							      tail);
 	return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
 }

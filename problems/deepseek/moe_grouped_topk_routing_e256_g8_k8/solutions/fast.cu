@@ -1,0 +1,235 @@
+/*
+ * fast.cu - DeepSeek-V3 grouped top-k routing (moe_grouped_topk_routing_e256_g8_k8): sigmoid scores,
+ * choice = s + bias, 8 groups of 32 scored by their two largest choices, the 4 best groups kept
+ * (equal scores: lower group first), the TOPK (8) largest choices of kept experts (equal: lower expert
+ * first), weights = s / sum(s of picks) * routed_scaling_factor.
+ *
+ * One warp per token, 8 experts per lane (two 16-byte loads; lane l holds experts 8l..8l+7, so group
+ * g is lanes 4g..4g+3). Each lane keeps the two largest choices of its 8 (a multiset: equal values
+ * both count, as the oracle's scan), two xor-shuffle merges give the group's top two, every lane
+ * gathers the 8 group scores and picks the kept groups the same way; then TOPK rounds of a warp
+ * argmax over (choice, expert) among kept, not yet picked experts: per round one redux.sync.max over
+ * order-preserving 32-bit keys of the choices and one redux.sync.min for the lowest expert holding
+ * that maximum (the oracle's tie rule); the winner's lane retires it. Lane k keeps pick k's id and
+ * fetches its logit from the owning lane (shuffles) to recompute its sigmoid for the weights. All float32 (sigmoid via IEEE
+ * expf and division): the generator keeps every decision's margin >= 1e-4, far above float32 error.
+ * The bias row is loaded once per warp; each warp handles TPW tokens, their loads issued first.
+ * Geometry fixed by the definition (E 256, G 8, TOPKG 4; TOPK read from the output shape, <= 32).
+ * The per-lane pieces are __host__ __device__: tests/fast/grouped_router_fast_test.cu drives them
+ * through a CPU emulation of the warp against the oracle's algorithm.
+ */
+// solforge-tune: TPW=1,2,4 THREADS=64,128,256
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <math.h>
+#include <string.h>
+#include "solforge/solution.h"
+
+#ifndef TPW
+#define TPW 2
+#endif
+#ifndef THREADS
+#define THREADS 128
+#endif
+
+#define DS_E 256
+#define DS_G 8
+#define DS_TOPKG 4
+#define DS_VPL 8 /* experts per lane */
+
+/* (t1, t2) = the two largest of a multiset given as two sorted pairs (t1 >= t2, o1 >= o2) */
+static __host__ __device__ __forceinline__ void ds_merge2(float &t1, float &t2, float o1, float o2)
+{
+	const float n2 = fmaxf(fminf(t1, o1), fmaxf(t2, o2));
+	t1 = fmaxf(t1, o1);
+	t2 = n2;
+}
+
+/* the two largest of v[0..7] as a multiset (equal values both count), as the oracle's scan */
+static __host__ __device__ __forceinline__ void ds_top2(const float *v, float &t1, float &t2)
+{
+	t1 = -INFINITY;
+	t2 = -INFINITY;
+	for (int j = 0; j < DS_VPL; j++) {
+		if (v[j] > t1) {
+			t2 = t1;
+			t1 = v[j];
+		} else if (v[j] > t2) {
+			t2 = v[j];
+		}
+	}
+}
+
+/* bit g set for the DS_TOPKG best of the DS_G group scores (equal scores: lower group first) */
+static __host__ __device__ __forceinline__ unsigned ds_pick_groups(const float *gsc)
+{
+	unsigned kept = 0;
+	for (int r = 0; r < DS_TOPKG; r++) {
+		int best = -1;
+		for (int g = 0; g < DS_G; g++)
+			if (!(kept >> g & 1u) && (best < 0 || gsc[g] > gsc[best]))
+				best = g;
+		kept |= 1u << best;
+	}
+	return kept;
+}
+
+/* order key of a choice: sign-folded float bits (larger key = larger value; -0 made +0 so that equal
+ * values tie), or 0 (below any real key) when the expert is out of the race */
+static __host__ __device__ __forceinline__ uint32_t ds_key(float c, bool live)
+{
+	uint32_t u;
+	memcpy(&u, &c, 4);
+	u = (u == 0x80000000u) ? 0u : u;
+	return live ? ((u & 0x80000000u) ? ~u : (u | 0x80000000u)) : 0u;
+}
+
+/* the sigmoid score */
+static __host__ __device__ __forceinline__ float ds_sigmoid(float x)
+{
+	return 1.0f / (1.0f + expf(-x));
+}
+
+template <bool VEC>
+static __device__ __forceinline__ void ds_load8(const float *p, float v[DS_VPL])
+{
+	if (VEC) {
+		const float4 a = __ldcs(reinterpret_cast<const float4 *>(p));
+		const float4 b = __ldcs(reinterpret_cast<const float4 *>(p) + 1);
+		v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w;
+		v[4] = b.x; v[5] = b.y; v[6] = b.z; v[7] = b.w;
+	} else {
+#pragma unroll
+		for (int j = 0; j < DS_VPL; j++)
+			v[j] = p[j];
+	}
+}
+
+template <bool VEC>
+static __global__ void __launch_bounds__(THREADS) ds_kernel(const float *__restrict__ logits, const float *__restrict__ bias,
+							   float rsf, float *__restrict__ w_out,
+							   int32_t *__restrict__ id_out, int64_t T, int K)
+{
+	const int lane = threadIdx.x & 31;
+	const int64_t warp = ((int64_t)blockIdx.x * THREADS + threadIdx.x) >> 5;
+	const int64_t t0 = warp * TPW;
+	if (t0 >= T) /* warp-uniform */
+		return;
+	float l[TPW][DS_VPL], b[DS_VPL];
+#pragma unroll
+	for (int r = 0; r < TPW; r++)
+		if (t0 + r < T)
+			ds_load8<VEC>(logits + (t0 + r) * DS_E + lane * DS_VPL, l[r]);
+	if (VEC) {
+		const float4 a = __ldg(reinterpret_cast<const float4 *>(bias + lane * DS_VPL));
+		const float4 c = __ldg(reinterpret_cast<const float4 *>(bias + lane * DS_VPL) + 1);
+		b[0] = a.x; b[1] = a.y; b[2] = a.z; b[3] = a.w;
+		b[4] = c.x; b[5] = c.y; b[6] = c.z; b[7] = c.w;
+	} else {
+#pragma unroll
+		for (int j = 0; j < DS_VPL; j++)
+			b[j] = bias[lane * DS_VPL + j];
+	}
+#pragma unroll
+	for (int r = 0; r < TPW; r++) {
+		const int64_t t = t0 + r;
+		if (t >= T) /* warp-uniform */
+			break;
+		float c[DS_VPL];
+#pragma unroll
+		for (int j = 0; j < DS_VPL; j++)
+			c[j] = ds_sigmoid(l[r][j]) + b[j];
+		float t1, t2;
+		ds_top2(c, t1, t2);
+		/* the group's two largest: merge the lanes' pairs (symmetric, so all 4 lanes agree) */
+#pragma unroll
+		for (int off = 1; off <= 2; off <<= 1) {
+			const float o1 = __shfl_xor_sync(0xffffffffu, t1, off);
+			const float o2 = __shfl_xor_sync(0xffffffffu, t2, off);
+			ds_merge2(t1, t2, o1, o2);
+		}
+		const float gscore = t1 + t2;
+		float gsc[DS_G];
+#pragma unroll
+		for (int g = 0; g < DS_G; g++)
+			gsc[g] = __shfl_sync(0xffffffffu, gscore, 4 * g);
+		const unsigned kept = ds_pick_groups(gsc);
+		uint32_t key[DS_VPL];
+		const bool grp_kept = (kept >> (lane >> 2)) & 1u;
+#pragma unroll
+		for (int j = 0; j < DS_VPL; j++)
+			key[j] = ds_key(c[j], grp_kept);
+		int my_id = 0;
+		for (int k = 0; k < K; k++) {
+			uint32_t lm = key[0];
+#pragma unroll
+			for (int j = 1; j < DS_VPL; j++)
+				lm = max(lm, key[j]);
+			const uint32_t w = __reduce_max_sync(0xffffffffu, lm); /* the largest choice left */
+			uint32_t cand = 0xffffffffu; /* the lowest expert holding it */
+#pragma unroll
+			for (int j = DS_VPL - 1; j >= 0; j--)
+				cand = (key[j] == w) ? (uint32_t)(lane * DS_VPL + j) : cand;
+			const int bi = (int)__reduce_min_sync(0xffffffffu, cand);
+			if (lane == k)
+				my_id = bi;
+			if ((bi >> 3) == lane) {
+#pragma unroll
+				for (int j = 0; j < DS_VPL; j++)
+					if ((bi & (DS_VPL - 1)) == j)
+						key[j] = 0;
+			}
+		}
+		/* lane k < K: the sigmoid of its pick, from the logit held by lane my_id / 8 (8 shuffles, all
+		 * lanes take part), computed as above */
+		float my_l = 0.0f;
+#pragma unroll
+		for (int j = 0; j < DS_VPL; j++) {
+			const float v = __shfl_sync(0xffffffffu, l[r][j], (my_id >> 3) & 31);
+			my_l = (my_id & (DS_VPL - 1)) == j ? v : my_l;
+		}
+		const float my_s = lane < K ? ds_sigmoid(my_l) : 0.0f;
+		float sum = lane < K ? my_s : 0.0f;
+#pragma unroll
+		for (int off = 16; off > 0; off >>= 1)
+			sum += __shfl_xor_sync(0xffffffffu, sum, off);
+		if (lane < K) {
+			w_out[t * K + lane] = my_s / sum * rsf;
+			id_out[t * K + lane] = my_id;
+		}
+	}
+}
+
+/* The entry point: checks dtypes and shapes (SF_ERR_UNSUPPORTED for anything the definition does not
+ * allow), takes the vector kernel when alignment and shape permit, else the scalar one, and launches
+ * on call->stream; SF_ERR_CUDA if the launch failed. */
+SF_EXPORT int run(const sf_call *call)
+{
+	if (call->n_inputs != 3 || call->n_outputs != 2)
+		return SF_ERR_UNSUPPORTED;
+	const sf_tensor *x = &call->inputs[0], *bias = &call->inputs[1];
+	const sf_tensor *w = &call->outputs[0], *ids = &call->outputs[1];
+	if (x->ndim != 2 || bias->ndim != 1 || w->ndim != 2 || ids->ndim != 2 || x->dtype.code != SF_CODE_FLOAT ||
+	    x->dtype.bits != 32 || bias->dtype.code != SF_CODE_FLOAT || bias->dtype.bits != 32 ||
+	    w->dtype.code != SF_CODE_FLOAT || w->dtype.bits != 32 || ids->dtype.code != SF_CODE_INT ||
+	    ids->dtype.bits != 32)
+		return SF_ERR_UNSUPPORTED;
+	const int64_t T = x->shape[0], K = w->shape[1];
+	if (x->shape[1] != DS_E || bias->shape[0] != DS_E || K < 1 || K > 32 || w->shape[0] != T ||
+	    ids->shape[0] != T || ids->shape[1] != K)
+		return SF_ERR_UNSUPPORTED;
+	if (T == 0)
+		return SF_OK;
+	const float rsf = (float)call->scalars[2];
+	const int64_t warps = (T + TPW - 1) / TPW;
+	const int64_t blocks = (warps * 32 + THREADS - 1) / THREADS;
+	cudaStream_t st = (cudaStream_t)call->stream;
+	if ((uintptr_t)x->data % 16 == 0 && (uintptr_t)bias->data % 16 == 0)
+		ds_kernel<true><<<(unsigned)blocks, THREADS, 0, st>>>((const float *)x->data, (const float *)bias->data, rsf,
+								      (float *)w->data, (int32_t *)ids->data, T, (int)K);
+	else
+		ds_kernel<false><<<(unsigned)blocks, THREADS, 0, st>>>((const float *)x->data, (const float *)bias->data,
+								       rsf, (float *)w->data, (int32_t *)ids->data, T,
+								       (int)K);
+	return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
+}

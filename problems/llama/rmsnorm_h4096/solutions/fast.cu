@@ -1,0 +1,232 @@
+/*
+ * fast.cu - rmsnorm_h4096 (Llama-3.1-8B LlamaRMSNorm), the bandwidth-bound version:
+ *     output = bf16(weight * bf16(x * rsqrt(mean(x^2) + eps)))
+ * with HF's rounding of the normalized value to bf16 before the weight multiply (as the oracle).
+ *
+ * One pass over the data: one block per row, the row held in registers as 16-byte vectors (VPT
+ * vectors of 8 bf16 per thread, loaded with ld.global.nc.L1::no_allocate before any arithmetic, the
+ * weight slice loaded alongside), warp-shuffle + shared-memory sum of squares, then the outputs from
+ * the registers with 16-byte stores. VPT and the block size are chosen per row width so that no
+ * slot is wasted (4096: 4 vectors x 128 threads). Rows whose width is not a multiple of 8, pointers
+ * that are not 16-byte aligned and rows wider than 512 * 8 vectors take a scalar two-read fallback.
+ * Any batch size (0 .. 2^31 - 1 rows).
+ *
+ * Tuning knobs (-D): RMS_VPT_PREF preferred vectors per thread when several fit equally well,
+ * RMS_ST_CS 1 = streaming (evict-first) stores.
+ */
+// solforge-tune: RMS_VPT_PREF=4,2,8 RMS_ST_CS=0,1
+#include <cuda_runtime.h>
+#include <cuda_bf16.h>
+#include <stdint.h>
+#include "solforge/solution.h"
+
+#ifndef RMS_VPT_PREF
+#define RMS_VPT_PREF 4
+#endif
+#ifndef RMS_ST_CS
+#define RMS_ST_CS 0
+#endif
+#define RMS_MAX_THREADS 512
+#define RMS_FALLBACK_THREADS 256
+
+/* 16-byte load that bypasses L1 (the row is read once). */
+static __device__ __forceinline__ uint4 rms_ld_stream(const uint4 *p)
+{
+	uint4 v;
+#ifdef __CUDA_ARCH__
+	asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+	    : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+	    : "l"(p));
+#else /* host-side emulation of the kernel (tests/emu): a plain load */
+	v = *p;
+#endif
+	return v;
+}
+
+static __device__ __forceinline__ void rms_st(uint4 *p, uint4 v)
+{
+#if RMS_ST_CS
+	__stcs(p, v);
+#else
+	*p = v;
+#endif
+}
+
+/* The two bf16 of a 32-bit word as floats (element 2k is the low half): exact. */
+static __device__ __forceinline__ float rms_lo(uint32_t u)
+{
+	return __uint_as_float(u << 16);
+}
+static __device__ __forceinline__ float rms_hi(uint32_t u)
+{
+	return __uint_as_float(u & 0xffff0000u);
+}
+/* Two floats rounded to bf16 (nearest even), a in the low half. */
+static __device__ __forceinline__ uint32_t rms_pack(float a, float b)
+{
+	__nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+	return *reinterpret_cast<uint32_t *>(&h);
+}
+/* bf16 value of a float (rounded), back as float: the model's intermediate cast. */
+static __device__ __forceinline__ float rms_round(float a)
+{
+	return __bfloat162float(__float2bfloat16_rn(a));
+}
+
+/* Sum of v over the block; every thread gets the same total. blockDim.x is a multiple of 32 and at
+ * most 1024; red[] is used once per kernel (no reuse, so no trailing barrier). */
+static __device__ __forceinline__ float rms_block_sum(float v, float *red)
+{
+	for (int o = 16; o > 0; o >>= 1)
+		v += __shfl_xor_sync(0xffffffffu, v, o);
+	if ((threadIdx.x & 31) == 0)
+		red[threadIdx.x >> 5] = v;
+	__syncthreads();
+	const int nw = (int)(blockDim.x >> 5);
+	float t = 0.0f;
+	for (int i = 0; i < nw; i++)
+		t += red[i];
+	return t;
+}
+
+static __device__ __forceinline__ uint32_t rms_word(uint32_t xw, uint32_t ww, float rstd)
+{
+	const float n0 = rms_round(rms_lo(xw) * rstd), n1 = rms_round(rms_hi(xw) * rstd);
+	return rms_pack(rms_lo(ww) * n0, rms_hi(ww) * n1);
+}
+
+/* One block per row of nvec 16-byte vectors; thread t holds vectors t, t + blockDim.x, ... */
+template <int VPT>
+__global__ void __launch_bounds__(RMS_MAX_THREADS)
+	rms_vec(const uint4 *__restrict__ x, const uint4 *__restrict__ w, uint4 *__restrict__ y, int nvec, float h,
+		float eps)
+{
+	__shared__ float red[32];
+	const uint4 *xr = x + (size_t)blockIdx.x * (size_t)nvec;
+	uint4 *yr = y + (size_t)blockIdx.x * (size_t)nvec;
+	uint4 xv[VPT], wv[VPT];
+#pragma unroll
+	for (int k = 0; k < VPT; k++) {
+		const int i = (int)threadIdx.x + k * (int)blockDim.x;
+		if (i < nvec) {
+			xv[k] = rms_ld_stream(xr + i);
+			wv[k] = __ldg(w + i);
+		} else {
+			xv[k] = make_uint4(0, 0, 0, 0);
+			wv[k] = xv[k];
+		}
+	}
+	float ss = 0.0f;
+#pragma unroll
+	for (int k = 0; k < VPT; k++) {
+		const uint32_t u[4] = { xv[k].x, xv[k].y, xv[k].z, xv[k].w };
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			const float a = rms_lo(u[j]), b = rms_hi(u[j]);
+			ss += a * a;
+			ss += b * b;
+		}
+	}
+	const float total = rms_block_sum(ss, red);
+	const float rstd = rsqrtf(total / h + eps);
+#pragma unroll
+	for (int k = 0; k < VPT; k++) {
+		const int i = (int)threadIdx.x + k * (int)blockDim.x;
+		if (i < nvec) {
+			uint4 o;
+			o.x = rms_word(xv[k].x, wv[k].x, rstd);
+			o.y = rms_word(xv[k].y, wv[k].y, rstd);
+			o.z = rms_word(xv[k].z, wv[k].z, rstd);
+			o.w = rms_word(xv[k].w, wv[k].w, rstd);
+			rms_st(yr + i, o);
+		}
+	}
+}
+
+/* Any shape or alignment: one block per row, scalar, the row read twice. */
+__global__ void __launch_bounds__(RMS_FALLBACK_THREADS)
+	rms_scalar(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restrict__ w,
+		   __nv_bfloat16 *__restrict__ y, int64_t H, float eps)
+{
+	__shared__ float red[32];
+	const int64_t row = (int64_t)blockIdx.x * H;
+	float ss = 0.0f;
+	for (int64_t j = threadIdx.x; j < H; j += blockDim.x) {
+		const float v = __bfloat162float(x[row + j]);
+		ss += v * v;
+	}
+	const float rstd = rsqrtf(rms_block_sum(ss, red) / (float)H + eps);
+	for (int64_t j = threadIdx.x; j < H; j += blockDim.x) {
+		const float n = rms_round(__bfloat162float(x[row + j]) * rstd);
+		y[row + j] = __float2bfloat16_rn(__bfloat162float(w[j]) * n);
+	}
+}
+
+static int rms_is_bf16(const sf_tensor *t)
+{
+	return t->dtype.code == SF_CODE_BFLOAT && t->dtype.bits == 16 && t->dtype.lanes == 1;
+}
+
+static int rms_aligned(const void *p)
+{
+	return ((uintptr_t)p & 15u) == 0;
+}
+
+/* Picks vectors per thread and the block size for a row of nvec vectors: the fewest idle slots,
+ * ties to the preferred VPT. Returns 0 when no block of <= RMS_MAX_THREADS threads holds the row. */
+static int rms_pick(int nvec, int *threads)
+{
+	static const int cand[] = { RMS_VPT_PREF, 4, 3, 6, 2, 8, 1 };
+	int best = 0, best_waste = 1 << 30;
+	for (unsigned c = 0; c < sizeof cand / sizeof cand[0]; c++) {
+		const int v = cand[c];
+		int t = (nvec + v - 1) / v;
+		t = (t + 31) / 32 * 32;
+		if (t > RMS_MAX_THREADS)
+			continue;
+		const int waste = t * v - nvec;
+		if (waste < best_waste) {
+			best = v;
+			best_waste = waste;
+			*threads = t;
+		}
+	}
+	return best;
+}
+
+SF_EXPORT int run(const sf_call *call)
+{
+	if (call->n_inputs != 3 || call->n_outputs != 1)
+		return SF_ERR_UNSUPPORTED;
+	const sf_tensor *x = &call->inputs[0], *w = &call->inputs[1], *y = &call->outputs[0];
+	if (x->ndim != 2 || w->ndim != 1 || y->ndim != 2 || !rms_is_bf16(x) || !rms_is_bf16(w) || !rms_is_bf16(y))
+		return SF_ERR_UNSUPPORTED;
+	const int64_t T = x->shape[0], H = x->shape[1];
+	if (w->shape[0] != H || y->shape[0] != T || y->shape[1] != H || T > 2147483647)
+		return SF_ERR_UNSUPPORTED;
+	if (T == 0 || H == 0)
+		return SF_OK;
+	const float eps = (float)call->scalars[2];
+	cudaStream_t s = (cudaStream_t)call->stream;
+	int threads = 0, vpt = 0;
+	if (H % 8 == 0 && H / 8 <= 8 * RMS_MAX_THREADS && rms_aligned(x->data) && rms_aligned(w->data) &&
+	    rms_aligned(y->data))
+		vpt = rms_pick((int)(H / 8), &threads);
+	const uint4 *xv = (const uint4 *)x->data, *wv = (const uint4 *)w->data;
+	uint4 *yv = (uint4 *)y->data;
+	const int nvec = (int)(H / 8);
+	const unsigned grid = (unsigned)T;
+	switch (vpt) {
+	case 1: rms_vec<1><<<grid, threads, 0, s>>>(xv, wv, yv, nvec, (float)H, eps); break;
+	case 2: rms_vec<2><<<grid, threads, 0, s>>>(xv, wv, yv, nvec, (float)H, eps); break;
+	case 3: rms_vec<3><<<grid, threads, 0, s>>>(xv, wv, yv, nvec, (float)H, eps); break;
+	case 4: rms_vec<4><<<grid, threads, 0, s>>>(xv, wv, yv, nvec, (float)H, eps); break;
+	case 6: rms_vec<6><<<grid, threads, 0, s>>>(xv, wv, yv, nvec, (float)H, eps); break;
+	case 8: rms_vec<8><<<grid, threads, 0, s>>>(xv, wv, yv, nvec, (float)H, eps); break;
+	default:
+		rms_scalar<<<grid, RMS_FALLBACK_THREADS, 0, s>>>((const __nv_bfloat16 *)x->data,
+								  (const __nv_bfloat16 *)w->data, (__nv_bfloat16 *)y->data,
+								  H, eps);
+	}
+	return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
+}

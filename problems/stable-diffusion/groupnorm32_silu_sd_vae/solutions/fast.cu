@@ -1,0 +1,414 @@
+/*
+ * fast.cu - groupnorm32_silu_sd_vae (GroupNorm(32) + SiLU, fp16 NCHW), the bandwidth-bound version:
+ *     h = fp16((x - mean) * rsqrt(var + eps) * gamma[c] + beta[c]);   y = fp16(h * sigmoid(h))
+ * with float32 statistics (biased variance) per (sample, group) and GroupNorm's fp16 output rounded
+ * before SiLU, as the oracle.
+ *
+ * In NCHW the C/32 channels of a group are contiguous: a group is one run of cnt = C/32*H*W values.
+ * Two strategies, picked per shape:
+ *  - fused (cnt <= GN_FUSED_MAX, e.g. C 512 at 64x64): one block per group holds the whole group in
+ *    registers (16-byte vectors, VPT per thread), computes the mean, then the squared deviations from
+ *    the registers (exact two-pass statistics, one read), and writes the outputs. One launch.
+ *  - split (larger groups): the group is cut into chunks of GN_THREADS*GN_VPT*8 values. Kernel 1: one
+ *    block per chunk holds its chunk in registers and writes the chunk's (mean, M2) to a workspace.
+ *    Kernel 2: one block per chunk loads its chunk, merges the group's partials (Chan's formula:
+ *    M2 = sum M2_i + n_i (mean_i - mean)^2; every block of the group merges the same partials in
+ *    the same order, so all agree), and writes the outputs. Kernel 2 walks the chunks in reverse
+ *    order, so the chunks kernel 1 read last - still in L2 - are read again first.
+ * The split path reads x twice (3 passes of bytes against the 2 of the byte floor) where the second
+ * read misses L2: about 2/3 of copy bandwidth on the largest shapes; see NOTES.md for the on-chip
+ * (cluster / cooperative) version that would remove it.
+ * Groups whose size is not a multiple of 8, and unaligned pointers, take scalar versions of the
+ * split kernels. The workspace is a device buffer owned by this solution, grown when a call needs
+ * more (in practice once, in the first call).
+ *
+ * Tuning knobs (-D): GN_THREADS / GN_VPT chunk shape of the split path, GN_FUSED_MAX largest group
+ * (values) of the fused path, GN_ST_CS 1 = streaming stores.
+ */
+// solforge-tune: GN_THREADS=256,128,512 GN_VPT=8,4,16 GN_FUSED_MAX=65536,32768,16384 GN_ST_CS=0,1
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+#include "solforge/solution.h"
+
+#ifndef GN_THREADS
+#define GN_THREADS 256
+#endif
+#ifndef GN_VPT
+#define GN_VPT 8
+#endif
+#ifndef GN_FUSED_MAX
+#define GN_FUSED_MAX 65536
+#endif
+#ifndef GN_ST_CS
+#define GN_ST_CS 0
+#endif
+#define GN_GROUPS 32
+#define GN_FUSED_THREADS 512 /* most threads of a fused block; GN_FUSED_MAX <= 512 * 16 * 8 */
+#define GN_CHUNK (GN_THREADS * GN_VPT * 8)
+
+static __device__ __forceinline__ uint4 gn_ld_stream(const uint4 *p)
+{
+	uint4 v;
+#ifdef __CUDA_ARCH__
+	asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+	    : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+	    : "l"(p));
+#else /* host-side emulation of the kernel (tests/emu): a plain load */
+	v = *p;
+#endif
+	return v;
+}
+
+static __device__ __forceinline__ void gn_st(uint4 *p, uint4 v)
+{
+#if GN_ST_CS
+	__stcs(p, v);
+#else
+	*p = v;
+#endif
+}
+
+/* The two fp16 of a 32-bit word as floats (element 2k is the low half): exact. */
+static __device__ __forceinline__ float gn_lo(uint32_t u)
+{
+	return __half2float(__ushort_as_half((unsigned short)(u & 0xffffu)));
+}
+static __device__ __forceinline__ float gn_hi(uint32_t u)
+{
+	return __half2float(__ushort_as_half((unsigned short)(u >> 16)));
+}
+static __device__ __forceinline__ uint32_t gn_pack(float a, float b)
+{
+	__half2 h = __floats2half2_rn(a, b);
+	return *reinterpret_cast<uint32_t *>(&h);
+}
+
+static __device__ __forceinline__ float gn_sum8(uint4 v)
+{
+	return ((gn_lo(v.x) + gn_hi(v.x)) + (gn_lo(v.y) + gn_hi(v.y))) +
+	       ((gn_lo(v.z) + gn_hi(v.z)) + (gn_lo(v.w) + gn_hi(v.w)));
+}
+static __device__ __forceinline__ float gn_dev8(uint4 v, float mean)
+{
+	const uint32_t u[4] = { v.x, v.y, v.z, v.w };
+	float s = 0.0f;
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		const float a = gn_lo(u[j]) - mean, b = gn_hi(u[j]) - mean;
+		s += a * a;
+		s += b * b;
+	}
+	return s;
+}
+
+/* Sum of v over the block (blockDim.x a multiple of 32); every thread gets the same total. red[] must
+ * not be used again in the kernel (no trailing barrier): each reduction gets its own array. */
+static __device__ __forceinline__ float gn_block_sum(float v, float *red)
+{
+	for (int o = 16; o > 0; o >>= 1)
+		v += __shfl_xor_sync(0xffffffffu, v, o);
+	if ((threadIdx.x & 31) == 0)
+		red[threadIdx.x >> 5] = v;
+	__syncthreads();
+	const int nw = (int)(blockDim.x >> 5);
+	float t = 0.0f;
+	for (int i = 0; i < nw; i++)
+		t += red[i];
+	return t;
+}
+
+/* GroupNorm + SiLU of one element with its channel's gamma and beta. */
+static __device__ __forceinline__ float gn_one(float x, float mean, float rstd, float gm, float bt)
+{
+	const float h = __half2float(__float2half_rn((x - mean) * rstd * gm + bt));
+	return h / (1.0f + __expf(-h));
+}
+
+/* The outputs of 8 consecutive values starting at group offset e0 (channel e / hw within the group;
+ * gamma / beta point at the group's first channel). 32-bit offsets: the 16-byte paths require
+ * cnt < 2^31. */
+static __device__ __forceinline__ uint4 gn_apply8(uint4 v, unsigned e0, unsigned hw, const __half *__restrict__ gamma,
+						  const __half *__restrict__ beta, float mean, float rstd)
+{
+	unsigned ch = e0 / hw, rem = e0 - ch * hw;
+	float gm = __half2float(gamma[ch]), bt = __half2float(beta[ch]);
+	const uint32_t u[4] = { v.x, v.y, v.z, v.w };
+	float o[8];
+#pragma unroll
+	for (int j = 0; j < 8; j++) {
+		if (rem == hw) { /* the next channel starts inside this vector */
+			ch++;
+			rem = 0;
+			gm = __half2float(gamma[ch]);
+			bt = __half2float(beta[ch]);
+		}
+		const float xv = (j & 1) ? gn_hi(u[j >> 1]) : gn_lo(u[j >> 1]);
+		o[j] = gn_one(xv, mean, rstd, gm, bt);
+		rem++;
+	}
+	return make_uint4(gn_pack(o[0], o[1]), gn_pack(o[2], o[3]), gn_pack(o[4], o[5]), gn_pack(o[6], o[7]));
+}
+
+/* Fused: one block per group (blockIdx.x = n * 32 + g), the group's nvec vectors in registers. */
+template <int VPT>
+__global__ void __launch_bounds__(GN_FUSED_THREADS)
+	gn_fused(const uint4 *__restrict__ x, const __half *__restrict__ gamma, const __half *__restrict__ beta,
+		 uint4 *__restrict__ y, int64_t nvec, int64_t cpg, int64_t hw, float eps)
+{
+	__shared__ float red1[32], red2[32];
+	const int64_t grp = blockIdx.x;
+	const uint4 *xg = x + grp * nvec;
+	uint4 *yg = y + grp * nvec;
+	const int64_t cbase = (grp % GN_GROUPS) * cpg;
+	uint4 v[VPT];
+#pragma unroll
+	for (int k = 0; k < VPT; k++) {
+		const int64_t i = threadIdx.x + (int64_t)k * blockDim.x;
+		v[k] = i < nvec ? gn_ld_stream(xg + i) : make_uint4(0, 0, 0, 0);
+	}
+	const float cnt = (float)(nvec * 8);
+	float s = 0.0f;
+#pragma unroll
+	for (int k = 0; k < VPT; k++)
+		s += gn_sum8(v[k]); /* idle slots hold +0 */
+	const float mean = gn_block_sum(s, red1) / cnt;
+	float m2 = 0.0f;
+#pragma unroll
+	for (int k = 0; k < VPT; k++)
+		if (threadIdx.x + (int64_t)k * blockDim.x < nvec)
+			m2 += gn_dev8(v[k], mean);
+	const float rstd = rsqrtf(gn_block_sum(m2, red2) / cnt + eps);
+#pragma unroll
+	for (int k = 0; k < VPT; k++) {
+		const int64_t i = threadIdx.x + (int64_t)k * blockDim.x;
+		if (i < nvec)
+			gn_st(yg + i, gn_apply8(v[k], (unsigned)(i * 8), (unsigned)hw, gamma + cbase, beta + cbase, mean, rstd));
+	}
+}
+
+/* Split, kernel 1 (16-byte path): block b = chunk b of the flattened (group, chunk) order; writes
+ * ws[b] = (mean of the chunk, sum of squared deviations from it). cnt % 8 == 0. */
+__global__ void __launch_bounds__(GN_THREADS)
+	gn_stats_vec(const uint4 *__restrict__ x, float2 *__restrict__ ws, int64_t cnt, int64_t nchunk)
+{
+	__shared__ float red1[32], red2[32];
+	const int64_t b = blockIdx.x, grp = b / nchunk, start = (b % nchunk) * GN_CHUNK;
+	const int64_t len = cnt - start < GN_CHUNK ? cnt - start : GN_CHUNK;
+	const int64_t nv = len / 8;
+	const uint4 *xc = x + (grp * cnt + start) / 8;
+	uint4 v[GN_VPT];
+#pragma unroll
+	for (int k = 0; k < GN_VPT; k++) {
+		const int64_t i = threadIdx.x + (int64_t)k * GN_THREADS;
+		v[k] = i < nv ? gn_ld_stream(xc + i) : make_uint4(0, 0, 0, 0);
+	}
+	float s = 0.0f;
+#pragma unroll
+	for (int k = 0; k < GN_VPT; k++)
+		s += gn_sum8(v[k]);
+	const float mean = gn_block_sum(s, red1) / (float)len;
+	float m2 = 0.0f;
+#pragma unroll
+	for (int k = 0; k < GN_VPT; k++)
+		if (threadIdx.x + (int64_t)k * GN_THREADS < nv)
+			m2 += gn_dev8(v[k], mean);
+	m2 = gn_block_sum(m2, red2);
+	if (threadIdx.x == 0)
+		ws[b] = make_float2(mean, m2);
+}
+
+/* Split, kernel 1 (any cnt, any alignment): as gn_stats_vec, scalar, the chunk read twice. */
+__global__ void __launch_bounds__(GN_THREADS)
+	gn_stats_scalar(const __half *__restrict__ x, float2 *__restrict__ ws, int64_t cnt, int64_t nchunk)
+{
+	__shared__ float red1[32], red2[32];
+	const int64_t b = blockIdx.x, grp = b / nchunk, start = (b % nchunk) * GN_CHUNK;
+	const int64_t len = cnt - start < GN_CHUNK ? cnt - start : GN_CHUNK;
+	const __half *xc = x + grp * cnt + start;
+	float s = 0.0f;
+	for (int64_t i = threadIdx.x; i < len; i += GN_THREADS)
+		s += __half2float(xc[i]);
+	const float mean = gn_block_sum(s, red1) / (float)len;
+	float m2 = 0.0f;
+	for (int64_t i = threadIdx.x; i < len; i += GN_THREADS) {
+		const float d = __half2float(xc[i]) - mean;
+		m2 += d * d;
+	}
+	m2 = gn_block_sum(m2, red2);
+	if (threadIdx.x == 0)
+		ws[b] = make_float2(mean, m2);
+}
+
+/* The mean and rstd of group grp from its nchunk partials (chunk j holds min(GN_CHUNK, cnt - j*GN_CHUNK)
+ * values). Every block of the group computes the same values (same order of operations). */
+static __device__ __forceinline__ void gn_merge(const float2 *__restrict__ ws, int64_t grp, int64_t cnt,
+						int64_t nchunk, float eps, float *red1, float *red2, float *mean,
+						float *rstd)
+{
+	const float2 *p = ws + grp * nchunk;
+	float s = 0.0f;
+	for (int64_t j = threadIdx.x; j < nchunk; j += blockDim.x) {
+		const int64_t n = cnt - j * GN_CHUNK < GN_CHUNK ? cnt - j * GN_CHUNK : GN_CHUNK;
+		s += (float)n * p[j].x;
+	}
+	const float m = gn_block_sum(s, red1) / (float)cnt;
+	float q = 0.0f;
+	for (int64_t j = threadIdx.x; j < nchunk; j += blockDim.x) {
+		const int64_t n = cnt - j * GN_CHUNK < GN_CHUNK ? cnt - j * GN_CHUNK : GN_CHUNK;
+		const float d = p[j].x - m;
+		q += p[j].y + (float)n * d * d;
+	}
+	*mean = m;
+	*rstd = rsqrtf(gn_block_sum(q, red2) / (float)cnt + eps);
+}
+
+/* Split, kernel 2 (16-byte path): block blockIdx.x handles chunk total - 1 - blockIdx.x. */
+__global__ void __launch_bounds__(GN_THREADS)
+	gn_apply_vec(const uint4 *__restrict__ x, const __half *__restrict__ gamma, const __half *__restrict__ beta,
+		     const float2 *__restrict__ ws, uint4 *__restrict__ y, int64_t cnt, int64_t nchunk, int64_t cpg,
+		     int64_t hw, float eps)
+{
+	__shared__ float red1[32], red2[32];
+	const int64_t b = (int64_t)gridDim.x - 1 - blockIdx.x, grp = b / nchunk, start = (b % nchunk) * GN_CHUNK;
+	const int64_t len = cnt - start < GN_CHUNK ? cnt - start : GN_CHUNK;
+	const int64_t nv = len / 8, off = (grp * cnt + start) / 8;
+	const int64_t cbase = (grp % GN_GROUPS) * cpg;
+	uint4 v[GN_VPT];
+#pragma unroll
+	for (int k = 0; k < GN_VPT; k++) {
+		const int64_t i = threadIdx.x + (int64_t)k * GN_THREADS;
+		v[k] = i < nv ? gn_ld_stream(x + off + i) : make_uint4(0, 0, 0, 0);
+	}
+	float mean, rstd;
+	gn_merge(ws, grp, cnt, nchunk, eps, red1, red2, &mean, &rstd);
+#pragma unroll
+	for (int k = 0; k < GN_VPT; k++) {
+		const int64_t i = threadIdx.x + (int64_t)k * GN_THREADS;
+		if (i < nv)
+			gn_st(y + off + i, gn_apply8(v[k], (unsigned)(start + i * 8), (unsigned)hw, gamma + cbase, beta + cbase, mean, rstd));
+	}
+}
+
+/* Split, kernel 2 (any cnt, any alignment): scalar. */
+__global__ void __launch_bounds__(GN_THREADS)
+	gn_apply_scalar(const __half *__restrict__ x, const __half *__restrict__ gamma, const __half *__restrict__ beta,
+			const float2 *__restrict__ ws, __half *__restrict__ y, int64_t cnt, int64_t nchunk, int64_t cpg,
+			int64_t hw, float eps)
+{
+	__shared__ float red1[32], red2[32];
+	const int64_t b = (int64_t)gridDim.x - 1 - blockIdx.x, grp = b / nchunk, start = (b % nchunk) * GN_CHUNK;
+	const int64_t len = cnt - start < GN_CHUNK ? cnt - start : GN_CHUNK;
+	const int64_t off = grp * cnt + start, cbase = (grp % GN_GROUPS) * cpg;
+	float mean, rstd;
+	gn_merge(ws, grp, cnt, nchunk, eps, red1, red2, &mean, &rstd);
+	for (int64_t i = threadIdx.x; i < len; i += GN_THREADS) {
+		const int64_t c = cbase + (start + i) / hw;
+		const float o = gn_one(__half2float(x[off + i]), mean, rstd, __half2float(gamma[c]), __half2float(beta[c]));
+		y[off + i] = __float2half_rn(o);
+	}
+}
+
+static int gn_is_f16(const sf_tensor *t)
+{
+	return t->dtype.code == SF_CODE_FLOAT && t->dtype.bits == 16 && t->dtype.lanes == 1;
+}
+
+static int gn_aligned(const void *p)
+{
+	return ((uintptr_t)p & 15u) == 0;
+}
+
+/* Vectors per thread and block size of the fused kernel for a group of nvec vectors: the fewest idle
+ * slots (ties: the first in the preference order). 0 when no block holds the group. */
+static int gn_pick_fused(int64_t nvec, int *threads)
+{
+	static const int cand[] = { 4, 8, 2, 16, 1 };
+	int best = 0;
+	int64_t best_waste = INT64_MAX;
+	for (unsigned c = 0; c < sizeof cand / sizeof cand[0]; c++) {
+		const int64_t v = cand[c];
+		int64_t t = (nvec + v - 1) / v;
+		t = (t + 31) / 32 * 32;
+		if (t > GN_FUSED_THREADS)
+			continue;
+		if (t * v - nvec < best_waste) {
+			best = (int)v;
+			best_waste = t * v - nvec;
+			*threads = (int)t;
+		}
+	}
+	return best;
+}
+
+/* The workspace of the split path (float2 per chunk), grown on demand; owned by this solution. */
+static float2 *gn_ws;
+static int64_t gn_ws_cap;
+
+static int gn_workspace(int64_t n)
+{
+	if (n <= gn_ws_cap)
+		return 0;
+	int64_t want = n < 65536 ? 65536 : n;
+	if (gn_ws) {
+		cudaFree(gn_ws); /* synchronizes: earlier launches that used it are done */
+		gn_ws = NULL;
+		gn_ws_cap = 0;
+	}
+	if (cudaMalloc((void **)&gn_ws, (size_t)want * sizeof(float2)) != cudaSuccess)
+		return -1;
+	gn_ws_cap = want;
+	return 0;
+}
+
+SF_EXPORT int run(const sf_call *call)
+{
+	if (call->n_inputs != 4 || call->n_outputs != 1)
+		return SF_ERR_UNSUPPORTED;
+	const sf_tensor *x = &call->inputs[0], *gamma = &call->inputs[1], *beta = &call->inputs[2];
+	const sf_tensor *y = &call->outputs[0];
+	if (x->ndim != 4 || gamma->ndim != 1 || beta->ndim != 1 || y->ndim != 4 || !gn_is_f16(x) || !gn_is_f16(gamma) ||
+	    !gn_is_f16(beta) || !gn_is_f16(y))
+		return SF_ERR_UNSUPPORTED;
+	const int64_t N = x->shape[0], C = x->shape[1], HW = x->shape[2] * x->shape[3];
+	if (C % GN_GROUPS != 0 || gamma->shape[0] != C || beta->shape[0] != C || sf_numel(y) != sf_numel(x))
+		return SF_ERR_UNSUPPORTED;
+	if (N == 0 || C == 0 || HW == 0)
+		return SF_OK;
+	const int64_t cpg = C / GN_GROUPS, cnt = cpg * HW, groups = N * GN_GROUPS;
+	const float eps = (float)call->scalars[3];
+	cudaStream_t s = (cudaStream_t)call->stream;
+	const int vec = cnt % 8 == 0 && cnt <= 2147483647 && gn_aligned(x->data) && gn_aligned(y->data);
+	const __half *gp = (const __half *)gamma->data, *bp = (const __half *)beta->data;
+	if (vec && cnt <= GN_FUSED_MAX && cnt <= (int64_t)GN_FUSED_THREADS * 16 * 8 && groups <= 2147483647) {
+		int threads = 0;
+		const int vpt = gn_pick_fused(cnt / 8, &threads);
+		const uint4 *xv = (const uint4 *)x->data;
+		uint4 *yv = (uint4 *)y->data;
+		const unsigned g = (unsigned)groups;
+		switch (vpt) {
+		case 1: gn_fused<1><<<g, threads, 0, s>>>(xv, gp, bp, yv, cnt / 8, cpg, HW, eps); break;
+		case 2: gn_fused<2><<<g, threads, 0, s>>>(xv, gp, bp, yv, cnt / 8, cpg, HW, eps); break;
+		case 4: gn_fused<4><<<g, threads, 0, s>>>(xv, gp, bp, yv, cnt / 8, cpg, HW, eps); break;
+		case 8: gn_fused<8><<<g, threads, 0, s>>>(xv, gp, bp, yv, cnt / 8, cpg, HW, eps); break;
+		case 16: gn_fused<16><<<g, threads, 0, s>>>(xv, gp, bp, yv, cnt / 8, cpg, HW, eps); break;
+		default: return SF_ERR_INTERNAL;
+		}
+		return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
+	}
+	const int64_t nchunk = (cnt + GN_CHUNK - 1) / GN_CHUNK, total = groups * nchunk;
+	if (total > 2147483647)
+		return SF_ERR_UNSUPPORTED;
+	if (gn_workspace(total))
+		return SF_ERR_CUDA;
+	if (vec) {
+		gn_stats_vec<<<(unsigned)total, GN_THREADS, 0, s>>>((const uint4 *)x->data, gn_ws, cnt, nchunk);
+		gn_apply_vec<<<(unsigned)total, GN_THREADS, 0, s>>>((const uint4 *)x->data, gp, bp, gn_ws,
+								     (uint4 *)y->data, cnt, nchunk, cpg, HW, eps);
+	} else {
+		gn_stats_scalar<<<(unsigned)total, GN_THREADS, 0, s>>>((const __half *)x->data, gn_ws, cnt, nchunk);
+		gn_apply_scalar<<<(unsigned)total, GN_THREADS, 0, s>>>((const __half *)x->data, gp, bp, gn_ws,
+								        (__half *)y->data, cnt, nchunk, cpg, HW, eps);
+	}
+	return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
+}

@@ -1,0 +1,241 @@
+/*
+ * emu.h - a tiny CPU emulation of the CUDA features the memory-bound kernels use, so that their index
+ * math, tails, reductions and rounding can be tested without a GPU (tests/suites/emu_kernels.sh).
+ *
+ * Blocks run one after another; the threads of a block are std::threads, __syncthreads is a barrier
+ * over the block, __shfl_xor_sync exchanges through a per-warp slot array between two warp barriers
+ * (every lane of a warp must call it, as on the GPU with a full mask). __shared__ variables become
+ * function statics: shared by the threads of the running block, and blocks do not overlap. A kernel
+ * launch `k<<<grid, block, smem, stream>>>(args)` is rewritten by the test script to
+ * `emu_launch(grid, block, k, args)`. bf16 / fp16 conversions round to nearest even like the device's
+ * _rn intrinsics; rsqrtf and __expf are exact here, so results may differ from the GPU's in the last
+ * bits (the tolerances are far wider). Not a timing model.
+ */
+#ifndef SF_EMU_H
+#define SF_EMU_H
+
+#include <cassert>
+#include <cmath>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __shared__ static
+
+struct emu_dim3 {
+	unsigned x, y, z;
+};
+static thread_local emu_dim3 threadIdx, blockIdx;
+static emu_dim3 blockDim, gridDim;
+
+struct uint4 {
+	unsigned x, y, z, w;
+};
+static inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d)
+{
+	return uint4{ a, b, c, d };
+}
+struct float2 {
+	float x, y;
+};
+static inline float2 make_float2(float a, float b)
+{
+	return float2{ a, b };
+}
+
+static inline float __uint_as_float(unsigned u)
+{
+	float f;
+	memcpy(&f, &u, 4);
+	return f;
+}
+static inline unsigned emu_float_bits(float f)
+{
+	unsigned u;
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+struct __nv_bfloat16 {
+	unsigned short r;
+};
+struct __nv_bfloat162 {
+	__nv_bfloat16 x, y;
+};
+static inline __nv_bfloat16 __float2bfloat16_rn(float f)
+{
+	unsigned u = emu_float_bits(f);
+	if (std::isnan(f))
+		return __nv_bfloat16{ 0x7fc0 };
+	u += 0x7fffu + ((u >> 16) & 1u);
+	return __nv_bfloat16{ (unsigned short)(u >> 16) };
+}
+static inline float __bfloat162float(__nv_bfloat16 h)
+{
+	return __uint_as_float((unsigned)h.r << 16);
+}
+static inline __nv_bfloat162 __floats2bfloat162_rn(float a, float b)
+{
+	return __nv_bfloat162{ __float2bfloat16_rn(a), __float2bfloat16_rn(b) };
+}
+
+struct __half {
+	unsigned short r;
+};
+struct __half2 {
+	__half x, y;
+};
+static inline __half __float2half_rn(float f)
+{
+	_Float16 h = (_Float16)f; /* correctly rounded, nearest even */
+	__half o;
+	memcpy(&o.r, &h, 2);
+	return o;
+}
+static inline float __half2float(__half h)
+{
+	_Float16 v;
+	memcpy(&v, &h.r, 2);
+	return (float)v;
+}
+static inline __half __ushort_as_half(unsigned short u)
+{
+	return __half{ u };
+}
+static inline __half2 __floats2half2_rn(float a, float b)
+{
+	return __half2{ __float2half_rn(a), __float2half_rn(b) };
+}
+
+static inline float rsqrtf(float x)
+{
+	return (float)(1.0 / std::sqrt((double)x));
+}
+static inline float emu_expf(float x)
+{
+	return std::exp(x);
+}
+#define __expf emu_expf /* glibc declares its own __expf */
+template <class T> static inline T __ldg(const T *p)
+{
+	return *p;
+}
+template <class T> static inline void __stcs(T *p, T v)
+{
+	*p = v;
+}
+
+/* a reusable barrier for n threads */
+struct emu_barrier {
+	std::mutex m;
+	std::condition_variable cv;
+	int n = 0, count = 0;
+	unsigned gen = 0;
+	void wait()
+	{
+		std::unique_lock<std::mutex> l(m);
+		unsigned g = gen;
+		if (++count == n) {
+			count = 0;
+			gen++;
+			cv.notify_all();
+		} else {
+			cv.wait(l, [&] { return gen != g; });
+		}
+	}
+};
+struct emu_warp {
+	emu_barrier bar;
+	float vals[32];
+};
+static emu_barrier emu_block_bar;
+static std::vector<emu_warp> *emu_warps;
+
+static inline void __syncthreads()
+{
+	emu_block_bar.wait();
+}
+static inline float __shfl_xor_sync(unsigned mask, float v, int o)
+{
+	(void)mask;
+	const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+	emu_warp &W = (*emu_warps)[w];
+	W.vals[lane] = v;
+	W.bar.wait();
+	const float r = W.vals[lane ^ (unsigned)o];
+	W.bar.wait();
+	return r;
+}
+
+/* runtime API */
+typedef void *cudaStream_t;
+typedef int cudaError_t;
+enum { cudaSuccess = 0, cudaErrorInvalidConfiguration = 9 };
+enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16 };
+static cudaError_t emu_last_error = cudaSuccess;
+static inline cudaError_t cudaGetLastError()
+{
+	cudaError_t e = emu_last_error;
+	emu_last_error = cudaSuccess;
+	return e;
+}
+static inline cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int dev)
+{
+	(void)a;
+	(void)dev;
+	*v = 132;
+	return cudaSuccess;
+}
+static inline cudaError_t cudaMalloc(void **p, size_t n)
+{
+	*p = aligned_alloc(256, (n + 255) / 256 * 256);
+	return *p ? cudaSuccess : 2;
+}
+static inline cudaError_t cudaFree(void *p)
+{
+	free(p);
+	return cudaSuccess;
+}
+
+static long emu_launches, emu_blocks;
+
+/* Runs kernel k on a grid of `grid` blocks of `block` threads, block after block. */
+template <class K, class... A> static void emu_launch(long long grid, long long block, K k, A... args)
+{
+	if (grid < 1 || grid > 2147483647LL || block < 1 || block > 1024 || block % 32 != 0) {
+		emu_last_error = cudaErrorInvalidConfiguration;
+		return;
+	}
+	emu_launches++;
+	blockDim = emu_dim3{ (unsigned)block, 1, 1 };
+	gridDim = emu_dim3{ (unsigned)grid, 1, 1 };
+	std::vector<emu_warp> warps((size_t)block / 32);
+	for (auto &w : warps)
+		w.bar.n = 32;
+	emu_warps = &warps;
+	emu_block_bar.n = (int)block;
+	for (long long b = 0; b < grid; b++) {
+		emu_blocks++;
+		std::vector<std::thread> ts;
+		ts.reserve((size_t)block);
+		for (long long t = 0; t < block; t++)
+			ts.emplace_back([=] {
+				threadIdx = emu_dim3{ (unsigned)t, 0, 0 };
+				blockIdx = emu_dim3{ (unsigned)b, 0, 0 };
+				k(args...);
+			});
+		for (auto &th : ts)
+			th.join();
+	}
+}
+
+#endif

@@ -1,0 +1,470 @@
+/*
+ * emu_test.cpp - runs one CUDA solution of a memory-bound problem on the CPU emulation (emu.h) over
+ * many shapes (workload sizes, held-out sizes, odd widths that take the scalar fallbacks, unaligned
+ * pointers) and checks every output element against a double-precision reference written from the
+ * problem's oracle.c, with the workload's tolerance; outputs are poisoned (NaN) and guarded, so a
+ * missed element or a write past the end fails. Built once per problem by tests/suites/emu_kernels.sh
+ * with -DEMU_<PROBLEM> and -DEMU_SOLUTION="<the .cu rewritten for emu.h>".
+ * Prints "ok CASE" / "FAIL CASE: why" and ends with "N passed, M failed".
+ */
+#include "emu.h"
+#include "solforge/solution.h"
+
+#include <cstdio>
+#include <random>
+#include <string>
+
+#include EMU_SOLUTION
+
+static int n_pass, n_fail;
+static std::mt19937_64 rng(12345);
+
+/* A tensor in a guarded host buffer: 256 guard bytes of 0xA5 on each side, data shifted by `shift`
+ * bytes from a 256-aligned start (shift 2: not 16-byte aligned). */
+struct buf {
+	std::vector<unsigned char> raw;
+	size_t off, bytes;
+	void *data() { return raw.data() + off; }
+	void init(size_t nbytes, size_t shift)
+	{
+		bytes = nbytes;
+		raw.assign(nbytes + 1024, 0xA5);
+		uintptr_t base = (uintptr_t)raw.data();
+		off = ((base + 256 + 255) / 256 * 256 - base) + shift;
+	}
+	bool guards_ok() const
+	{
+		for (size_t i = 0; i < off; i++)
+			if (raw[i] != 0xA5)
+				return false;
+		for (size_t i = off + bytes; i < raw.size(); i++)
+			if (raw[i] != 0xA5)
+				return false;
+		return true;
+	}
+};
+
+struct targ {
+	std::vector<int64_t> shape;
+	sf_tensor t;
+};
+
+static sf_tensor mk(std::vector<int64_t> &shape, void *data, uint8_t code, uint8_t bits)
+{
+	sf_tensor t;
+	memset(&t, 0, sizeof t);
+	t.data = data;
+	t.device.device_type = SF_DEVICE_CUDA;
+	t.ndim = (int32_t)shape.size();
+	t.dtype.code = code;
+	t.dtype.bits = bits;
+	t.dtype.lanes = 1;
+	t.shape = shape.data();
+	return t;
+}
+
+static uint16_t bf16_bits(double v)
+{
+	return __float2bfloat16_rn((float)v).r; /* float first: inputs are drawn in float range */
+}
+static double bf16_val(uint16_t b)
+{
+	return __bfloat162float(__nv_bfloat16{ b });
+}
+static uint16_t f16_bits(double v)
+{
+	return __float2half_rn((float)v).r;
+}
+static double f16_val(uint16_t b)
+{
+	return __half2float(__half{ b });
+}
+static double round_bf16(double v)
+{
+	/* round the double once to bf16 (nearest even), as numeric.h's sf_round_bf16 */
+	if (v == 0 || std::isnan(v) || std::isinf(v))
+		return v;
+	int e;
+	std::frexp(v, &e);
+	double ulp = std::ldexp(1.0, e - 8);
+	return std::nearbyint(v / ulp) * ulp;
+}
+static double round_f16(double v)
+{
+	if (v == 0 || std::isnan(v) || std::isinf(v))
+		return v;
+	int e;
+	std::frexp(v, &e);
+	if (e < -13)
+		e = -13; /* subnormals: fixed quantum 2^-24 */
+	double ulp = std::ldexp(1.0, e - 11);
+	return std::nearbyint(v / ulp) * ulp;
+}
+
+/* fills n 16-bit values with a*N(0,1)+b rounded to bf16 (bf=1) or fp16 */
+static void fill(void *p, size_t n, double mean, double sd, int bf)
+{
+	std::normal_distribution<double> d(mean, sd);
+	uint16_t *q = (uint16_t *)p;
+	for (size_t i = 0; i < n; i++)
+		q[i] = bf ? bf16_bits(d(rng)) : f16_bits(d(rng));
+}
+
+/* compares n outputs (16-bit, bf or fp16) with ref; returns an empty string or why not */
+static std::string compare(const void *p, const std::vector<double> &ref, int bf, double atol, double rtol)
+{
+	const uint16_t *q = (const uint16_t *)p;
+	for (size_t i = 0; i < ref.size(); i++) {
+		double y = bf ? bf16_val(q[i]) : f16_val(q[i]);
+		if (!(std::fabs(y - ref[i]) <= atol + rtol * std::fabs(ref[i]))) {
+			char m[160];
+			snprintf(m, sizeof m, "element %zu: got %.6g, want %.6g", i, y, ref[i]);
+			return m;
+		}
+	}
+	return "";
+}
+
+static void report(const std::string &name, const std::string &why)
+{
+	if (why.empty()) {
+		n_pass++;
+		printf("ok %s\n", name.c_str());
+	} else {
+		n_fail++;
+		printf("FAIL %s: %s\n", name.c_str(), why.c_str());
+	}
+	fflush(stdout);
+}
+
+static std::string call_run(std::vector<sf_tensor> &in, std::vector<double> &scal, std::vector<sf_tensor> &out)
+{
+	sf_call c;
+	memset(&c, 0, sizeof c);
+	c.abi_version = SF_ABI_VERSION;
+	c.n_inputs = (int32_t)in.size();
+	c.inputs = in.data();
+	c.scalars = scal.data();
+	c.n_outputs = (int32_t)out.size();
+	c.outputs = out.data();
+	int rc = run(&c);
+	if (rc != SF_OK)
+		return "run returned " + std::to_string(rc);
+	return "";
+}
+
+#define SHIFT_NAME(s) (std::string((s) ? "-unaligned" : ""))
+
+#if defined(EMU_RMSNORM) || defined(EMU_GEMMA)
+static void test_rows(int64_t T, int64_t H, size_t shift)
+{
+	buf x, w, y;
+	x.init(T * H * 2, shift);
+	w.init(H * 2, 0);
+	y.init(T * H * 2, shift);
+	fill(x.data(), T * H, 0, 1, 1);
+#ifdef EMU_GEMMA
+	fill(w.data(), H, 0, 0.1, 1);
+	const double eps = 1e-6, atol = 1e-3, rtol = 1e-2;
+#else
+	fill(w.data(), H, 1, 0.1, 1);
+	const double eps = 1e-5, atol = 1e-5, rtol = 0.016;
+#endif
+	memset(y.data(), 0xFF, y.bytes);
+	std::vector<int64_t> sx{ T, H }, sw{ H }, ss;
+	std::vector<sf_tensor> in{ mk(sx, x.data(), SF_CODE_BFLOAT, 16), mk(sw, w.data(), SF_CODE_BFLOAT, 16),
+				   mk(ss, nullptr, SF_CODE_FLOAT, 32) };
+	std::vector<sf_tensor> out{ mk(sx, y.data(), SF_CODE_BFLOAT, 16) };
+	std::vector<double> scal{ NAN, NAN, eps };
+	std::string why = call_run(in, scal, out);
+	std::vector<double> ref((size_t)(T * H));
+	const uint16_t *xp = (const uint16_t *)x.data(), *wp = (const uint16_t *)w.data();
+	const double epsf = (float)eps;
+	for (int64_t t = 0; t < T; t++) {
+		double ssq = 0;
+		for (int64_t h = 0; h < H; h++)
+			ssq += bf16_val(xp[t * H + h]) * bf16_val(xp[t * H + h]);
+		const double rstd = 1.0 / std::sqrt(ssq / (double)H + epsf);
+		for (int64_t h = 0; h < H; h++) {
+#ifdef EMU_GEMMA
+			ref[t * H + h] = bf16_val(xp[t * H + h]) * rstd * (1.0 + bf16_val(wp[h]));
+#else
+			ref[t * H + h] = bf16_val(wp[h]) * round_bf16(bf16_val(xp[t * H + h]) * rstd);
+#endif
+		}
+	}
+	if (why.empty())
+		why = compare(y.data(), ref, 1, atol, rtol);
+	if (why.empty() && !(y.guards_ok() && x.guards_ok()))
+		why = "wrote outside the output";
+	report("T" + std::to_string(T) + "-H" + std::to_string(H) + SHIFT_NAME(shift), why);
+}
+static void tests()
+{
+	for (int64_t T : { 1, 3, 7 })
+		test_rows(T, 4096, 0);
+	test_rows(2, 5376, 0);
+	test_rows(3, 3072, 0);
+	test_rows(2, 40, 0);    /* 5 vectors: idle slots */
+	test_rows(3, 36, 0);    /* not a multiple of 8: scalar fallback */
+	test_rows(2, 4096, 2);  /* unaligned: scalar fallback */
+	test_rows(1, 65536, 0); /* 8192 vectors: VPT 16 would be needed, 8 * 512 = 4096: fallback */
+	test_rows(2, 32768, 0); /* VPT 8 x 512 exactly */
+}
+#endif
+
+#ifdef EMU_FUSED_ADD
+static void test_rows(int64_t T, int64_t H, size_t shift)
+{
+	buf x, r, w, y, ro;
+	x.init(T * H * 2, shift);
+	r.init(T * H * 2, 0);
+	w.init(H * 2, 0);
+	y.init(T * H * 2, 0);
+	ro.init(T * H * 2, shift);
+	fill(x.data(), T * H, 0, 1, 1);
+	fill(r.data(), T * H, 0, 1, 1);
+	fill(w.data(), H, 1, 0.1, 1);
+	memset(y.data(), 0xFF, y.bytes);
+	memset(ro.data(), 0xFF, ro.bytes);
+	std::vector<int64_t> sx{ T, H }, sw{ H }, ss;
+	std::vector<sf_tensor> in{ mk(sx, x.data(), SF_CODE_BFLOAT, 16), mk(sx, r.data(), SF_CODE_BFLOAT, 16),
+				   mk(sw, w.data(), SF_CODE_BFLOAT, 16), mk(ss, nullptr, SF_CODE_FLOAT, 32) };
+	std::vector<sf_tensor> out{ mk(sx, y.data(), SF_CODE_BFLOAT, 16), mk(sx, ro.data(), SF_CODE_BFLOAT, 16) };
+	std::vector<double> scal{ NAN, NAN, NAN, 1e-5 };
+	std::string why = call_run(in, scal, out);
+	std::vector<double> ref((size_t)(T * H)), refr((size_t)(T * H));
+	const uint16_t *xp = (const uint16_t *)x.data(), *rp = (const uint16_t *)r.data(), *wp = (const uint16_t *)w.data();
+	for (int64_t t = 0; t < T; t++) {
+		double ssq = 0;
+		for (int64_t h = 0; h < H; h++) {
+			const double s = round_bf16(bf16_val(xp[t * H + h]) + bf16_val(rp[t * H + h]));
+			refr[t * H + h] = s;
+			ssq += s * s;
+		}
+		const double rstd = 1.0 / std::sqrt(ssq / (double)H + (double)(float)1e-5);
+		for (int64_t h = 0; h < H; h++)
+			ref[t * H + h] = bf16_val(wp[h]) * round_bf16(refr[t * H + h] * rstd);
+	}
+	if (why.empty())
+		why = compare(y.data(), ref, 1, 1e-5, 0.016);
+	if (why.empty())
+		why = compare(ro.data(), refr, 1, 0, 0); /* residual_out is exact */
+	if (why.empty() && !(y.guards_ok() && ro.guards_ok()))
+		why = "wrote outside an output";
+	report("T" + std::to_string(T) + "-H" + std::to_string(H) + SHIFT_NAME(shift), why);
+}
+static void tests()
+{
+	for (int64_t T : { 1, 5 })
+		test_rows(T, 4096, 0);
+	test_rows(2, 5376, 0);
+	test_rows(2, 40, 0);
+	test_rows(2, 36, 0);
+	test_rows(2, 4096, 2);
+}
+#endif
+
+#ifdef EMU_QK
+static void test_qk(int64_t T, int64_t HQ, int64_t HK, int64_t D, size_t shift)
+{
+	buf q, k, qw, kw, qo, ko;
+	q.init(T * HQ * D * 2, shift);
+	k.init(T * HK * D * 2, 0);
+	qw.init(D * 2, 0);
+	kw.init(D * 2, 0);
+	qo.init(T * HQ * D * 2, 0);
+	ko.init(T * HK * D * 2, shift);
+	fill(q.data(), T * HQ * D, 0, 1, 1);
+	fill(k.data(), T * HK * D, 0, 1, 1);
+	fill(qw.data(), D, 1, 0.1, 1);
+	fill(kw.data(), D, 1, 0.1, 1);
+	memset(qo.data(), 0xFF, qo.bytes);
+	memset(ko.data(), 0xFF, ko.bytes);
+	std::vector<int64_t> sq{ T, HQ, D }, sk{ T, HK, D }, sw{ D }, ss;
+	std::vector<sf_tensor> in{ mk(sq, q.data(), SF_CODE_BFLOAT, 16), mk(sk, k.data(), SF_CODE_BFLOAT, 16),
+				   mk(sw, qw.data(), SF_CODE_BFLOAT, 16), mk(sw, kw.data(), SF_CODE_BFLOAT, 16),
+				   mk(ss, nullptr, SF_CODE_FLOAT, 32) };
+	std::vector<sf_tensor> out{ mk(sq, qo.data(), SF_CODE_BFLOAT, 16), mk(sk, ko.data(), SF_CODE_BFLOAT, 16) };
+	std::vector<double> scal{ NAN, NAN, NAN, NAN, 1e-6 };
+	std::string why = call_run(in, scal, out);
+	auto refof = [&](const void *xv, const void *wv, int64_t rows) {
+		std::vector<double> ref((size_t)(rows * D));
+		const uint16_t *xp = (const uint16_t *)xv, *wp = (const uint16_t *)wv;
+		for (int64_t r = 0; r < rows; r++) {
+			double ssq = 0;
+			for (int64_t d = 0; d < D; d++)
+				ssq += bf16_val(xp[r * D + d]) * bf16_val(xp[r * D + d]);
+			const double inv = 1.0 / std::sqrt(ssq / (double)D + 1e-6);
+			for (int64_t d = 0; d < D; d++)
+				ref[r * D + d] = bf16_val(wp[d]) * round_bf16(bf16_val(xp[r * D + d]) * inv);
+		}
+		return ref;
+	};
+	if (why.empty())
+		why = compare(qo.data(), refof(q.data(), qw.data(), T * HQ), 1, 1e-5, 0.016);
+	if (why.empty())
+		why = compare(ko.data(), refof(k.data(), kw.data(), T * HK), 1, 1e-5, 0.016);
+	if (why.empty() && !(qo.guards_ok() && ko.guards_ok()))
+		why = "wrote outside an output";
+	report("T" + std::to_string(T) + "-HQ" + std::to_string(HQ) + "-HK" + std::to_string(HK) + "-D" +
+		       std::to_string(D) + SHIFT_NAME(shift),
+	       why);
+}
+static void tests()
+{
+	for (int64_t T : { 1, 3, 8 })
+		test_qk(T, 32, 4, 128, 0);
+	test_qk(61, 32, 4, 128, 0); /* 2196 rows: several block iterations and a partial one */
+	test_qk(3, 8, 2, 64, 0);    /* G = 8 */
+	test_qk(2, 4, 1, 256, 0);   /* G = 32 */
+	test_qk(3, 4, 2, 40, 0);    /* G = 5: scalar fallback */
+	test_qk(2, 32, 4, 128, 2);  /* unaligned */
+}
+#endif
+
+#ifdef EMU_GN
+static void test_gn(int64_t N, int64_t C, int64_t H, int64_t W, size_t shift)
+{
+	const int64_t n = N * C * H * W, HW = H * W, G = 32, cpg = C / G;
+	buf x, g, b, y;
+	x.init(n * 2, shift);
+	g.init(C * 2, 0);
+	b.init(C * 2, 0);
+	y.init(n * 2, 0);
+	fill(x.data(), n, 0.3, 1, 0); /* a non-zero mean exercises the two-pass statistics */
+	fill(g.data(), C, 1, 0.1, 0);
+	fill(b.data(), C, 0, 0.1, 0);
+	memset(y.data(), 0xFF, y.bytes);
+	std::vector<int64_t> sx{ N, C, H, W }, sc{ C }, ss;
+	std::vector<sf_tensor> in{ mk(sx, x.data(), SF_CODE_FLOAT, 16), mk(sc, g.data(), SF_CODE_FLOAT, 16),
+				   mk(sc, b.data(), SF_CODE_FLOAT, 16), mk(ss, nullptr, SF_CODE_FLOAT, 32) };
+	std::vector<sf_tensor> out{ mk(sx, y.data(), SF_CODE_FLOAT, 16) };
+	std::vector<double> scal{ NAN, NAN, NAN, 1e-6 };
+	long l0 = emu_launches;
+	std::string why = call_run(in, scal, out);
+	long launches = emu_launches - l0;
+	std::vector<double> ref((size_t)n);
+	const uint16_t *xp = (const uint16_t *)x.data(), *gp = (const uint16_t *)g.data(), *bp = (const uint16_t *)b.data();
+	for (int64_t s = 0; s < N; s++)
+		for (int64_t gr = 0; gr < G; gr++) {
+			const int64_t base = (s * C + gr * cpg) * HW, cnt = cpg * HW;
+			double sum = 0, sq = 0;
+			for (int64_t i = 0; i < cnt; i++)
+				sum += f16_val(xp[base + i]);
+			const double mean = sum / (double)cnt;
+			for (int64_t i = 0; i < cnt; i++)
+				sq += (f16_val(xp[base + i]) - mean) * (f16_val(xp[base + i]) - mean);
+			const double rstd = 1.0 / std::sqrt(sq / (double)cnt + 1e-6);
+			for (int64_t i = 0; i < cnt; i++) {
+				const int64_t c = gr * cpg + i / HW;
+				const double h = round_f16((f16_val(xp[base + i]) - mean) * rstd * f16_val(gp[c]) + f16_val(bp[c]));
+				ref[base + i] = h / (1.0 + std::exp(-h));
+			}
+		}
+	if (why.empty())
+		why = compare(y.data(), ref, 0, 1e-3, 5e-3);
+	if (why.empty() && !y.guards_ok())
+		why = "wrote outside the output";
+	report("n" + std::to_string(N) + "-c" + std::to_string(C) + "-" + std::to_string(H) + "x" + std::to_string(W) +
+		       SHIFT_NAME(shift) + " (" + std::to_string(launches) + " launch" + (launches == 1 ? ")" : "es)"),
+	       why);
+}
+static void tests()
+{
+	test_gn(1, 128, 8, 8, 0);    /* fused, VPT 1 x 32 */
+	test_gn(2, 512, 16, 16, 0);  /* fused, VPT 4 x 128 */
+	test_gn(1, 256, 45, 45, 0);  /* fused, channels end mid-vector */
+	test_gn(3, 96, 20, 24, 0);   /* fused, cpg 3 */
+	test_gn(1, 512, 64, 64, 0);  /* fused, VPT 16 x 512 (the largest fused group) */
+	test_gn(1, 64, 100, 100, 0); /* fused, VPT 8 x 320 with idle slots */
+	test_gn(1, 64, 200, 200, 0); /* split, 5 chunks, the last one partial */
+	test_gn(1, 256, 99, 99, 0);  /* split, 5 chunks, channels end mid-vector */
+	test_gn(1, 64, 99, 101, 0);  /* cnt % 8 != 0: scalar split, 2 chunks */
+	test_gn(1, 64, 33, 35, 0);   /* scalar split, 1 chunk */
+	test_gn(2, 128, 16, 16, 2);  /* unaligned: scalar split */
+}
+#endif
+
+#ifdef EMU_FLUX
+static void test_flux(int64_t B, int64_t S, int64_t H, size_t shift)
+{
+	buf x, sh, sc, y;
+	x.init(B * S * H * 2, shift);
+	sh.init(B * H * 2, 0);
+	sc.init(B * H * 2, 0);
+	y.init(B * S * H * 2, 0);
+	fill(x.data(), B * S * H, 0.5, 1, 1);
+	fill(sh.data(), B * H, 0, 1, 1);
+	fill(sc.data(), B * H, 0, 1, 1);
+	memset(y.data(), 0xFF, y.bytes);
+	std::vector<int64_t> sx{ B, S, H }, sm{ B, H }, ss;
+	std::vector<sf_tensor> in{ mk(sx, x.data(), SF_CODE_BFLOAT, 16), mk(sm, sh.data(), SF_CODE_BFLOAT, 16),
+				   mk(sm, sc.data(), SF_CODE_BFLOAT, 16), mk(ss, nullptr, SF_CODE_FLOAT, 32) };
+	std::vector<sf_tensor> out{ mk(sx, y.data(), SF_CODE_BFLOAT, 16) };
+	std::vector<double> scal{ NAN, NAN, NAN, 1e-6 };
+	std::string why = call_run(in, scal, out);
+	std::vector<double> ref((size_t)(B * S * H));
+	const uint16_t *xp = (const uint16_t *)x.data(), *shp = (const uint16_t *)sh.data(), *scp = (const uint16_t *)sc.data();
+	for (int64_t r = 0; r < B * S; r++) {
+		const int64_t bi = r / S;
+		double sum = 0, sq = 0;
+		for (int64_t j = 0; j < H; j++)
+			sum += bf16_val(xp[r * H + j]);
+		const double mean = sum / (double)H;
+		for (int64_t j = 0; j < H; j++)
+			sq += (bf16_val(xp[r * H + j]) - mean) * (bf16_val(xp[r * H + j]) - mean);
+		const double rstd = 1.0 / std::sqrt(sq / (double)H + 1e-6);
+		for (int64_t j = 0; j < H; j++)
+			ref[r * H + j] = (bf16_val(xp[r * H + j]) - mean) * rstd * (1.0 + bf16_val(scp[bi * H + j])) +
+					 bf16_val(shp[bi * H + j]);
+	}
+	if (why.empty())
+		why = compare(y.data(), ref, 1, 1e-2, 1e-2);
+	if (why.empty() && !y.guards_ok())
+		why = "wrote outside the output";
+	report("b" + std::to_string(B) + "-s" + std::to_string(S) + "-H" + std::to_string(H) + SHIFT_NAME(shift), why);
+}
+static void tests()
+{
+	test_flux(1, 3, 3072, 0);
+	test_flux(2, 17, 3072, 0);
+	test_flux(3, 2, 3072, 0);
+	test_flux(2, 3, 40, 0);   /* idle slots hold zeros: left out of the variance */
+	test_flux(2, 3, 36, 0);   /* scalar fallback */
+	test_flux(2, 3, 3072, 2); /* unaligned */
+}
+#endif
+
+#ifdef EMU_COPY
+static void test_copy(int64_t n, size_t shift)
+{
+	buf x, y;
+	x.init(n * 2, shift);
+	y.init(n * 2, shift);
+	fill(x.data(), n, 0, 1, 1);
+	memset(y.data(), 0xFF, y.bytes);
+	std::vector<int64_t> s{ n };
+	std::vector<sf_tensor> in{ mk(s, x.data(), SF_CODE_BFLOAT, 16) }, out{ mk(s, y.data(), SF_CODE_BFLOAT, 16) };
+	std::vector<double> scal{ NAN };
+	std::string why = call_run(in, scal, out);
+	if (why.empty() && memcmp(x.data(), y.data(), n * 2))
+		why = "output differs from the input";
+	if (why.empty() && !y.guards_ok())
+		why = "wrote outside the output";
+	report("n" + std::to_string(n) + SHIFT_NAME(shift), why);
+}
+static void tests()
+{
+	for (int64_t n : { 1, 7, 8, 9, 16384, 16389, 200003 })
+		test_copy(n, 0);
+	test_copy(1001, 2);
+}
+#endif
+
+int main()
+{
+	tests();
+	printf("%d passed, %d failed\n", n_pass, n_fail);
+	return n_fail ? 1 : 0;
+}

@@ -1,0 +1,190 @@
+/*
+ * grouped_router_fast_test.cu - host-side check of the DeepSeek grouped top-k routing fast solution
+ * (problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu, included whole): its
+ * per-lane helpers (ds_sigmoid, ds_top2, ds_merge2, ds_pick_groups, ds_key) driven by a CPU
+ * emulation of the kernel's warp (32 lanes of 8 experts; xor-shuffle merges; redux max / min
+ * rounds) against the oracle's algorithm in double (dsr_route of oracle.c, restated) on
+ *  - margin-respecting draws as the oracle's generator makes them (normal logits, bias ~ N(0, 0.05),
+ *    redrawn until every decision has a 1e-4 margin): ids exact, weights within 1e-5 relative;
+ *  - rows drawn from 4 logit values with zero bias: exact ties among choices and group scores, where
+ *    the lower index must win in both.
+ * Prints "FAIL ..." per mismatch (at most 20) and "N passed, M failed"; exit status 1 on failure.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <math.h>
+#include "solforge/numeric.h"
+#include "../../problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu"
+
+enum { E = 256, G = 8, TOPKG = 4, K = 8 };
+
+static uint64_t xs64(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static double normal(uint64_t *s)
+{
+	double u1 = ((double)(xs64(s) >> 11) + 1.0) * 0x1p-53, u2 = (double)(xs64(s) >> 11) * 0x1p-53;
+	return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+/* the kernel's algorithm for one token, lanes emulated */
+static void emulate(const float *l, const float *b, float rsf, int *ids, float *w)
+{
+	float c[32][8], t1[32], t2[32];
+	for (int ln = 0; ln < 32; ln++) {
+		for (int j = 0; j < 8; j++)
+			c[ln][j] = ds_sigmoid(l[8 * ln + j]) + b[8 * ln + j];
+		ds_top2(c[ln], t1[ln], t2[ln]);
+	}
+	for (int off = 1; off <= 2; off <<= 1) {
+		float o1[32], o2[32];
+		for (int ln = 0; ln < 32; ln++) {
+			o1[ln] = t1[ln ^ off];
+			o2[ln] = t2[ln ^ off];
+		}
+		for (int ln = 0; ln < 32; ln++)
+			ds_merge2(t1[ln], t2[ln], o1[ln], o2[ln]);
+	}
+	float gsc[8];
+	for (int g = 0; g < 8; g++)
+		gsc[g] = t1[4 * g] + t2[4 * g];
+	const unsigned kept = ds_pick_groups(gsc);
+	uint32_t key[32][8];
+	for (int ln = 0; ln < 32; ln++)
+		for (int j = 0; j < 8; j++)
+			key[ln][j] = ds_key(c[ln][j], (kept >> (ln >> 2)) & 1u);
+	for (int k = 0; k < K; k++) {
+		uint32_t wmax = 0, bi = 0xffffffffu;
+		for (int ln = 0; ln < 32; ln++)
+			for (int j = 0; j < 8; j++)
+				wmax = key[ln][j] > wmax ? key[ln][j] : wmax;
+		for (int ln = 0; ln < 32; ln++) {
+			uint32_t cand = 0xffffffffu;
+			for (int j = 7; j >= 0; j--)
+				cand = key[ln][j] == wmax ? (uint32_t)(8 * ln + j) : cand;
+			bi = cand < bi ? cand : bi;
+		}
+		ids[k] = (int)bi;
+		key[bi >> 3][bi & 7] = 0;
+	}
+	float s[K], sum = 0.0f;
+	for (int k = 0; k < K; k++) {
+		s[k] = ds_sigmoid(l[ids[k]]);
+		sum += s[k];
+	}
+	for (int k = 0; k < K; k++)
+		w[k] = s[k] / sum * rsf;
+}
+
+/* oracle.c's dsr_route in double; returns the smallest decision margin */
+static double oracle(const float *l, const float *b, double rsf, int *ids, double *w)
+{
+	const int GS = E / G;
+	double gscore[G], s[K], prev = 0.0, margin = 1e300;
+	int kept[G] = {0};
+	for (int g = 0; g < G; g++) {
+		double a = -1e300, bb = -1e300;
+		for (int e = g * GS; e < (g + 1) * GS; e++) {
+			double ce = 1.0 / (1.0 + exp(-(double)l[e])) + (double)b[e];
+			if (ce > a) {
+				bb = a;
+				a = ce;
+			} else if (ce > bb) {
+				bb = ce;
+			}
+		}
+		gscore[g] = a + bb;
+	}
+	for (int r = 0; r <= TOPKG; r++) {
+		int best = -1;
+		for (int g = 0; g < G; g++)
+			if (!kept[g] && (best < 0 || gscore[g] > gscore[best]))
+				best = g;
+		if (r < TOPKG) {
+			kept[best] = 1;
+			prev = gscore[best];
+		} else if (prev - gscore[best] < margin) {
+			margin = prev - gscore[best];
+		}
+	}
+	for (int r = 0; r <= K; r++) {
+		int best = -1;
+		double bestc = 0.0;
+		for (int e = 0; e < E; e++) {
+			int taken = 0;
+			if (!kept[e / GS])
+				continue;
+			for (int j = 0; j < r && j < K; j++)
+				taken |= ids[j] == e;
+			if (taken)
+				continue;
+			double ce = 1.0 / (1.0 + exp(-(double)l[e])) + (double)b[e];
+			if (best < 0 || ce > bestc) {
+				best = e;
+				bestc = ce;
+			}
+		}
+		if (r > 0 && prev - bestc < margin)
+			margin = prev - bestc;
+		if (r < K) {
+			ids[r] = best;
+			s[r] = 1.0 / (1.0 + exp(-(double)l[best]));
+		}
+		prev = bestc;
+	}
+	double sum = 0.0;
+	for (int k = 0; k < K; k++)
+		sum += s[k];
+	for (int k = 0; k < K; k++)
+		w[k] = s[k] / sum * rsf;
+	return margin;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 0x9e3779b97f4a7c15ull;
+	if (seed == 0)
+		seed = 1;
+	int pass = 0, fail = 0, ties = 0;
+	float b[E], l[E];
+	const float rsf = 2.5f;
+	for (int it = 0; it < 20000; it++) {
+		const int tie_row = it % 4 == 3;
+		for (int e = 0; e < E; e++)
+			b[e] = tie_row ? 0.0f : (float)(0.05 * normal(&seed));
+		int ri[K], gi[K];
+		double rw[K];
+		float gw[K];
+		double margin;
+		int attempts = 0;
+		do {
+			for (int e = 0; e < E; e++) {
+				static const float vals[4] = {-1.0f, 0.0f, 0.5f, 2.0f};
+				l[e] = tie_row ? vals[xs64(&seed) % 4] : (float)normal(&seed);
+			}
+			margin = oracle(l, b, (double)rsf, ri, rw);
+		} while (!tie_row && margin < 1e-4 && ++attempts < 64);
+		if (!tie_row && margin < 1e-4)
+			continue;
+		ties += margin == 0.0;
+		emulate(l, b, rsf, gi, gw);
+		int ok = 1;
+		for (int k = 0; k < K; k++)
+			ok &= gi[k] == ri[k] && fabs((double)gw[k] - rw[k]) <= 1e-5 * fabs(rw[k]);
+		if (ok) {
+			pass++;
+		} else if (fail++ < 20) {
+			printf("FAIL token %d (%s):", it, tie_row ? "ties" : "margin");
+			for (int k = 0; k < K; k++)
+				printf(" %d/%d %.8g/%.8g", gi[k], ri[k], (double)gw[k], rw[k]);
+			printf("\n");
+		}
+	}
+	printf("(%d rows with exact ties)\n%d passed, %d failed\n", ties, pass, fail);
+	return fail != 0 || ties == 0;
+}

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""emulate_fragments.py - CPU emulation (numpy) of the register-fragment index math of the two mma.sync
+kernels in problems/common/kernels/ (gemm_bf16_sm90_smallm.cuh and gemm_bf16_sm90_mma.cuh), written
+from the PTX ISA's documented fragment layouts of mma.m16n8k16 (.row.col) and ldmatrix .x4, so that an
+indexing slip shows up without a GPU. It mirrors the kernels' loops lane by lane (float64 arithmetic)
+and compares with A . B^T. It does not model timing, memory ordering or the wgmma kernel.
+
+    python3 tools/gemm_dev/emulate_fragments.py     # exit status 1 on a mismatch
+"""
+import sys
+
+import numpy as np
+
+
+def mma(acc, a, b):
+    """One m16n8k16: a[lane] = 4 pairs (a0..a3), b[lane] = 2 pairs; acc[lane][4] updated (documented layout)."""
+    Am = np.zeros((16, 16))
+    Bm = np.zeros((16, 8))
+    for lane in range(32):
+        g, q = lane >> 2, lane & 3
+        for j in range(2):
+            Am[g][2 * q + j] = a[lane][0][j]
+            Am[g + 8][2 * q + j] = a[lane][1][j]
+            Am[g][2 * q + 8 + j] = a[lane][2][j]
+            Am[g + 8][2 * q + 8 + j] = a[lane][3][j]
+            Bm[2 * q + j][g] = b[lane][0][j]
+            Bm[2 * q + 8 + j][g] = b[lane][1][j]
+    D = Am @ Bm
+    for lane in range(32):
+        g, q = lane >> 2, lane & 3
+        acc[lane][0] += D[g][2 * q]
+        acc[lane][1] += D[g][2 * q + 1]
+        acc[lane][2] += D[g + 8][2 * q]
+        acc[lane][3] += D[g + 8][2 * q + 1]
+
+
+def smallm(A, B, S, warps=8, groups=4, unroll=4):
+    """gemm_smallm_kernel: grid (ceil(N/32), S); returns C."""
+    M, K = A.shape
+    N = B.shape[0]
+    MT = (M + 15) // 16
+    k_steps = (K + 31) // 32
+    spw = (k_steps + S * warps - 1) // (S * warps)
+    C = np.zeros((M, N))
+    for nb in range((N + 31) // 32):
+        total = np.zeros((MT * 16, 32))
+        for s in range(S):
+            for w in range(warps):
+                step0 = (s * warps + w) * spw
+                step_end = min(step0 + spw, k_steps)
+                acc = [[[[0.0] * 4 for _ in range(32)] for _ in range(groups)] for _ in range(MT)]
+                for st in range(step0, step_end):
+                    def vec(mat, row, nrows, lane):
+                        q = lane & 3
+                        k = st * 32 + q * 8
+                        if row >= nrows or k >= K:
+                            return [0.0] * 8
+                        return list(mat[row, k:k + 8])
+                    for t in range(MT):
+                        for j in range(groups):
+                            for half in range(2):
+                                a, b = [], []
+                                for lane in range(32):
+                                    g = lane >> 2
+                                    a0 = vec(A, t * 16 + g, M, lane)
+                                    a1 = vec(A, t * 16 + 8 + g, M, lane)
+                                    bv = vec(B, nb * 32 + j * 8 + g, N, lane)
+                                    o = 4 * half
+                                    a.append([a0[o:o + 2], a1[o:o + 2], a0[o + 2:o + 4], a1[o + 2:o + 4]])
+                                    b.append([bv[o:o + 2], bv[o + 2:o + 4]])
+                                mma(acc[t][j], a, b)
+                for t in range(MT):
+                    for j in range(groups):
+                        for lane in range(32):
+                            g, q = lane >> 2, lane & 3
+                            total[t * 16 + g][j * 8 + 2 * q] += acc[t][j][lane][0]
+                            total[t * 16 + g][j * 8 + 2 * q + 1] += acc[t][j][lane][1]
+                            total[t * 16 + g + 8][j * 8 + 2 * q] += acc[t][j][lane][2]
+                            total[t * 16 + g + 8][j * 8 + 2 * q + 1] += acc[t][j][lane][3]
+        for m in range(M):
+            for c in range(32):
+                if nb * 32 + c < N:
+                    C[m][nb * 32 + c] = total[m][c]
+    return C
+
+
+def swz(row, chunk):
+    return row * 4 + (chunk ^ ((row >> 1) & 3))  # 16-byte slot index, as mma_tile_off / 16
+
+
+def ldmatrix_x4(slots, addr_slot_of_lane):
+    """slots: dict slot -> 8 values; lane i gives the slot of row i%8 of matrix i//8. Returns reg[lane][4] pairs."""
+    out = [[None] * 4 for _ in range(32)]
+    for mat in range(4):
+        rows = [slots[addr_slot_of_lane[mat * 8 + r]] for r in range(8)]
+        for t in range(32):
+            r, c = t >> 2, (t & 3) * 2
+            out[t][mat] = rows[r][c:c + 2]
+    return out
+
+
+def mma_tile(A, B):
+    """gemm_mma_kernel for one 128 x 128 block (A [128][K], B [128][K]); returns C [128][128]."""
+    K = A.shape[1]
+    C = np.zeros((128, 128))
+    for kb in range((K + 31) // 32):
+        sa, sb = {}, {}
+        for idx in range(512):
+            row, chunk = idx >> 2, idx & 3
+            k = kb * 32 + chunk * 8
+            sa[swz(row, chunk)] = list(A[row, k:k + 8]) if k < K else [0.0] * 8
+            sb[swz(row, chunk)] = list(B[row, k:k + 8]) if k < K else [0.0] * 8
+        assert len(sa) == 512
+        for warp in range(8):
+            wm, wn = warp >> 2, warp & 3
+            acc = [[[[0.0] * 4 for _ in range(32)] for _ in range(4)] for _ in range(4)]
+            for ks in range(2):
+                af = []
+                for i in range(4):
+                    addr = [swz(wm * 64 + i * 16 + (l & 15), ks * 2 + (l >> 4)) for l in range(32)]
+                    af.append(ldmatrix_x4(sa, addr))
+                bf = [None] * 4
+                for jj in range(2):
+                    addr = [swz(wn * 32 + jj * 16 + ((l >> 3) >> 1) * 8 + (l & 7), ks * 2 + ((l >> 3) & 1))
+                            for l in range(32)]
+                    r = ldmatrix_x4(sb, addr)
+                    bf[jj * 2] = [[r[l][0], r[l][1]] for l in range(32)]
+                    bf[jj * 2 + 1] = [[r[l][2], r[l][3]] for l in range(32)]
+                for i in range(4):
+                    for j in range(4):
+                        mma(acc[i][j], af[i], bf[j])
+            for i in range(4):
+                for j in range(4):
+                    for lane in range(32):
+                        g, q = lane >> 2, lane & 3
+                        m, n = wm * 64 + i * 16 + g, wn * 32 + j * 8 + q * 2
+                        C[m][n] += acc[i][j][lane][0]
+                        C[m][n + 1] += acc[i][j][lane][1]
+                        C[m + 8][n] += acc[i][j][lane][2]
+                        C[m + 8][n + 1] += acc[i][j][lane][3]
+    return C
+
+
+def main():
+    rng = np.random.default_rng()
+    bad = 0
+    for (M, N, K, S) in [(3, 40, 136, 1), (16, 64, 512, 2), (21, 32, 264, 3), (1, 34, 1024, 1)]:
+        A = rng.standard_normal((M, K))
+        B = rng.standard_normal((N, K))
+        err = np.abs(smallm(A, B, S) - A @ B.T).max()
+        print("smallm M=%d N=%d K=%d S=%d max err %.2e" % (M, N, K, S, err))
+        bad += err > 1e-9
+    A = rng.standard_normal((128, 72))
+    B = rng.standard_normal((128, 72))
+    err = np.abs(mma_tile(A, B) - A @ B.T).max()
+    print("mma tile K=72 max err %.2e" % err)
+    bad += err > 1e-9
+    print("emulate_fragments: %s" % ("FAILED" if bad else "ok"))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

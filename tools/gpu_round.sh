@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# gpu_round.sh - one device-tool call that runs several GPU scripts in turn, each under its own time
+# limit, and brings everything back as two files: $OUT/summary.txt (each script's last 40 lines) and
+# $OUT/round.tgz (every script's full output folder). The compile cache prebuilt by
+# tools/prebuild_cache.sh is used when it was carried (.devcache). On a machine with several GPUs the
+# scripts are dealt round-robin to one lane per GPU (CUDA_VISIBLE_DEVICES), lanes run side by side,
+# and within a lane scripts run one after another: nothing is ever timed on a GPU another lane uses.
+#
+#   tools/gpu_round.sh SCRIPT:SECONDS [SCRIPT:SECONDS...]     e.g. tools/gpu_memA.sh:200
+set -u
+cd "$(dirname "$0")/.."
+final=${OUT:-build/gpu-round}
+mkdir -p "$final"
+work=$(mktemp -d /tmp/gpu-round.XXXXXX)
+# the carried cache comes packed (a third of the size: the device tool carries at most 64 MiB)
+[ -f .devcache.tgz ] && tar xzf .devcache.tgz
+[ -d .devcache ] && export SOLFORGE_CACHE=$PWD/.devcache
+export SOLFORGE_CACHE=${SOLFORGE_CACHE:-$PWD/build/cache}
+t0=$(date +%s)
+make -j"$(nproc)" >"$work/build.log" 2>&1 || { tail -30 "$work/build.log"; echo "gpu_round: build failed"; }
+{
+	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,persistence_mode,compute_mode --format=csv
+	nvcc --version | tail -2
+	python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)' 2>&1
+	uname -r
+} >"$work/env.txt" 2>&1
+: >"$final/summary.txt"
+lanes=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+[ "$lanes" -ge 1 ] || lanes=1
+echo "build: $(($(date +%s) - t0)) s; $lanes GPU lane(s)" >>"$final/summary.txt"
+lane() { # lane GPU SPEC...: runs its scripts in order on one GPU
+	local gpu=$1 spec s lim name a rc
+	shift
+	for spec in "$@"; do
+		s=${spec%:*} lim=${spec##*:}
+		name=$(basename "$s" .sh)
+		mkdir -p "$work/$name"
+		a=$(date +%s)
+		CUDA_VISIBLE_DEVICES=$gpu OUT="$work/$name" timeout -k 5 "$lim" "$s" >"$work/$name/stdout.txt" 2>&1
+		rc=$?
+		{
+			echo "==== $name (GPU $gpu, exit $rc, $(($(date +%s) - a)) s)"
+			[ -f "$work/$name/summary.txt" ] && cat "$work/$name/summary.txt"
+			tail -40 "$work/$name/stdout.txt"
+		} >"$work/$name.summary"
+	done
+}
+specs=("$@")
+for ((g = 0; g < lanes; g++)); do
+	mine=()
+	for ((i = g; i < ${#specs[@]}; i += lanes)); do mine+=("${specs[i]}"); done
+	[ ${#mine[@]} -gt 0 ] && lane "$g" "${mine[@]}" &
+done
+wait
+for spec in "$@"; do
+	n=$(basename "${spec%:*}" .sh)
+	cat "$work/$n.summary" >>"$final/summary.txt" 2>/dev/null
+done
+tar czf "$final/round.tgz" -C "$work" . 2>/dev/null
+cat "$final/summary.txt"
