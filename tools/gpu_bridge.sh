@@ -21,6 +21,9 @@ set -u
 cd "$(dirname "$0")/.."
 out=${OUT:-build/gpu-bridge}
 mkdir -p "$out/traces" "$out/logs"
+# a compile cache carried from the development machine (tools/prebuild_cache.sh), as gpu_round.sh
+[ -f .devcache.tgz ] && tar xzf .devcache.tgz
+[ -d .devcache ] && export SOLFORGE_CACHE=$PWD/.devcache
 export SOLFORGE_CACHE=${SOLFORGE_CACHE:-$PWD/build/cache}
 BUDGET=${BUDGET:-230}
 PHASES=${PHASES:-"public native compile xval"}

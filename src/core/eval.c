@@ -276,7 +276,7 @@ static int prepare_bridge(sf_eval *e, const char *oracle_src, const sf_eval_opts
 	e->bridge = sf_xcalloc(1, sizeof *e->bridge);
 	sf_bridge_probe(e->bridge, e->home, !strcmp(o->backend->name, "cuda") ? "cuda" : "cpu", 120);
 	if (!e->bridge->usable) {
-		if (e->torch_ref) {
+		if (e->torch_ref && !o->build_only) { /* --prepare-only builds what it can without torch */
 			sf_errf(err, errlen, "%s has no C oracle and its PyTorch reference needs the bridge: %s",
 				e->def.name, e->bridge->why ? e->bridge->why : "unusable");
 			*exit_code = SF_EXIT_NO_BACKEND;
