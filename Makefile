@@ -67,7 +67,7 @@ CAMPAIGN_OBJ := $(CAMPAIGN_SRC:%.c=$(BUILD)/%.o)
 # core files the runners need (no JSON-free dependency on the CLI)
 RUNNER_CORE := src/core/util.c src/core/json.c src/core/dtype.c src/core/safetensors.c src/core/job.c
 
-BIN := $(BUILD)/solforge $(BUILD)/solforge-runner-cpu
+BIN := $(BUILD)/solforge $(BUILD)/solforge-runner-cpu $(BUILD)/solforge-inputs
 ifneq ($(CUDA_HOME),)
 BIN += $(BUILD)/solforge-runner-cuda
 endif
@@ -94,6 +94,11 @@ RUNNER_LDFLAGS := -Wl,-z,relro,-z,now
 $(BUILD)/solforge-runner-cpu: $(BUILD)/src/runner/runner_cpu.o $(BUILD)/src/runner/runner_common.o \
 		$(BUILD)/src/runner/runner_guard.o $(BUILD)/libsolforge.a
 	$(CC) $(LDSAN) $(RUNNER_LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The PyTorch bridge's input writer (docs/bridge.md): the cpu runner's draws, written as safetensors.
+$(BUILD)/solforge-inputs: $(BUILD)/src/runner/inputs_main.o $(BUILD)/src/runner/runner_common.o \
+		$(BUILD)/libsolforge.a
+	$(CC) $(LDSAN) -rdynamic -o $@ $^ $(LDLIBS)
 
 # The cuda runner: nvcc compiles runner_cuda.cu; the core C files it shares come from libsolforge.a
 # (built by the host compiler; the runner never links the CLI).

@@ -16,6 +16,7 @@ int cmd_version(int argc, char **argv);
 int cmd_oracle_check(int argc, char **argv);
 int cmd_campaign(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 
 /* Shared by eval and suite: parses one evaluation option at argv[*i] (advancing *i past a value).
  * Returns 1 when consumed, 0 when not an evaluation option, -1 on a bad value (message printed). */

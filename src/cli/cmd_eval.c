@@ -24,7 +24,10 @@ const char cli_eval_options_help[] =
 	"  --no-baseline        do not time baselines\n"
 	"  --cpu-max-work X     cpu backend: skip workloads above X FLOPs+bytes or X/10 tensor elements (3e8)\n"
 	"  --seed N             fixed secret seed (reproducible inputs; weakens the defenses)\n"
-	"  --keep               keep the scratch folder of runner jobs and outputs\n";
+	"  --keep               keep the scratch folder of runner jobs and outputs\n"
+	"  --no-torch           leave out the PyTorch baselines (backend torch; they need python3 + torch)\n"
+	"  --xval               also check the definition's PyTorch reference against the C oracle\n"
+	"                       (the PyTorch bridge, docs/bridge.md)\n";
 
 static int need_value(int argc, char **argv, int *i)
 {
@@ -117,6 +120,14 @@ int cli_eval_option(int argc, char **argv, int *i, sf_eval_opts *o, const char *
 	}
 	if (!strcmp(a, "--keep")) {
 		o->keep = 1;
+		return 1;
+	}
+	if (!strcmp(a, "--no-torch")) {
+		o->no_torch = 1;
+		return 1;
+	}
+	if (!strcmp(a, "--xval")) {
+		o->xval = 1;
 		return 1;
 	}
 	return 0;

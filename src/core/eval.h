@@ -42,6 +42,9 @@ typedef struct sf_eval_opts {
 	const struct sf_calibration *calibration; /* measured ceilings (calibrate.h), or NULL */
 	struct sf_copy_ceiling *copy_ceiling;     /* time a same-size copy per workload (calibrate.h), or NULL */
 	const char *const *defines;   /* "NAME=VALUE" compiler defines for the candidate (-D), NULL-terminated or NULL */
+	int no_torch;                 /* leave the PyTorch baselines out (--no-torch) */
+	int xval;                     /* also run the definition's PyTorch reference through the bridge and
+				         check it against the C oracle (docs/bridge.md) */
 } sf_eval_opts;
 
 void sf_eval_opts_default(sf_eval_opts *o);
@@ -59,6 +62,7 @@ typedef struct sf_wresult {
 	sf_stats tk, tb;
 	int have_tk, have_tb;
 	char *baseline;               /* name of the fastest correct baseline */
+	char *baselines_json;         /* every baseline's outcome: JSON array items, or NULL */
 	char *timing_method;
 	double score, speedup;
 	double sol_measured_s;        /* T_sol at the measured ceilings (NaN without --calibrate) */
@@ -76,7 +80,9 @@ typedef struct sf_baseline_build {
 	char *name;
 	char *entry;
 	sf_build build;
-	char *error;                  /* NULL when it built */
+	char *error;                  /* NULL when it built (torch: when the bridge is usable) */
+	int torch, compile;           /* a PyTorch baseline run by the bridge (docs/bridge.md) */
+	char *source;
 } sf_baseline_build;
 
 typedef struct sf_eval {
@@ -95,6 +101,10 @@ typedef struct sf_eval {
 	uint64_t secret;
 	sf_wresult *res;
 	int n_res;
+	struct sf_bridge *bridge;     /* the PyTorch bridge, when a task needs it (bridge.h), else NULL */
+	int torch_ref;                /* no C oracle: the definition's PyTorch reference is the oracle */
+	char *cpu_module;             /* the problem module built for the cpu (custom inputs for the bridge) */
+	sf_build cpu_module_build;
 } sf_eval;
 
 /* Loads the problem and solution, builds everything once. On a compile failure of the candidate it
@@ -137,12 +147,16 @@ typedef struct sf_runner_out {
 	int have_clock;      /* the parent saw all four batch marks: */
 	double ext_empty_s, ext_cand_s; /* wall time of the empty half and of the candidate's half */
 	double cpu_empty_s, cpu_cand_s; /* the runner's CPU time in each half (-1: unknown) */
+	int have_compile;    /* the PyTorch bridge compiled it (torch.compile): compile_s seconds, untimed */
+	double compile_s;
 } sf_runner_out;
 
 /* Writes job->out_dir/job.json, runs the backend's runner on it with a time limit, reads what it
  * left into *r (free with sf_runner_out_free). */
 void sf_runner_run(const sf_backend *be, const sf_job *job, double timeout_s, sf_runner_out *r, int *timed_out);
 void sf_runner_out_free(sf_runner_out *r);
+/* Reads dir/result.json into *r (0), or -1 when it is missing or malformed. */
+int sf_runner_read_result(const char *dir, sf_runner_out *r);
 
 /* Appends one SOL-ExecBench-compatible trace line (plus solforge fields) for result r. */
 void sf_trace_line(const sf_eval *e, const sf_wresult *r, const char *backend, sf_buf *b);

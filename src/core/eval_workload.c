@@ -3,6 +3,7 @@
  * (see eval.h).
  */
 #include "core/eval.h"
+#include "core/bridge.h"
 #include "core/calibrate.h"
 #include "core/gpulock.h"
 #include "core/json.h"
@@ -248,26 +249,41 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 	r->status = solution_status(&so, timed_out, r);
 	char *sol_dir = sf_xstrdup(job.out_dir);
 
-	/* 2. the reference, in its own process, on the same inputs */
-	job.mode = SF_JOB_REFERENCE;
 	job.n_audits = so.n_audits; /* the reference recomputes the audited timed calls */
 	memcpy(job.audit_set, so.audit_set, sizeof job.audit_set);
 	memcpy(job.audit_key, so.audit_key, sizeof job.audit_key);
+	/* 1b. PyTorch tasks (after the candidate, like every reference): one bridge process on the
+	 * inputs the runners drew, written for it by solforge-inputs */
+	bridge_tasks bt;
+	sf_gpulock_acquire(&lk, o->backend->name); /* torch times baselines on the device */
+	run_bridge(e, o, &job, wdir, r->status == SF_PASSED, &bt);
+	sf_gpulock_release(&lk, e->def.name, "pytorch", w->uuid);
+
+	/* 2. the reference, in its own process, on the same inputs */
+	job.mode = SF_JOB_REFERENCE;
 	free(job.out_dir);
 	job.out_dir = sf_path_join(wdir, "ref");
 	free(job.solution);
 	job.solution = NULL;
 	sf_runner_out ref;
 	int ref_timed_out;
-	sf_gpulock_acquire(&lk, o->backend->name); /* the oracle runs on the device too: nothing else while timing */
-	sf_runner_run(o->backend, &job, o->ref_timeout_s, &ref, &ref_timed_out);
-	sf_gpulock_release(&lk, e->def.name, "reference", w->uuid);
+	if (e->torch_ref) {
+		free(job.out_dir);
+		job.out_dir = sf_path_join(wdir, "tref");
+		bridge_take(&bt, bt.ref, &ref);
+		ref_timed_out = bt.timed_out;
+	} else {
+		sf_gpulock_acquire(&lk, o->backend->name); /* the oracle runs on the device too: nothing else while timing */
+		sf_runner_run(o->backend, &job, o->ref_timeout_s, &ref, &ref_timed_out);
+		sf_gpulock_release(&lk, e->def.name, "reference", w->uuid);
+	}
 	if (!ref.ok) {
 		r->status = SF_INVALID_REFERENCE;
 		set_log(r, "reference failed: %s", ref.message ? ref.message : "");
 		sf_runner_out_free(&ref);
 		sf_runner_out_free(&so);
 		free(sol_dir);
+		bridge_tasks_free(&bt);
 		goto done;
 	}
 	if (ref.have_work) {
@@ -314,36 +330,57 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 	for (int b = 0; b < e->n_baselines && r->status == SF_PASSED; b++) {
 		sf_baseline_build *bb = &e->baselines[b];
 		if (bb->error) {
-			note_baseline(r, bb->name, "did not build", bb->error);
+			note_baseline(r, bb->name, bb->torch ? "unavailable" : "did not build", bb->error);
+			baseline_record(r, bb->name, bb->torch ? "UNAVAILABLE" : "COMPILE_ERROR", NULL, NULL);
 			continue;
 		}
 		free(job.out_dir);
 		char bname[32];
 		snprintf(bname, sizeof bname, "base%d", b);
 		job.out_dir = sf_path_join(wdir, bname);
-		free(job.solution);
-		job.solution = sf_xstrdup(bb->build.so_path);
-		free(job.entry);
-		job.entry = sf_xstrdup(bb->entry);
 		sf_runner_out bo;
 		sf_wresult tmp = { 0 };
-		sf_gpulock_acquire(&lk, o->backend->name);
-		sf_runner_run(o->backend, &job, o->sol_timeout_s, &bo, &timed_out);
-		sf_gpulock_release(&lk, e->def.name, bb->name, w->uuid);
+		if (bb->torch) {
+			if (bt.of_baseline[b] >= 0) {
+				free(job.out_dir);
+				job.out_dir = sf_xstrdup(bt.t[bt.of_baseline[b]].out_dir);
+			}
+			bridge_take(&bt, bt.of_baseline[b], &bo);
+			timed_out = bt.timed_out;
+		} else {
+			free(job.solution);
+			job.solution = sf_xstrdup(bb->build.so_path);
+			free(job.entry);
+			job.entry = sf_xstrdup(bb->entry);
+			sf_gpulock_acquire(&lk, o->backend->name);
+			sf_runner_run(o->backend, &job, o->sol_timeout_s, &bo, &timed_out);
+			sf_gpulock_release(&lk, e->def.name, bb->name, w->uuid);
+		}
+		if (bo.status && !strcmp(bo.status, "unavailable")) {
+			note_baseline(r, bb->name, "unavailable", bo.message);
+			baseline_record(r, bb->name, "UNAVAILABLE", NULL, &bo);
+			sf_runner_out_free(&bo);
+			continue;
+		}
 		sf_status bs = solution_status(&bo, timed_out, &tmp);
 		sf_check bc;
 		int failed = 0;
-		if (bs != SF_PASSED)
+		if (bs != SF_PASSED) {
 			note_baseline(r, bb->name, sf_status_name(bs), tmp.log);
+			baseline_record(r, bb->name, sf_status_name(bs), NULL, &bo);
+		}
 		if (bs == SF_PASSED) {
 			compare_rounds(&job, ref_dir, job.out_dir, &w->tol, &bc, err, sizeof err, &failed);
 			if (failed)
 				note_baseline(r, bb->name, "outputs unreadable", err);
 			else if (bc.status != SF_PASSED)
 				note_baseline(r, bb->name, sf_status_name(bc.status), bc.msg);
+			if (failed || bc.status != SF_PASSED)
+				baseline_record(r, bb->name, failed ? "RUNTIME_ERROR" : sf_status_name(bc.status), NULL, &bo);
 			if (!failed && bc.status == SF_PASSED && bo.n_samples > 0) {
 				sf_stats st;
 				sf_stats_compute(bo.samples, bo.n_samples, &st);
+				baseline_record(r, bb->name, "PASSED", &st, &bo);
 				if (!r->have_tb || st.median < r->tb.median) {
 					r->tb = st;
 					r->have_tb = 1;
@@ -355,6 +392,10 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 		free(tmp.log);
 		sf_runner_out_free(&bo);
 	}
+	/* 3b. --xval: the definition's PyTorch reference against the C oracle, same inputs and tolerance */
+	if (bt.xval >= 0)
+		cross_check(&bt, &job, ref_dir, &w->tol, r);
+	bridge_tasks_free(&bt);
 	free(ref_dir);
 
 	/* 4. verdict on speed */
@@ -450,6 +491,7 @@ void sf_eval_free(sf_eval *e, const sf_eval_opts *o)
 	for (int i = 0; i < e->n_res; i++) {
 		free(e->res[i].log);
 		free(e->res[i].baseline);
+		free(e->res[i].baselines_json);
 		free(e->res[i].timing_method);
 	}
 	free(e->res);
@@ -457,11 +499,17 @@ void sf_eval_free(sf_eval *e, const sf_eval_opts *o)
 		free(e->baselines[b].name);
 		free(e->baselines[b].entry);
 		free(e->baselines[b].error);
+		free(e->baselines[b].source);
 		sf_build_free(&e->baselines[b].build);
 	}
 	free(e->baselines);
 	sf_build_free(&e->sol_build);
 	sf_build_free(&e->module_build);
+	sf_build_free(&e->cpu_module_build);
+	free(e->cpu_module);
+	if (e->bridge)
+		sf_bridge_free(e->bridge);
+	free(e->bridge);
 	free(e->compile_error);
 	free(e->hack_error);
 	sf_definition_free(&e->def);

@@ -20,7 +20,7 @@ void sf_runner_out_free(sf_runner_out *r)
 	memset(r, 0, sizeof *r);
 }
 
-static int read_result(const char *dir, sf_runner_out *r)
+int sf_runner_read_result(const char *dir, sf_runner_out *r)
 {
 	char *path = sf_path_join(dir, "result.json");
 	char *text;
@@ -79,6 +79,11 @@ static int read_result(const char *dir, sf_runner_out *r)
 			r->method = sf_xstrdup(m->str);
 		if (tw && tw->type == SF_JSON_NUMBER)
 			r->timed_wall_ms = tw->num;
+		const sf_json *cs = sf_json_get(t, "compile_s"); /* the PyTorch bridge's torch.compile time */
+		if (cs && cs->type == SF_JSON_NUMBER) {
+			r->compile_s = cs->num;
+			r->have_compile = 1;
+		}
 	}
 	sf_json_free(root);
 	return 0;
@@ -108,7 +113,7 @@ void sf_runner_run(const sf_backend *be, const sf_job *job, double timeout_s, sf
 		r->message = sf_xstrdup(err);
 	} else {
 		*timed_out = p.timed_out;
-		int have = !p.timed_out && read_result(job->out_dir, r) == 0;
+		int have = !p.timed_out && sf_runner_read_result(job->out_dir, r) == 0;
 		/* the batch: 'c' candidate calls 'd', then 'a' as many empty calls 'b' */
 		if (have && p.n_marks == 4 && !memcmp(p.mark, "cdab", 4)) {
 			r->have_clock = 1;

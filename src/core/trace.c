@@ -132,6 +132,9 @@ void sf_trace_line(const sf_eval *e, const sf_wresult *r, const char *backend, s
 		sf_buf_puts(b, ",\"timing_method\":");
 		sf_buf_json_str(b, r->timing_method ? r->timing_method : "");
 	}
+	if (r->baselines_json) { /* every baseline's outcome (and the --xval cross-check): docs/bridge.md */
+		sf_buf_printf(b, ",\"baselines\":[%s]", r->baselines_json);
+	}
 	if (r->have_tb) {
 		num_field(b, "baseline_min_ms", r->tb.min);
 		num_field(b, "baseline_rel_ci", r->tb.rel_ci);
