@@ -6,6 +6,8 @@
 # Needs SQLite for the campaign: the system's libsqlite3-dev, or .devdeps/ made by tools/devdeps.sh on
 # a machine that has it (carried here). Environment: OUT (results folder; default /tmp/sf-gpu-campaign),
 # GPUS (device ids, default 0), BUDGET (campaign wall time, default 150s), WORKERS (default 8).
+# --no-torch: the PyTorch baselines (one python + torch start per workload) are left out of this short
+# run; the gain is measured against each problem's first solution.
 # Writes under $OUT: summary.txt, report.txt, report.html, campaign.db, logs.tgz (build log, campaign
 # log, every evaluation's traces and evaluator log, the GPU timing log). Prints the report last.
 set -u
@@ -37,7 +39,7 @@ DB=$OUT/campaign.db
 rm -rf "$DB" "$DB-wal" "$DB-shm" "$DB.d"
 export SOLFORGE_CACHE=$OUT/cache
 CMD=("$SF" campaign "${PROBS[@]}" --agent tune --workers "$WORKERS" --gpus "$GPUS" --budget "$BUDGET" --db "$DB"
-	--solutions naive.cu,tuned.cu --tune-batch 3 --backend cuda --sample 3 --rounds 2 --budget-ms 150 --no-live)
+	--solutions naive.cu,tuned.cu --tune-batch 3 --backend cuda --sample 3 --rounds 2 --budget-ms 150 --no-torch --no-live)
 echo "\$ ${CMD[*]}" >"$OUT/logs/campaign.log"
 t1=$(date +%s)
 timeout 300 "${CMD[@]}" >>"$OUT/logs/campaign.log" 2>&1

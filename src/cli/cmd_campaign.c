@@ -197,7 +197,11 @@ int cmd_campaign(int argc, char **argv)
 		} else if (!strcmp(a, "--backend")) {
 			NEED();
 			o.backend = v;
-		} else if (!strcmp(a, "--no-baseline")) {
+		} else if (!strcmp(a, "--no-baseline") || !strcmp(a, "--no-torch")) {
+			if (o.n_eval_args + 1 > 30) {
+				fprintf(stderr, "solforge: campaign: too many evaluation options\n");
+				return SF_EXIT_USAGE;
+			}
 			o.eval_args[o.n_eval_args++] = a;
 		} else if (!strcmp(a, "--hw") || !strcmp(a, "--rounds") || !strcmp(a, "--budget-ms") ||
 			   !strcmp(a, "--cpu-max-work") || !strcmp(a, "--timeout") || !strcmp(a, "--target-ci") ||
