@@ -5,16 +5,19 @@
  * No cuBLAS or CUTLASS; design notes, floors and predictions: problems/common/kernels/GEMM_NOTES.md.
  *
  * Paths, by M:
- *   M <= kSmallMaxM   weight-streaming split-K kernel (gemm_bf16_sm90_smallm.cuh), mma.sync;
- *   larger M          SF_GEMM_LARGE == 2: TMA + mbarrier ring + wgmma, warp-specialized, persistent
- *                     (gemm_bf16_sm90_wgmma.cuh);
- *                     SF_GEMM_LARGE == 1 (the default until tools/gpu_gemm.sh has shown the wgmma kernel
- *                     correct on an H200): cp.async + ldmatrix + mma.sync (gemm_bf16_sm90_mma.cuh);
+ *   M <= kSmallMaxM   weight-streaming kernel (gemm_bf16_sm90_smallm.cuh, v2), mma.sync, no split-K;
+ *   larger M          SF_GEMM_LARGE == 2 (the default since the first H200 run showed it correct and at
+ *                     0.85-0.99x cuBLASLt): TMA + mbarrier ring + wgmma, warp-specialized, persistent,
+ *                     split-K at mid M (gemm_bf16_sm90_wgmma.cuh);
+ *                     SF_GEMM_LARGE == 1: cp.async + ldmatrix + mma.sync (gemm_bf16_sm90_mma.cuh), ~0.4x;
+ *                     also taken when a TMA descriptor cannot be encoded;
  *   anything the fast paths cannot take (K % 8 != 0, unaligned pointers, odd N) goes to a plain
  *   tiled kernel, slow but correct for every shape.
+ * Tuning macros (tools/gpu_gemm.sh times candidates): SF_GEMM_SM_RG, SF_GEMM_SM_U (small M),
+ * SF_GEMM_SMALL_MAX_M, SF_GEMM_WG_SPLITK, SF_GEMM_WG_REDUCE, SF_GEMM_WG_SPLIT_DIV (mid M).
  *
- * State kept between calls (lazily, never pointers to inputs or outputs): the SM count, the split-K
- * scratch (fp32 partials and per-row-block counters, grown on demand; counters are zero between
+ * State kept between calls (lazily, never pointers to inputs or outputs): the SM count, the wgmma
+ * split-K scratch (fp32 slabs and two counters per tile, grown on demand; counters are zero between
  * calls), and the driver's cuTensorMapEncodeTiled entry point. TMA descriptors are encoded on the
  * host on every call (the runner rotates input buffers) and passed as __grid_constant__ parameters.
  * All work is enqueued on call->stream.
@@ -46,7 +49,7 @@
 
 namespace {
 
-const int kSmallMaxM = SF_GEMM_SMALL_MAX_M; /* at most 64: the small path's MT is 1, 2 or 4 */
+const int kSmallMaxM = SF_GEMM_SMALL_MAX_M; /* at most 64: the small path's MH is 1, 2, 4 or 8 */
 
 /* Plain fallback: one thread per output, 16 x 16 tiles of A and B staged through shared memory. */
 __global__ void gemm_generic_kernel(const __nv_bfloat16 *__restrict__ A, const __nv_bfloat16 *__restrict__ B,
