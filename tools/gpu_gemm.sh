@@ -6,15 +6,16 @@
 #   build    the default variant (v2) and the candidate variants below as plain .so files, plus the
 #            cuBLASLt baseline, all with -Xptxas -v, in parallel with `make` (the eval step needs build/solforge)
 #   sass     cuobjdump of v2: HGMMA / HMMA / LDG counts (the large-M path must show HGMMA)
-#   check    ONE tools/gemm_dev/gemm_check.py process: every variant checked against an fp32 torch
+#   check    ONE tools/gemm_dev/gemm_check.py process: every variant but red checked against an fp32 torch
 #            reference and timed beside cuBLASLt (CUDA events, L2 flushed, median of 10) on the 4 shapes x
 #            $MS; a candidate only at the M it can change (NAME=PATH@MAXM); under `timeout` (a hang costs
-#            at most $CHECK_TIMEOUT s)
+#            at most $CHECK_TIMEOUT s); then red alone at M in $MS_MID (35 s limit)
 #   eval     build/solforge eval of solutions/fast.cu (the default) on gemm_bf16_n4096_k4096, workloads
 #            matching -m1 (M = 1, 16, 128, 1024), --rounds 1 --budget-ms 200, if time is left
 # Candidates (one -D each; the default of every macro is in gemm_bf16_sm90.cu / its headers):
 #   rg2   -DSF_GEMM_SM_RG=2         small M: 16 rows of B per block (4 K slices per row group), 2x fewer blocks
 #   u4    -DSF_GEMM_SM_U=4          small M: 4 loads of B in flight per lane instead of 8 (tests the in-flight hypothesis)
+#   pipe4 -DSF_GEMM_SM_PIPE=1 -DSF_GEMM_SM_U=4  small M: batches of 4, the next batch loaded before this one's mma
 #   sm16  -DSF_GEMM_SMALL_MAX_M=16  M 17..64 on the wgmma path instead of the small-M kernel
 #   red   -DSF_GEMM_WG_REDUCE=1     mid M: split-K slabs reduced by all units of a tile (cooperative launch)
 #   div2  -DSF_GEMM_WG_SPLIT_DIV=2  mid M: half as many K splits (half the slab traffic, half the CTAs)
@@ -42,8 +43,9 @@ mkdir -p "$dev"
 src=problems/common/kernels/gemm_bf16_sm90.cu
 nv="nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Xcompiler -fPIC -shared -Iinclude -Xptxas -v"
 # name, flags, largest M the candidate can change (empty: all M)
-variants=("v2||" "rg2|-DSF_GEMM_SM_RG=2|64" "u4|-DSF_GEMM_SM_U=4|16" "sm16|-DSF_GEMM_SMALL_MAX_M=16|64"
-	"red|-DSF_GEMM_WG_REDUCE=1|512" "div2|-DSF_GEMM_WG_SPLIT_DIV=2|512")
+variants=("v2||" "rg2|-DSF_GEMM_SM_RG=2|64" "u4|-DSF_GEMM_SM_U=4|16" "pipe4|-DSF_GEMM_SM_PIPE=1 -DSF_GEMM_SM_U=4|64"
+	"sm16|-DSF_GEMM_SMALL_MAX_M=16|64" "div2|-DSF_GEMM_WG_SPLIT_DIV=2|512" "red|-DSF_GEMM_WG_REDUCE=1|512")
+# red spins on a per-tile counter: a bug there hangs, so it is checked in its own process after the rest
 
 {
 	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit --format=csv
@@ -95,7 +97,7 @@ if has check; then
 	sols=()
 	for v in "${variants[@]}"; do
 		IFS='|' read -r name _ maxm <<<"$v"
-		[ -f "$dev/$name.so" ] && sols+=(--sol "$name=$dev/$name.so${maxm:+@$maxm}")
+		[ "$name" != red ] && [ -f "$dev/$name.so" ] && sols+=(--sol "$name=$dev/$name.so${maxm:+@$maxm}")
 	done
 	timeout -s KILL "$CHECK_TIMEOUT" python3 tools/gemm_dev/gemm_check.py --ref "cublasLt=$dev/cublaslt.so" \
 		"${sols[@]}" --ms "$MS" >"$logs/check.log" 2>&1
@@ -110,6 +112,13 @@ if has check; then
 		tail -3 "$logs/check.log"
 		status=1
 	fi
+fi
+
+if has check && [ -f "$dev/red.so" ]; then
+	timeout -s KILL 35 python3 tools/gemm_dev/gemm_check.py --ref "cublasLt=$dev/cublaslt.so" \
+		--sol "red=$dev/red.so" --ms "${MS_MID:-77,128,256,512}" >"$logs/check_red.log" 2>&1
+	rc=$?
+	note "check red: rc $rc$([ $rc = 137 ] && echo ' (killed by timeout: hang?)'), $(grep -c ' ok ' "$logs/check_red.log") ok, $(grep -c ' FAIL' "$logs/check_red.log") FAILED (candidate: not counted in the status)"
 fi
 
 evaltab=""
@@ -132,7 +141,10 @@ if has eval; then
 fi
 
 table=""
-[ -f "$logs/check.log" ] && table=$(python3 tools/gemm_dev/gemm_table.py "$logs/check.log" --default v2)
+if [ -f "$logs/check.log" ]; then
+	cat "$logs/check.log" "$logs"/check_red.log >"$logs/check_all.log" 2>/dev/null
+	table=$(python3 tools/gemm_dev/gemm_table.py "$logs/check_all.log" --default v2)
+fi
 echo "$table" >"$logs/table.txt"
 {
 	printf '%s\n' "${summary[@]}"

@@ -39,6 +39,9 @@
 #ifndef SF_GEMM_SM_U /* K steps (of 32) whose loads are issued together, M <= 16 */
 #define SF_GEMM_SM_U 8
 #endif
+#ifndef SF_GEMM_SM_PIPE /* 1: the next batch's loads are issued before this batch's mma.sync (candidate) */
+#define SF_GEMM_SM_PIPE 0
+#endif
 
 namespace sfgemm {
 
@@ -74,6 +77,21 @@ __device__ __forceinline__ void smallm_step(float (&acc)[(MH + 1) / 2][4], const
 		mma_16816(acc[t], lo.x, hi.x, lo.y, hi.y, bv.x, bv.y);
 		mma_16816(acc[t], lo.z, hi.z, lo.w, hi.w, bv.z, bv.w);
 	}
+}
+
+/* the loads of one batch: U K steps from step st, B streamed, A through L1 (no predicates) */
+template <int MH, int U>
+__device__ __forceinline__ void smallm_load(uint4 (&bv)[U], uint4 (&av)[U][MH], const __nv_bfloat16 *brow,
+					    const __nv_bfloat16 *const (&arow)[MH], int st)
+{
+#pragma unroll
+	for (int u = 0; u < U; u++)
+		bv[u] = ld_stream16(brow + (size_t)(st + u) * 32);
+#pragma unroll
+	for (int u = 0; u < U; u++)
+#pragma unroll
+		for (int h = 0; h < MH; h++)
+			av[u][h] = __ldg((const uint4 *)(arow[h] + (size_t)(st + u) * 32));
 }
 
 /*
@@ -112,20 +130,40 @@ __global__ void __launch_bounds__(kSmWarps * 32, MH <= 2 ? 2 : 1)
 		arow[h] = A + (size_t)min(h * 8 + g, M - 1) * K + q * 8;
 
 	int st = s0;
+#if SF_GEMM_SM_PIPE
+	/* register double buffer: batch st + U is loaded before batch st's mma.sync run */
+	if (st + U <= s1_full) {
+		uint4 bv[U], av[U][MH];
+		smallm_load<MH, U>(bv, av, brow, arow, st);
+		for (;;) {
+			const bool more = st + 2 * U <= s1_full;
+			uint4 bn[U], an[U][MH];
+			if (more)
+				smallm_load<MH, U>(bn, an, brow, arow, st + U);
+#pragma unroll
+			for (int u = 0; u < U; u++)
+				smallm_step<MH>(acc[u & 1], av[u], bv[u]);
+			st += U;
+			if (!more)
+				break;
+#pragma unroll
+			for (int u = 0; u < U; u++) {
+				bv[u] = bn[u];
+#pragma unroll
+				for (int h = 0; h < MH; h++)
+					av[u][h] = an[u][h];
+			}
+		}
+	}
+#else
 	for (; st + U <= s1_full; st += U) {
 		uint4 bv[U], av[U][MH];
-#pragma unroll
-		for (int u = 0; u < U; u++)
-			bv[u] = ld_stream16(brow + (size_t)(st + u) * 32);
-#pragma unroll
-		for (int u = 0; u < U; u++)
-#pragma unroll
-			for (int h = 0; h < MH; h++)
-				av[u][h] = __ldg((const uint4 *)(arow[h] + (size_t)(st + u) * 32));
+		smallm_load<MH, U>(bv, av, brow, arow, st);
 #pragma unroll
 		for (int u = 0; u < U; u++)
 			smallm_step<MH>(acc[u & 1], av[u], bv[u]);
 	}
+#endif
 	for (; st < s1; st++) { /* fewer than U steps left, or the partial last step */
 		const bool ok = st * 32 + q * 8 < K;
 		uint4 av[MH];
