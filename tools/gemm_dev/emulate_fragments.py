@@ -34,8 +34,9 @@ def mma(acc, a, b):
         acc[lane][3] += D[g + 8][2 * q + 1]
 
 
-def smallm(A, B, RG=1, U=8, warps=8):
-    """gemm_smallm_kernel (v2): grid ceil(N / (8 RG)), row group w % RG, K slice w / RG; returns C."""
+def smallm(A, B, RG=1, U=8, ilv=False, warps=8):
+    """gemm_smallm_kernel (v2): grid ceil(N / (8 RG)), row group w % RG, K slice w / RG (or, ilv, every
+    KS-th batch of U steps); returns C."""
     M, K = A.shape
     N = B.shape[0]
     MH = (M + 7) // 8
@@ -49,9 +50,12 @@ def smallm(A, B, RG=1, U=8, warps=8):
         for w in range(warps):
             rg, ks = w % RG, w // RG
             n0 = blk * 8 * RG + rg * 8
-            s0 = ks * per
-            s1 = min(s0 + per, steps)
-            s1_full = min(s1, full)
+            if ilv:
+                stride, lim, rstep, rend, st = KS * U, full // U * U, KS, steps, ks * U
+            else:
+                s0 = ks * per
+                rend = min(s0 + per, steps)
+                stride, lim, rstep, st = U, min(rend, full), 1, s0
             acc = [[[[0.0] * 4 for _ in range(32)] for _ in range(MT)] for _ in range(2)]
 
             def load(mat, row, st, lane, ok=True):
@@ -74,14 +78,15 @@ def smallm(A, B, RG=1, U=8, warps=8):
                             a.append([lo[o:o + 2], hi[o:o + 2], lo[o + 2:o + 4], hi[o + 2:o + 4]])
                             b.append([bv[o:o + 2], bv[o + 2:o + 4]])
                         mma(acc[accset][t], a, b)
-            st = s0
-            while st + U <= s1_full:
+            while st + U <= lim:
                 for u in range(U):
                     step(st + u, u & 1, False)
-                st += U
-            while st < s1:
+                st += stride
+            if ilv:
+                st = lim + ks
+            while st < rend:
                 step(st, 0, True)
-                st += 1
+                st += rstep
             red[w] = [[[acc[0][t][lane][e] + acc[1][t][lane][e] for e in range(4)] for lane in range(32)]
                       for t in range(MT)]
         for rg in range(RG):
@@ -164,12 +169,14 @@ def mma_tile(A, B):
 def main():
     rng = np.random.default_rng()
     bad = 0
-    for (M, N, K, RG, U) in [(3, 40, 136, 1, 8), (16, 64, 2048, 2, 8), (21, 32, 264, 1, 4), (1, 34, 1024, 1, 8),
-                             (9, 18, 1288, 2, 8), (64, 16, 520, 1, 2), (33, 26, 4104, 4, 4), (2, 8, 8, 1, 8)]:
+    for (M, N, K, RG, U, ilv) in [(3, 40, 136, 1, 8, 0), (16, 64, 2048, 2, 8, 0), (21, 32, 264, 1, 4, 0),
+                                  (1, 34, 1024, 1, 8, 0), (9, 18, 1288, 2, 8, 0), (64, 16, 520, 1, 2, 0),
+                                  (33, 26, 4104, 4, 4, 0), (2, 8, 8, 1, 8, 0), (5, 20, 2312, 1, 8, 1),
+                                  (12, 16, 1064, 2, 4, 1), (1, 10, 8200, 1, 8, 1)]:
         A = rng.standard_normal((M, K))
         B = rng.standard_normal((N, K))
-        err = np.abs(smallm(A, B, RG, U) - A @ B.T).max()  # a NaN (an output never written) fails too
-        print("smallm M=%d N=%d K=%d RG=%d U=%d max err %.2e" % (M, N, K, RG, U, err))
+        err = np.abs(smallm(A, B, RG, U, bool(ilv)) - A @ B.T).max()  # a NaN (never written) fails too
+        print("smallm M=%d N=%d K=%d RG=%d U=%d ilv=%d max err %.2e" % (M, N, K, RG, U, ilv, err))
         bad += not err <= 1e-9
     A = rng.standard_normal((128, 72))
     B = rng.standard_normal((128, 72))

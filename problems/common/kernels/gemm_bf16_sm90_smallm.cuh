@@ -39,6 +39,9 @@
 #ifndef SF_GEMM_SM_U /* K steps (of 32) whose loads are issued together, M <= 16 */
 #define SF_GEMM_SM_U 8
 #endif
+#ifndef SF_GEMM_SM_ILV /* 1: K batches interleaved over the warps of a row group (candidate) */
+#define SF_GEMM_SM_ILV 0
+#endif
 #ifndef SF_GEMM_SM_PIPE /* 1: the next batch's loads are issued before this batch's mma.sync (candidate) */
 #define SF_GEMM_SM_PIPE 0
 #endif
@@ -111,8 +114,18 @@ __global__ void __launch_bounds__(kSmWarps * 32, MH <= 2 ? 2 : 1)
 	const int rg = warp % kSmRG, ks = warp / kSmRG;
 	const int n0 = blockIdx.x * kSmRows + rg * 8; /* first row of this warp's group */
 	const int steps = (K + 31) / 32, full = K / 32;
+	/* batches of U whole steps: st, st + stride, ... while st + U <= lim; then single steps r, r + rstep, ...
+	 * below rend (predicated). Contiguous: warp ks owns steps [ks * per, ...) of K. Interleaved
+	 * (SF_GEMM_SM_ILV): batch b of the row goes to warp b % KS, so the KS warps read one contiguous
+	 * KS * U * 64-byte stretch of each row at a time. */
+#if SF_GEMM_SM_ILV
+	const int stride = KS * U, lim = full / U * U, rstep = KS, rend = steps;
+	int st = ks * U;
+#else
 	const int per = (steps + KS - 1) / KS;
-	const int s0 = ks * per, s1 = min(s0 + per, steps), s1_full = min(s1, full);
+	const int s0 = ks * per, rend = min(s0 + per, steps), lim = min(rend, full), stride = U, rstep = 1;
+	int st = s0;
+#endif
 
 	float acc[2][MT][4]; /* two sets (even and odd K steps): two shorter mma dependency chains */
 #pragma unroll
@@ -129,21 +142,20 @@ __global__ void __launch_bounds__(kSmWarps * 32, MH <= 2 ? 2 : 1)
 	for (int h = 0; h < MH; h++)
 		arow[h] = A + (size_t)min(h * 8 + g, M - 1) * K + q * 8;
 
-	int st = s0;
 #if SF_GEMM_SM_PIPE
 	/* register double buffer: batch st + U is loaded before batch st's mma.sync run */
-	if (st + U <= s1_full) {
+	if (st + U <= lim) {
 		uint4 bv[U], av[U][MH];
 		smallm_load<MH, U>(bv, av, brow, arow, st);
 		for (;;) {
-			const bool more = st + 2 * U <= s1_full;
+			const bool more = st + stride + U <= lim;
 			uint4 bn[U], an[U][MH];
 			if (more)
-				smallm_load<MH, U>(bn, an, brow, arow, st + U);
+				smallm_load<MH, U>(bn, an, brow, arow, st + stride);
 #pragma unroll
 			for (int u = 0; u < U; u++)
 				smallm_step<MH>(acc[u & 1], av[u], bv[u]);
-			st += U;
+			st += stride;
 			if (!more)
 				break;
 #pragma unroll
@@ -156,7 +168,7 @@ __global__ void __launch_bounds__(kSmWarps * 32, MH <= 2 ? 2 : 1)
 		}
 	}
 #else
-	for (; st + U <= s1_full; st += U) {
+	for (; st + U <= lim; st += stride) {
 		uint4 bv[U], av[U][MH];
 		smallm_load<MH, U>(bv, av, brow, arow, st);
 #pragma unroll
@@ -164,7 +176,10 @@ __global__ void __launch_bounds__(kSmWarps * 32, MH <= 2 ? 2 : 1)
 			smallm_step<MH>(acc[u & 1], av[u], bv[u]);
 	}
 #endif
-	for (; st < s1; st++) { /* fewer than U steps left, or the partial last step */
+#if SF_GEMM_SM_ILV
+	st = lim + ks;
+#endif
+	for (; st < rend; st += rstep) { /* fewer than U steps left, or the partial last step */
 		const bool ok = st * 32 + q * 8 < K;
 		uint4 av[MH];
 		const uint4 bv = ok ? ld_stream16(brow + (size_t)st * 32) : make_uint4(0, 0, 0, 0);
