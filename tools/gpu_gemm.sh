@@ -18,7 +18,7 @@
 #   pipe4 -DSF_GEMM_SM_PIPE=1 -DSF_GEMM_SM_U=4  small M: batches of 4, the next batch loaded before this one's mma
 #   ilv   -DSF_GEMM_SM_ILV=1        small M: K batches interleaved over the warps (contiguous stretches of each row)
 #   ilvp4 ilv + pipe4
-#   sm16  -DSF_GEMM_SMALL_MAX_M=16  M 17..64 on the wgmma path instead of the small-M kernel
+#   sm64  -DSF_GEMM_SMALL_MAX_M=64  M 17..64 on the small-M kernel instead of the wgmma path (the default)
 #   red   -DSF_GEMM_WG_REDUCE=1     mid M: split-K slabs reduced by all units of a tile (cooperative launch)
 #   div2  -DSF_GEMM_WG_SPLIT_DIV=2  mid M: half as many K splits (half the slab traffic, half the CTAs)
 # STEPS selects steps (default: all). Exit status 0 when every step passed.
@@ -45,9 +45,9 @@ mkdir -p "$dev"
 src=problems/common/kernels/gemm_bf16_sm90.cu
 nv="nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Xcompiler -fPIC -shared -Iinclude -Xptxas -v"
 # name, flags, largest M the candidate can change (empty: all M)
-variants=("v2||" "rg2|-DSF_GEMM_SM_RG=2|64" "u4|-DSF_GEMM_SM_U=4|16" "pipe4|-DSF_GEMM_SM_PIPE=1 -DSF_GEMM_SM_U=4|64"
-	"ilv|-DSF_GEMM_SM_ILV=1|64" "ilvp4|-DSF_GEMM_SM_ILV=1 -DSF_GEMM_SM_PIPE=1 -DSF_GEMM_SM_U=4|64"
-	"sm16|-DSF_GEMM_SMALL_MAX_M=16|64" "div2|-DSF_GEMM_WG_SPLIT_DIV=2|512" "red|-DSF_GEMM_WG_REDUCE=1|512")
+variants=("v2||" "rg2|-DSF_GEMM_SM_RG=2|16" "u4|-DSF_GEMM_SM_U=4|16" "pipe4|-DSF_GEMM_SM_PIPE=1 -DSF_GEMM_SM_U=4|16"
+	"ilv|-DSF_GEMM_SM_ILV=1|16" "ilvp4|-DSF_GEMM_SM_ILV=1 -DSF_GEMM_SM_PIPE=1 -DSF_GEMM_SM_U=4|16"
+	"sm64|-DSF_GEMM_SMALL_MAX_M=64|64" "div2|-DSF_GEMM_WG_SPLIT_DIV=2|512" "red|-DSF_GEMM_WG_REDUCE=1|512")
 # red spins on a per-tile counter: a bug there hangs, so it is checked in its own process after the rest
 
 {

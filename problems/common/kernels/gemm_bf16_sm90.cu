@@ -43,8 +43,8 @@
 #ifndef SF_GEMM_WG_SPLIT_DIV /* split-K count = SMs / tiles / this */
 #define SF_GEMM_WG_SPLIT_DIV 1
 #endif
-#ifndef SF_GEMM_SMALL_MAX_M
-#define SF_GEMM_SMALL_MAX_M 64
+#ifndef SF_GEMM_SMALL_MAX_M /* 16: M 17..64 go to wgmma (see GEMM_NOTES.md, version 2) */
+#define SF_GEMM_SMALL_MAX_M 16
 #endif
 
 namespace {
