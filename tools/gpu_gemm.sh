@@ -29,7 +29,7 @@ logs=$out/logs
 mkdir -p "$logs"
 export SOLFORGE_CACHE=${SOLFORGE_CACHE:-$PWD/build/cache}
 steps=${STEPS:-build sass check eval}
-MS=${MS:-1,2,3,4,8,16,32,33,64,77,128,256,512,1024,4096,5000,8192}
+MS=${MS:-1,2,3,4,8,16,32,33,64,77,128,256,512,1000,1024,4096}
 CHECK_TIMEOUT=${CHECK_TIMEOUT:-85}
 EVAL_PROBLEM=${EVAL_PROBLEM:-gemm_bf16_n4096_k4096}
 has() { case " $steps " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
