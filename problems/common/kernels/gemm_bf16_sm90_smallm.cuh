@@ -10,8 +10,8 @@
  *
  * Version 2, work split: a block of 8 warps owns 8 * RG consecutive rows of B (RG groups of 8); warp w
  * takes row group w % RG and the (w / RG)-th of KS = 8 / RG consecutive K slices. No split across blocks
- * (no scratch, no atomics): grid = ceil(N / (8 RG)) blocks, 2 resident per SM for M <= 16 (launch bounds). The main
- * loop has no predicates: rows of B past N are clamped to row N - 1 and rows of A past M to row M - 1
+ * (no scratch, no atomics): grid = ceil(N / (8 RG)) blocks, 2 resident per SM for M <= 16 (launch
+ * bounds). The main loop has no predicates: rows of B past N are clamped to row N - 1 and rows of A past M to row M - 1
  * (their products land only in outputs that are never stored), and only whole 32-wide K steps inside K
  * are batched; the last partial step (K % 32 != 0) is loaded with a predicate. Per batch a lane issues U
  * 16-byte loads of B (ld.global.nc.L1::no_allocate: read once) and U * MH of A (L1-cached: every block
@@ -23,8 +23,13 @@
  * unchanged. MH = ceil(M / 8) 8-row halves of A; tile t of 16 rows uses halves 2t and 2t + 1 (a zero
  * register when 2t + 1 == MH).
  *
- * Reduction, deterministic: each warp adds its two accumulator sets (even / odd K steps of a batch), the KS warps of a row group store their accumulators to shared memory and
- * the group's first warp sums them in K-slice order and stores bf16 pairs.
+ * Candidates (tools/gpu_gemm.sh times them): SF_GEMM_SM_PIPE=1 loads the next batch before this batch's
+ * mma.sync (register double buffer); SF_GEMM_SM_ILV=1 deals K batches round-robin to the warps of a row
+ * group instead of contiguous K slices (contiguous stretches of each row in flight at once).
+ *
+ * Reduction, deterministic: each warp adds its two accumulator sets (even / odd K steps of a batch); the
+ * KS warps of a row group store their sums to shared memory and the group's first warp adds them in
+ * K-slice order and stores bf16 pairs.
  *
  * Requirements (checked by the host): K % 8 == 0, A and B 16-byte aligned, N % 2 == 0, M >= 1.
  */
