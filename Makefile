@@ -38,10 +38,36 @@ CLI_OBJ += $(AGENT_OBJ)
 TEST_SRC := $(wildcard tests/unit/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
+# SQLite, for the campaign (only the solforge CLI links it; the runners never do). The system's
+# sqlite3.h with libsqlite3.a linked statically where it exists; else .devdeps/ (tools/devdeps.sh
+# copies both there, for machines without the -dev package); SQLITE_CFLAGS / SQLITE_LIBS override.
+# Without any, the CLI builds without the campaign and `campaign`/`report` say so.
+SQLITE_A := $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libsqlite3.a /usr/lib/aarch64-linux-gnu/libsqlite3.a \
+	/usr/lib64/libsqlite3.a /usr/lib/libsqlite3.a /usr/local/lib/libsqlite3.a))
+ifeq ($(origin SQLITE_LIBS),undefined)
+ifneq ($(wildcard /usr/include/sqlite3.h),)
+SQLITE_CFLAGS ?=
+SQLITE_LIBS := $(if $(SQLITE_A),$(SQLITE_A),-lsqlite3)
+else ifneq ($(wildcard .devdeps/sqlite3.h),)
+SQLITE_CFLAGS ?= -I.devdeps
+SQLITE_LIBS := .devdeps/libsqlite3.a
+else
+SQLITE_LIBS :=
+endif
+endif
+ifeq ($(strip $(SQLITE_LIBS)),)
+CLI_CFLAGS := -DSF_NO_SQLITE
+CAMPAIGN_SRC :=
+else
+CLI_CFLAGS := $(SQLITE_CFLAGS)
+CAMPAIGN_SRC := $(wildcard src/campaign/*.c)
+endif
+CAMPAIGN_OBJ := $(CAMPAIGN_SRC:%.c=$(BUILD)/%.o)
+
 # core files the runners need (no JSON-free dependency on the CLI)
 RUNNER_CORE := src/core/util.c src/core/json.c src/core/dtype.c src/core/safetensors.c src/core/job.c
 
-BIN := $(BUILD)/solforge $(BUILD)/solforge-runner-cpu
+BIN := $(BUILD)/solforge $(BUILD)/solforge-runner-cpu $(BUILD)/solforge-inputs
 ifneq ($(CUDA_HOME),)
 BIN += $(BUILD)/solforge-runner-cuda
 endif
@@ -57,10 +83,20 @@ $(BUILD)/libsolforge.a: $(CORE_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/solforge: $(CLI_OBJ) $(BUILD)/libsolforge.a
-	$(CC) $(LDSAN) -o $@ $^ $(CLI_LDLIBS) $(LDLIBS)
+$(CLI_OBJ) $(CAMPAIGN_OBJ): ALL_CFLAGS += $(CLI_CFLAGS)
 
+$(BUILD)/solforge: $(CLI_OBJ) $(CAMPAIGN_OBJ) $(BUILD)/libsolforge.a
+	$(CC) $(LDSAN) -o $@ $^ $(SQLITE_LIBS) $(CLI_LDLIBS) $(LDLIBS)
+
+# Runners: full RELRO (the GOT the timer calls go through is read-only once loaded) and no exported
+# symbols for a candidate to bind to (docs/security.md).
+RUNNER_LDFLAGS := -Wl,-z,relro,-z,now
 $(BUILD)/solforge-runner-cpu: $(BUILD)/src/runner/runner_cpu.o $(BUILD)/src/runner/runner_common.o \
+		$(BUILD)/src/runner/runner_guard.o $(BUILD)/libsolforge.a
+	$(CC) $(LDSAN) $(RUNNER_LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The PyTorch bridge's input writer (docs/bridge.md): the cpu runner's draws, written as safetensors.
+$(BUILD)/solforge-inputs: $(BUILD)/src/runner/inputs_main.o $(BUILD)/src/runner/runner_common.o \
 		$(BUILD)/libsolforge.a
 	$(CC) $(LDSAN) -rdynamic -o $@ $^ $(LDLIBS)
 
@@ -71,10 +107,10 @@ NVCCFLAGS := -std=c++17 -O2 -g $(SM) -Iinclude -Isrc -Xcompiler -Wall,-Wextra,-W
 CUDA_LIBS := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/extras/CUPTI/lib64 -lcupti -lcudart -ldl -lpthread -lm \
 	-Xlinker -rpath,$(CUDA_HOME)/lib64 -Xlinker -rpath,$(CUDA_HOME)/extras/CUPTI/lib64
 $(BUILD)/solforge-runner-cuda: src/runner/runner_cuda.cu $(wildcard src/runner/*.h) $(BUILD)/src/runner/runner_common.o \
-		$(BUILD)/libsolforge.a
+		$(BUILD)/src/runner/runner_guard.o $(BUILD)/libsolforge.a
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -o $@ src/runner/runner_cuda.cu $(BUILD)/src/runner/runner_common.o \
-		$(BUILD)/libsolforge.a $(CUDA_LIBS)
+		$(BUILD)/src/runner/runner_guard.o $(BUILD)/libsolforge.a $(CUDA_LIBS) -Xlinker -z,relro,-z,now
 
 $(BUILD)/tests/unit/all_tests.h: $(TEST_SRC)
 	@mkdir -p $(dir $@)
@@ -84,7 +120,8 @@ $(BUILD)/tests/unit/main.o: tests/unit/main.c $(BUILD)/tests/unit/all_tests.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -I$(BUILD)/tests/unit -c $< -o $@
 
-$(BUILD)/unit-tests: $(TEST_OBJ) $(BUILD)/libsolforge.a
+# the campaign's pure text functions (no SQLite) are unit-tested too
+$(BUILD)/unit-tests: $(TEST_OBJ) $(BUILD)/src/campaign/parse.o $(BUILD)/libsolforge.a
 	$(CC) $(LDSAN) -o $@ $^ $(LDLIBS)
 
 unit: $(BUILD)/unit-tests
@@ -104,4 +141,4 @@ gpu-check:
 clean:
 	rm -rf build build-asan
 
--include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+-include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(CAMPAIGN_OBJ:.o=.d) $(TEST_OBJ:.o=.d)

@@ -16,7 +16,8 @@ lane in numpy and compares with a float64 reference of the definitions (natural 
 
 Random ragged compositions (empty prefill sequences, prefixes longer than the new tokens, single
 tokens, pages in random order, page sizes 1 and 16). Prints one line per case and a summary; exit 1
-on any mismatch. Constants and formulas mirror solutions/fast.cu: change both together.
+on any mismatch. Constants and formulas mirror problems/common/kernels/gqa_paged_{decode,prefill}_sm90.cu (which
+the four problems' solutions/fast.cu include): change both together.
 """
 import argparse
 import sys

@@ -14,7 +14,7 @@ list=$(mktemp)
 for o in problems/*/*/oracle.c problems/common/oracles/*.c tools/calibration/*/oracle.c; do
 	case $o in */test_*) ;; *) echo "oracle $o" ;; esac
 done >>"$list"
-for s in problems/*/*/solutions/*.cu problems/common/baselines/*.cu tests/gpu/toy/*.cu tools/calibration/*/solutions/*.cu tests/fixtures/cuda/*/*.cu; do
+for s in problems/*/*/solutions/*.cu problems/common/baselines/*.cu tests/gpu/toy/*.cu tools/calibration/*/solutions/*.cu tests/fixtures/cuda/*/*.cu tests/redteam/cuda/*.cu; do
 	case $s in *compile_error*) continue ;; esac
 	[ -f "$s" ] && echo "source $s"
 done >>"$list"

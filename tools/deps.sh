@@ -11,6 +11,11 @@ command -v pgrep >/dev/null 2>&1 || need+=(procps)
 # libcurl's headers, for the openai: model client (src/agent/openai.c; the CLI builds without them, the
 # client then failing with a clear error, but the tests need it)
 printf '#include <curl/curl.h>\n' | "${CC:-cc}" -E - >/dev/null 2>&1 || need+=(libcurl4-openssl-dev)
+# the campaign's database (header + static library) and the HTML report's rendering test
+[ -f /usr/include/sqlite3.h ] || need+=(libsqlite3-dev)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+# the PyTorch bridge's I/O layer and its CI suite (tests/suites/bridge.sh) need numpy (torch is optional)
+python3 -c 'import numpy' >/dev/null 2>&1 || need+=(python3-numpy)
 # libFuzzer's runtime for the fuzz targets
 if command -v clang >/dev/null 2>&1; then
 	v=$(clang --version | sed -n 's/.*version \([0-9]*\).*/\1/p' | head -1)

@@ -1,32 +1,39 @@
 #!/usr/bin/env bash
-# gpu_gemm.sh - one-shot GPU check of the from-scratch bf16 GEMM (problems/common/kernels/gemm_bf16_sm90.cu)
-# on an H200, in well under 4 minutes. Full logs go to $OUT (the device tool) or build/gpu-gemm, packed
-# into gpu_gemm_logs.tgz beside summary.txt; a short table is printed last.
+# gpu_gemm.sh - one-shot GPU check and tuning run of the from-scratch bf16 GEMM
+# (problems/common/kernels/gemm_bf16_sm90.cu) on an H200, in under 150 s. Full logs go to $OUT (the device
+# tool) or build/gpu-gemm, packed into gpu_gemm_logs.tgz beside summary.txt; the table is printed last.
 #
-#   build    the two variants of the solution as plain .so files (wgmma: SF_GEMM_LARGE=2; mma: the mma.sync
-#            path, SF_GEMM_LARGE=1, the v1 default) plus the cuBLASLt baseline, with -Xptxas -v
-#   sass     cuobjdump: HGMMA / UTMALDG / HMMA counts of each variant (the large-M path must show HGMMA)
-#   check    tools/gemm_dev/gemm_check.py: correctness of each variant against an fp32 torch reference on the
-#            4 shapes x M in $MS (odd M included), timed beside cuBLASLt (L2 flushed, median), each variant
-#            in its own process under `timeout` (a hung kernel costs at most $VARIANT_TIMEOUT s)
-#   eval     build/solforge eval of solutions/fast.cu (the default variant) and of the wgmma variant (a
-#            generated solution.json manifest with cuda_cflags -DSF_GEMM_LARGE=2) on $EVAL_PROBLEMS, with
-#            the cuBLASLt baseline in the same run (--rounds 2 --budget-ms 300), while time is left
+#   build    the default variant (v2) and the candidate variants below as plain .so files, plus the
+#            cuBLASLt baseline, all with -Xptxas -v, in parallel with `make` (the eval step needs build/solforge)
+#   sass     cuobjdump of v2: HGMMA / HMMA / LDG counts (the large-M path must show HGMMA)
+#   check    ONE tools/gemm_dev/gemm_check.py process: every variant but red checked against an fp32 torch
+#            reference and timed beside cuBLASLt (CUDA events, L2 flushed, median of 10) on the 4 shapes x
+#            $MS; a candidate only at the M it can change (NAME=PATH@MAXM); under `timeout` (a hang costs
+#            at most $CHECK_TIMEOUT s); then red alone at M in $MS_MID (35 s limit)
+#   eval     build/solforge eval of solutions/fast.cu (the default) on gemm_bf16_n4096_k4096, workloads
+#            matching -m1 (M = 1, 16, 128, 1024), --rounds 1 --budget-ms 200, if time is left
+# Candidates (one -D each; the default of every macro is in gemm_bf16_sm90.cu / its headers):
+#   rg2   -DSF_GEMM_SM_RG=2         small M: 16 rows of B per block (4 K slices per row group), 2x fewer blocks
+#   u4    -DSF_GEMM_SM_U=4          small M: 4 loads of B in flight per lane instead of 8 (tests the in-flight hypothesis)
+#   pipe4 -DSF_GEMM_SM_PIPE=1 -DSF_GEMM_SM_U=4  small M: batches of 4, the next batch loaded before this one's mma
+#   ilv   -DSF_GEMM_SM_ILV=1        small M: K batches interleaved over the warps (contiguous stretches of each row)
+#   ilvp4 ilv + pipe4
+#   sm64  -DSF_GEMM_SMALL_MAX_M=64  M 17..64 on the small-M kernel instead of the wgmma path (the default)
+#   red   -DSF_GEMM_WG_REDUCE=1     mid M: split-K slabs reduced by all units of a tile (cooperative launch)
+#   div2  -DSF_GEMM_WG_SPLIT_DIV=2  mid M: half as many K splits (half the slab traffic, half the CTAs)
 # STEPS selects steps (default: all). Exit status 0 when every step passed.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 out=${OUT:-build/gpu-gemm}
-mkdir -p "$out"
 logs=$out/logs
 mkdir -p "$logs"
 export SOLFORGE_CACHE=${SOLFORGE_CACHE:-$PWD/build/cache}
 steps=${STEPS:-build sass check eval}
-MS=${MS:-1,2,3,4,8,16,32,33,64,77,128,256,512,1000,1024,2048,4096,5000,8192}
-VARIANT_TIMEOUT=${VARIANT_TIMEOUT:-75}
-EVAL_PROBLEMS=${EVAL_PROBLEMS:-gemm_bf16_n4096_k4096 gemm_bf16_n28672_k4096}
+MS=${MS:-1,2,3,4,8,16,32,33,64,77,128,256,512,1000,1024,4096}
+CHECK_TIMEOUT=${CHECK_TIMEOUT:-85}
+EVAL_PROBLEM=${EVAL_PROBLEM:-gemm_bf16_n4096_k4096}
 has() { case " $steps " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 summary=()
-evals=()
 status=0
 note() {
 	summary+=("$1")
@@ -37,6 +44,11 @@ dev=build/gemm_dev
 mkdir -p "$dev"
 src=problems/common/kernels/gemm_bf16_sm90.cu
 nv="nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Xcompiler -fPIC -shared -Iinclude -Xptxas -v"
+# name, flags, largest M the candidate can change (empty: all M)
+variants=("v2||" "rg2|-DSF_GEMM_SM_RG=2|16" "u4|-DSF_GEMM_SM_U=4|16" "pipe4|-DSF_GEMM_SM_PIPE=1 -DSF_GEMM_SM_U=4|16"
+	"ilv|-DSF_GEMM_SM_ILV=1|16" "ilvp4|-DSF_GEMM_SM_ILV=1 -DSF_GEMM_SM_PIPE=1 -DSF_GEMM_SM_U=4|16"
+	"sm64|-DSF_GEMM_SMALL_MAX_M=64|64" "div2|-DSF_GEMM_WG_SPLIT_DIV=2|512" "red|-DSF_GEMM_WG_REDUCE=1|512")
+# red spins on a per-tile counter: a bug there hangs, so it is checked in its own process after the rest
 
 {
 	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit --format=csv
@@ -46,125 +58,100 @@ nv="nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Xcompiler -fPIC -
 if has build; then
 	make -j"$(nproc)" >"$logs/make.log" 2>&1 &
 	mk=$!
-	$nv -DSF_GEMM_LARGE=2 "$src" -o "$dev/wgmma.so" >"$logs/ptxas_wgmma.log" 2>&1 &
-	p1=$!
-	$nv -DSF_GEMM_LARGE=1 "$src" -o "$dev/mma.so" >"$logs/ptxas_mma.log" 2>&1 &
-	p2=$!
+	pids=()
+	for v in "${variants[@]}"; do
+		IFS='|' read -r name flags _ <<<"$v"
+		# shellcheck disable=SC2086
+		$nv $flags "$src" -o "$dev/$name.so" >"$logs/ptxas_$name.log" 2>&1 &
+		pids+=($!)
+	done
 	$nv problems/common/baselines/cublaslt_gemm_bf16.cu -o "$dev/cublaslt.so" -lcublasLt -lcublas >"$logs/ptxas_cublaslt.log" 2>&1 &
-	p3=$!
-	wait $p1 $p2 $p3
+	pids+=($!)
+	wait "${pids[@]}"
 	wait $mk || { note "make: FAILED (see logs/make.log)"; status=1; }
-	for v in wgmma mma cublaslt; do
-		if [ -f "$dev/$v.so" ]; then
-			note "build $v: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); sub(/kernel.*/, "", k)} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$v.log")"
+	for v in "${variants[@]}" "cublaslt||"; do
+		IFS='|' read -r name _ _ <<<"$v"
+		if [ -f "$dev/$name.so" ]; then
+			[ "$name" = v2 ] && note "build v2: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); sub(/kernel.*/, "", k); sub(/EEEvPK.*/, "", k)} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
 		else
-			note "build $v: FAILED (see logs/ptxas_$v.log)"
-			tail -20 "$logs/ptxas_$v.log"
+			note "build $name: FAILED (see logs/ptxas_$name.log)"
+			tail -20 "$logs/ptxas_$name.log"
 			status=1
 		fi
 	done
+	note "build: done at $(($(date +%s) - t0)) s"
 fi
 
-# the eval step's builds (solution, baseline, oracle module) run on the CPU while the check step uses the GPU
-if has eval; then
-	# the wgmma variant as a manifest: the same sources, compiled with -DSF_GEMM_LARGE=2
-	python3 - "$dev/wgmma_solution.json" <<'PY'
-import json, sys
-d = "problems/common/kernels/"
-srcs = [{"path": "fast.cu", "content": '#include "gemm_bf16_sm90.cu"\n'}]
-for f in ["gemm_bf16_sm90.cu", "gemm_bf16_sm90_smallm.cuh", "gemm_bf16_sm90_mma.cuh", "gemm_bf16_sm90_wgmma.cuh"]:
-    srcs.append({"path": f, "content": open(d + f).read()})
-json.dump({"name": "fast_wgmma", "spec": {"language": "cuda", "entry_point": "fast.cu::run",
-           "compile_options": {"cuda_cflags": ["-DSF_GEMM_LARGE=2"]}}, "sources": srcs}, open(sys.argv[1], "w"))
-PY
-	for p in $EVAL_PROBLEMS; do
-		for v in default wgmma; do
-			sol=problems/llama/$p/solutions/fast.cu
-			[ $v = wgmma ] && sol=$dev/wgmma_solution.json
-			build/solforge eval "problems/llama/$p" "$sol" --backend cuda --prepare-only >"$logs/prepare_${p}_$v.log" 2>&1 &
-		done
-	done
+# the eval step's build (solution, baseline, oracle module) runs on the CPU while the check step uses the GPU
+if has eval && [ -x build/solforge ]; then
+	build/solforge eval "problems/llama/$EVAL_PROBLEM" "problems/llama/$EVAL_PROBLEM/solutions/fast.cu" --backend cuda \
+		--prepare-only >"$logs/prepare.log" 2>&1 &
+	prep=$!
 fi
 
-if has sass; then
-	for v in wgmma mma; do
-		if [ -f "$dev/$v.so" ]; then
-			cuobjdump --dump-sass "$dev/$v.so" >"$logs/sass_$v.txt" 2>&1
-			note "sass $v: HGMMA $(grep -c HGMMA "$logs/sass_$v.txt") UTMALDG $(grep -c UTMALDG "$logs/sass_$v.txt") HMMA $(grep -c 'HMMA\.' "$logs/sass_$v.txt")"
-		fi
-	done
-	n=$(grep -c HGMMA "$logs/sass_wgmma.txt" 2>/dev/null)
-	[ "${n:-0}" -gt 0 ] || { note "sass: no HGMMA in the wgmma variant"; status=1; }
+if has sass && [ -f "$dev/v2.so" ]; then
+	cuobjdump --dump-sass "$dev/v2.so" >"$logs/sass_v2.txt" 2>&1
+	n=$(grep -c HGMMA "$logs/sass_v2.txt")
+	note "sass v2: HGMMA $n UTMALDG $(grep -c UTMALDG "$logs/sass_v2.txt") HMMA $(grep -c 'HMMA\.' "$logs/sass_v2.txt") LDG.E.NA.128 $(grep -c 'LDG.E.NA.128' "$logs/sass_v2.txt")"
+	[ "${n:-0}" -gt 0 ] || { note "sass: no HGMMA in v2"; status=1; }
 fi
 
 if has check; then
-	for v in mma wgmma; do
-		[ -f "$dev/$v.so" ] || continue
-		timeout -s KILL "$VARIANT_TIMEOUT" python3 tools/gemm_dev/gemm_check.py --ref "cublasLt=$dev/cublaslt.so" \
-			--sol "$v=$dev/$v.so" --ms "$MS" >"$logs/check_$v.log" 2>&1
-		rc=$?
-		nfail=$(grep -c ' FAIL' "$logs/check_$v.log")
-		nok=$(grep -c ' ok ' "$logs/check_$v.log")
-		if [ $rc = 0 ]; then
-			note "check $v: all $nok passed"
-		else
-			note "check $v: rc $rc, $nok ok, $nfail FAILED$([ $rc = 137 ] && echo ' (killed by timeout: hang?)')"
-			grep -A1 ' FAIL' "$logs/check_$v.log" | head -12
-			tail -3 "$logs/check_$v.log"
-			status=1
-		fi
+	sols=()
+	for v in "${variants[@]}"; do
+		IFS='|' read -r name _ maxm <<<"$v"
+		[ "$name" != red ] && [ -f "$dev/$name.so" ] && sols+=(--sol "$name=$dev/$name.so${maxm:+@$maxm}")
 	done
+	timeout -s KILL "$CHECK_TIMEOUT" python3 tools/gemm_dev/gemm_check.py --ref "cublasLt=$dev/cublaslt.so" \
+		"${sols[@]}" --ms "$MS" >"$logs/check.log" 2>&1
+	rc=$?
+	nfail=$(grep -c ' FAIL' "$logs/check.log")
+	nok=$(grep -c ' ok ' "$logs/check.log")
+	if [ $rc = 0 ] && [ "$nok" -gt 0 ]; then
+		note "check: all $nok passed (every variant), at $(($(date +%s) - t0)) s"
+	else
+		note "check: rc $rc, $nok ok, $nfail FAILED$([ $rc = 137 ] && echo ' (killed by timeout: hang or slow?)')"
+		grep -A1 ' FAIL' "$logs/check.log" | head -12
+		tail -3 "$logs/check.log"
+		status=1
+	fi
 fi
 
+if has check && [ -f "$dev/red.so" ]; then
+	timeout -s KILL 35 python3 tools/gemm_dev/gemm_check.py --ref "cublasLt=$dev/cublaslt.so" \
+		--sol "red=$dev/red.so" --ms "${MS_MID:-77,128,256,512}" >"$logs/check_red.log" 2>&1
+	rc=$?
+	note "check red: rc $rc$([ $rc = 137 ] && echo ' (killed by timeout: hang?)'), $(grep -c ' ok ' "$logs/check_red.log") ok, $(grep -c ' FAIL' "$logs/check_red.log") FAILED (candidate: not counted in the status)"
+fi
+
+evaltab=""
 if has eval; then
-	wait # the background builds
-	for p in $EVAL_PROBLEMS; do
-		for v in default wgmma; do
-			now=$(($(date +%s) - t0))
-			if [ $now -gt 170 ]; then
-				note "eval $p $v: skipped (time, ${now}s used)"
-				continue
-			fi
-			sol=problems/llama/$p/solutions/fast.cu
-			[ $v = wgmma ] && sol=$dev/wgmma_solution.json
-			timeout -s KILL 100 build/solforge eval "problems/llama/$p" "$sol" --backend cuda \
-				--rounds 2 --budget-ms 300 --timeout 60 >"$logs/eval_${p}_$v.log" 2>&1
-			rc=$?
-			note "eval $p $v: rc $rc, $(grep -c '^gemm_bf16.* PASSED ' "$logs/eval_${p}_$v.log") workloads PASSED"
-			tab=$(sed -n '/^workload /,$p' "$logs/eval_${p}_$v.log" | sed "s/^/$v  /" | cut -c1-110)
-			[ -n "$tab" ] && evals+=("$tab")
-			[ $rc = 0 ] || status=1
-		done
-	done
+	[ -n "${prep:-}" ] && wait "$prep"
+	now=$(($(date +%s) - t0))
+	if [ ! -x build/solforge ]; then
+		note "eval: skipped (no build/solforge)"
+		status=1
+	elif [ $now -gt 125 ]; then
+		note "eval: skipped (time, ${now}s used)"
+	else
+		timeout -s KILL 40 build/solforge eval "problems/llama/$EVAL_PROBLEM" "problems/llama/$EVAL_PROBLEM/solutions/fast.cu" \
+			--backend cuda --only -m1 --rounds 1 --budget-ms 200 --timeout 30 >"$logs/eval.log" 2>&1
+		rc=$?
+		note "eval $EVAL_PROBLEM (M 1, 16, 128, 1024): rc $rc, $(grep -c '^gemm_bf16.* PASSED ' "$logs/eval.log") workloads PASSED"
+		evaltab=$(sed -n '/^workload /,$p' "$logs/eval.log" | cut -c1-110)
+		[ $rc = 0 ] || status=1
+	fi
 fi
 
-# the compact table: per variant and shape, the geomean speedup over cuBLASLt by M class
-table=$(python3 - "$logs" <<'EOF'
-import glob, math, os, sys
-rows = {}
-for f in sorted(glob.glob(os.path.join(sys.argv[1], "check_*.log"))):
-    for line in open(f):
-        p = line.split()
-        if len(p) != 10 or p[3] != "ok":
-            continue
-        try:
-            shape, M, sol, sp, bw = p[0], int(p[1]), p[2], float(p[7]), float(p[9])
-        except ValueError:
-            continue
-        if sp != sp:
-            continue
-        cls = "M<=16" if M <= 16 else ("M<=512" if M <= 512 else "M>512")
-        rows.setdefault((sol, shape, cls), []).append((sp, bw))
-print("%-6s %-11s %-7s %8s %8s %7s" % ("sol", "shape", "class", "geo_x", "min_x", "minTB/s"))
-for (sol, shape, cls), v in sorted(rows.items()):
-    g = math.exp(sum(math.log(x[0]) for x in v) / len(v))
-    print("%-6s %-11s %-7s %8.3f %8.3f %7.2f" % (sol, shape, cls, g, min(x[0] for x in v), min(x[1] for x in v)))
-EOF
-)
+table=""
+if [ -f "$logs/check.log" ]; then
+	cat "$logs/check.log" "$logs"/check_red.log >"$logs/check_all.log" 2>/dev/null
+	table=$(python3 tools/gemm_dev/gemm_table.py "$logs/check_all.log" --default v2)
+fi
 echo "$table" >"$logs/table.txt"
 {
 	printf '%s\n' "${summary[@]}"
-	[ ${#evals[@]} -gt 0 ] && printf '%s\n' "${evals[@]}"
+	[ -n "$evaltab" ] && echo "$evaltab"
 	echo "$table"
 	echo "total $(($(date +%s) - t0)) s, status $status"
 } >"$out/summary.txt"

@@ -14,6 +14,9 @@ int cmd_sol(int argc, char **argv);
 int cmd_suite(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_oracle_check(int argc, char **argv);
+int cmd_campaign(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 
 /* Shared by eval and suite: parses one evaluation option at argv[*i] (advancing *i past a value).
  * Returns 1 when consumed, 0 when not an evaluation option, -1 on a bad value (message printed). */
@@ -23,6 +26,8 @@ int cli_eval_option(int argc, char **argv, int *i, sf_eval_opts *o, const char *
 int cli_pick_backend(const char *name, sf_eval_opts *o);
 /* Prints the per-workload table of an evaluation. */
 void cli_print_table(FILE *f, const sf_eval *e);
+/* Whether a -D define "NAME[=VALUE]" is acceptable (identifier; value of [A-Za-z0-9_.+-]). */
+int cli_define_ok(const char *d);
 /* Usage text of the evaluation options. */
 extern const char cli_eval_options_help[];
 

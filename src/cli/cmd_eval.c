@@ -24,7 +24,10 @@ const char cli_eval_options_help[] =
 	"  --no-baseline        do not time baselines\n"
 	"  --cpu-max-work X     cpu backend: skip workloads above X FLOPs+bytes or X/10 tensor elements (3e8)\n"
 	"  --seed N             fixed secret seed (reproducible inputs; weakens the defenses)\n"
-	"  --keep               keep the scratch folder of runner jobs and outputs\n";
+	"  --keep               keep the scratch folder of runner jobs and outputs\n"
+	"  --no-torch           leave out the PyTorch baselines (backend torch; they need python3 + torch)\n"
+	"  --xval               also check the definition's PyTorch reference against the C oracle\n"
+	"                       (the PyTorch bridge, docs/bridge.md)\n";
 
 static int need_value(int argc, char **argv, int *i)
 {
@@ -119,6 +122,14 @@ int cli_eval_option(int argc, char **argv, int *i, sf_eval_opts *o, const char *
 		o->keep = 1;
 		return 1;
 	}
+	if (!strcmp(a, "--no-torch")) {
+		o->no_torch = 1;
+		return 1;
+	}
+	if (!strcmp(a, "--xval")) {
+		o->xval = 1;
+		return 1;
+	}
 	return 0;
 }
 
@@ -205,6 +216,26 @@ void cli_print_table(FILE *f, const sf_eval *e)
 	}
 }
 
+/* Whether "NAME=VALUE" (or "NAME") is a define solforge passes on: NAME an identifier, VALUE made of
+ * letters, digits and _ . + - only (no quoting, no second flag hidden in it). */
+int cli_define_ok(const char *d)
+{
+	if (!((*d >= 'A' && *d <= 'Z') || (*d >= 'a' && *d <= 'z') || *d == '_'))
+		return 0;
+	const char *p = d;
+	while ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_')
+		p++;
+	if (!*p)
+		return 1;
+	if (*p++ != '=')
+		return 0;
+	for (; *p; p++)
+		if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' ||
+		      *p == '.' || *p == '+' || *p == '-'))
+			return 0;
+	return 1;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: solforge eval PROBLEM SOLUTION [options]\n\n"
@@ -212,6 +243,8 @@ static void usage(FILE *f)
 		   "or solution.json manifest, or @oracle (the problem's oracle as a cpu solution).\n\noptions:\n%s"
 		   "  --json               print one trace per workload as JSON lines instead of the table\n"
 		   "  -o FILE              also write the JSON lines to FILE\n"
+		   "  --sample N           evaluate only N of the (selected) workloads, evenly spread over the file\n"
+		   "  -D NAME=VALUE        compile the solution with this define (repeatable; part of the cache key)\n"
 		   "  --prepare-only       build the oracle module, the solution and the baselines, then stop\n"
 		   "  --calibrate          first measure the copy bandwidth and bf16 GEMM rate here, and add a\n"
 		   "                       measured-ceiling T_sol and SOL score to every trace\n"
@@ -225,7 +258,8 @@ int cmd_eval(int argc, char **argv)
 	sf_eval_opts o;
 	sf_eval_opts_default(&o);
 	const char *backend = NULL, *out = NULL, *pos[2] = { NULL, NULL };
-	int npos = 0, json = 0, prepare_only = 0, calibrate = 0, copy_ceiling = 0;
+	int npos = 0, json = 0, prepare_only = 0, calibrate = 0, copy_ceiling = 0, n_def = 0, sample = 0;
+	const char *defs[65] = { NULL };
 	for (int i = 1; i < argc; i++) {
 		int r = cli_eval_option(argc, argv, &i, &o, &backend);
 		if (r < 0)
@@ -235,6 +269,23 @@ int cmd_eval(int argc, char **argv)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			usage(stdout);
 			return SF_EXIT_OK;
+		} else if (!strncmp(argv[i], "-D", 2)) {
+			const char *d = argv[i][2] ? argv[i] + 2 : (i + 1 < argc ? argv[++i] : "");
+			if (!cli_define_ok(d) || n_def >= 64) {
+				fprintf(stderr, "solforge: -D '%s': a define is NAME or NAME=VALUE (letters, digits, _ . + -; "
+						"at most 64)\n", d);
+				return SF_EXIT_USAGE;
+			}
+			defs[n_def++] = d;
+			o.defines = defs;
+		} else if (!strcmp(argv[i], "--sample")) {
+			int64_t n;
+			if (i + 1 >= argc || sf_parse_i64(argv[i + 1], &n) || n < 1 || n > 1000000) {
+				fprintf(stderr, "solforge: --sample needs a positive integer\n");
+				return SF_EXIT_USAGE;
+			}
+			sample = (int)n;
+			i++;
 		} else if (!strcmp(argv[i], "--json")) {
 			json = 1;
 		} else if (!strcmp(argv[i], "--calibrate")) {
@@ -319,10 +370,20 @@ int cmd_eval(int argc, char **argv)
 		sf_eval_free(&e, &o);
 		return SF_EXIT_USAGE;
 	}
-	int exit_code = SF_EXIT_OK, any = 0;
+	int exit_code = SF_EXIT_OK, any = 0, n_sel = 0, k_sel = 0;
+	for (int i = 0; i < e.n_ws; i++)
+		n_sel += sf_eval_selected(&o, e.ws[i].uuid);
 	for (int i = 0; i < e.n_ws; i++) {
 		if (!sf_eval_selected(&o, e.ws[i].uuid))
 			continue;
+		if (sample && n_sel > sample) {
+			/* --sample: `sample` of the selected workloads, evenly spread, the first and last included */
+			int k = k_sel++, hit = 0;
+			for (int j = 0; j < sample && !hit; j++)
+				hit = k == (sample == 1 ? 0 : (int)((double)j * (n_sel - 1) / (sample - 1) + 0.5));
+			if (!hit)
+				continue;
+		}
 		any = 1;
 		sf_eval_workload(&e, i, &o);
 		const sf_wresult *r = &e.res[i];

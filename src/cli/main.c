@@ -18,7 +18,10 @@ static const struct cmd_struct commands[] = {
 	{ "suite", cmd_suite, "evaluate the bundled solutions of every problem (the default job)" },
 	{ "list", cmd_list, "list problems with their op type and source model" },
 	{ "sol", cmd_sol, "FLOPs, bytes and speed-of-light time per workload" },
+	{ "campaign", cmd_campaign, "optimize problems with agents or the autotuner, recorded in a database" },
+	{ "report", cmd_report, "the report of a campaign database (text, --html)" },
 	{ "oracle-check", cmd_oracle_check, "check that the GPU-compiled oracle agrees with the CPU one" },
+	{ "import", cmd_import, "read SOL-ExecBench / FlashInfer-Bench problem folders: what can be evaluated" },
 	{ "version", cmd_version, "print the version" },
 };
 

@@ -92,6 +92,10 @@ static void cuda_solution_cmd(const char *home, const char *src, const char *con
 			      sf_argv *cmd)
 {
 	common(home, cmd);
+	/* the runner's own CUDA runtime, not a static copy inside the candidate: the static runtime
+	 * imports dlopen, sockets, fork and more, which would blind the import check (imports.h) */
+	sf_argv_add(cmd, "-cudart");
+	sf_argv_add(cmd, "shared");
 	add_list(cmd, cflags);
 	sf_argv_add(cmd, src);
 	sf_argv_add(cmd, "-o");

@@ -41,6 +41,10 @@ typedef struct sf_eval_opts {
 	FILE *progress;               /* one line per finished workload, or NULL */
 	const struct sf_calibration *calibration; /* measured ceilings (calibrate.h), or NULL */
 	struct sf_copy_ceiling *copy_ceiling;     /* time a same-size copy per workload (calibrate.h), or NULL */
+	const char *const *defines;   /* "NAME=VALUE" compiler defines for the candidate (-D), NULL-terminated or NULL */
+	int no_torch;                 /* leave the PyTorch baselines out (--no-torch) */
+	int xval;                     /* also run the definition's PyTorch reference through the bridge and
+				         check it against the C oracle (docs/bridge.md) */
 } sf_eval_opts;
 
 void sf_eval_opts_default(sf_eval_opts *o);
@@ -58,9 +62,11 @@ typedef struct sf_wresult {
 	sf_stats tk, tb;
 	int have_tk, have_tb;
 	char *baseline;               /* name of the fastest correct baseline */
+	char *baselines_json;         /* every baseline's outcome: JSON array items, or NULL */
 	char *timing_method;
 	double score, speedup;
 	double sol_measured_s;        /* T_sol at the measured ceilings (NaN without --calibrate) */
+	double clock_ms;             /* the external clock's time per call (eval_workload.c clock_check), or NAN */
 	double score_measured;        /* S against that T_sol */
 	double copy_s;                /* the calibration copy of the workload's SOL bytes, same run (NaN without --copy-ceiling) */
 	double bw_fraction;           /* (bytes / T_k) / (bytes / copy_s) = copy_s / T_k, or NaN */
@@ -74,7 +80,9 @@ typedef struct sf_baseline_build {
 	char *name;
 	char *entry;
 	sf_build build;
-	char *error;                  /* NULL when it built */
+	char *error;                  /* NULL when it built (torch: when the bridge is usable) */
+	int torch, compile;           /* a PyTorch baseline run by the bridge (docs/bridge.md) */
+	char *source;
 } sf_baseline_build;
 
 typedef struct sf_eval {
@@ -84,6 +92,7 @@ typedef struct sf_eval {
 	sf_solution sol;
 	sf_build sol_build, module_build;
 	char *compile_error;          /* the candidate did not build: its log */
+	char *hack_error;             /* the built candidate failed the static import check (imports.h) */
 	sf_baseline_build *baselines;
 	int n_baselines;
 	const sf_hw *hw;
@@ -92,6 +101,10 @@ typedef struct sf_eval {
 	uint64_t secret;
 	sf_wresult *res;
 	int n_res;
+	struct sf_bridge *bridge;     /* the PyTorch bridge, when a task needs it (bridge.h), else NULL */
+	int torch_ref;                /* no C oracle: the definition's PyTorch reference is the oracle */
+	char *cpu_module;             /* the problem module built for the cpu (custom inputs for the bridge) */
+	sf_build cpu_module_build;
 } sf_eval;
 
 /* Loads the problem and solution, builds everything once. On a compile failure of the candidate it
@@ -127,13 +140,23 @@ typedef struct sf_runner_out {
 	int n_samples;
 	char *method;
 	double timed_wall_ms;
-	int audit_sets;      /* timing sets whose outputs it wrote (set<s>.safetensors) */
+	int n_audits;        /* audited timed calls (audit<i>.safetensors) */
+	int audit_set[SF_MAX_AUDITS];
+	uint64_t audit_key[SF_MAX_AUDITS];
+	int64_t batch_calls; /* calls per half of the external wall-clock batch */
+	int have_clock;      /* the parent saw all four batch marks: */
+	double ext_empty_s, ext_cand_s; /* wall time of the empty half and of the candidate's half */
+	double cpu_empty_s, cpu_cand_s; /* the runner's CPU time in each half (-1: unknown) */
+	int have_compile;    /* the PyTorch bridge compiled it (torch.compile): compile_s seconds, untimed */
+	double compile_s;
 } sf_runner_out;
 
 /* Writes job->out_dir/job.json, runs the backend's runner on it with a time limit, reads what it
  * left into *r (free with sf_runner_out_free). */
 void sf_runner_run(const sf_backend *be, const sf_job *job, double timeout_s, sf_runner_out *r, int *timed_out);
 void sf_runner_out_free(sf_runner_out *r);
+/* Reads dir/result.json into *r (0), or -1 when it is missing or malformed. */
+int sf_runner_read_result(const char *dir, sf_runner_out *r);
 
 /* Appends one SOL-ExecBench-compatible trace line (plus solforge fields) for result r. */
 void sf_trace_line(const sf_eval *e, const sf_wresult *r, const char *backend, sf_buf *b);

@@ -3,7 +3,9 @@
  * (see eval.h).
  */
 #include "core/eval.h"
+#include "core/bridge.h"
 #include "core/calibrate.h"
+#include "core/gpulock.h"
 #include "core/json.h"
 #include "core/spawn.h"
 #include "core/util.h"
@@ -55,7 +57,8 @@ static sf_status solution_status(const sf_runner_out *ro, int timed_out, sf_wres
 	set_log(r, "%s", ro->message);
 	if (!strcmp(ro->status, "wrote_out_of_bounds"))
 		return SF_INCORRECT_SHAPE;
-	if (!strcmp(ro->status, "inputs_modified") || !strcmp(ro->status, "tensor_changed"))
+	if (!strcmp(ro->status, "inputs_modified") || !strcmp(ro->status, "tensor_changed") ||
+	    !strcmp(ro->status, "sandbox_violation") || !strcmp(ro->status, "thread_escaped"))
 		return SF_REWARD_HACK;
 	return SF_RUNTIME_ERROR;
 }
@@ -81,17 +84,21 @@ static void compare_rounds(const sf_job *job, const char *ref_dir, const char *d
 	}
 }
 
-/* Audits the outputs the candidate's last timed calls left against the reference for the same
- * timing sets. Returns 1 (with r->status set) when they differ: correct in the checked rounds but not
- * while timed is a reward hack. */
+/* Audits the outputs of the timed calls the solution runner picked at random after the fact against
+ * the reference for the same inputs (set + perturbation key). Returns 1 (with r->status set) when
+ * they differ: correct in the checked rounds but not while timed is a reward hack. */
 static int audit_timed(const sf_job *job, const char *ref_dir, const char *sol_dir, const sf_tolerance *tol,
-		       int sol_sets, int ref_sets, sf_wresult *r)
+		       int sol_audits, int ref_audits, sf_wresult *r)
 {
-	int n = sol_sets < ref_sets ? sol_sets : ref_sets;
 	char err[SF_ERRLEN];
-	for (int s = 0; s < n; s++) {
+	if (ref_audits != sol_audits) {
+		r->status = SF_RUNTIME_ERROR;
+		set_log(r, "cannot audit timed outputs: the reference wrote %d of %d audits", ref_audits, sol_audits);
+		return 1;
+	}
+	for (int i = 0; i < sol_audits; i++) {
 		char name[64];
-		snprintf(name, sizeof name, "set%d.safetensors", s);
+		snprintf(name, sizeof name, "audit%d.safetensors", i);
 		char *rp = sf_path_join(ref_dir, name), *sp = sf_path_join(sol_dir, name);
 		sf_check c;
 		int rc = sf_check_round(rp, sp, job, tol, &c, err, sizeof err);
@@ -104,11 +111,50 @@ static int audit_timed(const sf_job *job, const char *ref_dir, const char *sol_d
 		}
 		if (c.status != SF_PASSED) {
 			r->status = SF_REWARD_HACK;
-			set_log(r, "outputs left by timed calls on timing set %d are wrong (%s) although the checked rounds "
-				   "passed: work skipped or cached while timed",
-				s, c.msg);
+			set_log(r, "outputs of a timed call (audit %d of %d, timing set %d) are wrong (%s) although the "
+				   "checked rounds passed: work skipped, cached or deferred while timed",
+				i + 1, sol_audits, job->audit_set[i], c.msg);
 			return 1;
 		}
+	}
+	return 0;
+}
+
+/*
+ * The external wall-clock cross-check: the parent timed, from outside the runner process, a batch
+ * of B calls of an empty function and B calls of the candidate, reading at each mark both its own
+ * wall clock and the kernel's account of the runner's CPU time (/proc/PID/schedstat; neither can be
+ * touched by the candidate). est = (candidate half - empty half) / B is the candidate's cost per call
+ * as seen from outside (launch and synchronization included, cache warm), the smaller of the wall
+ * and the CPU estimate (the CPU one is immune to the runner being descheduled on a loaded machine,
+ * the wall one counts a GPU wait that does not spin). A median in-process time far below it means
+ * the in-process timer or its records were tampered with: est > SF_CLOCK_FACTOR * T_k +
+ * SF_CLOCK_SLACK_MS is REWARD_HACK. A runner that timed calls but whose batch marks did not arrive
+ * is REWARD_HACK too.
+ */
+#define SF_CLOCK_FACTOR 4.0
+#define SF_CLOCK_SLACK_MS 0.1
+static int clock_check(const sf_runner_out *so, double tk_ms, sf_wresult *r)
+{
+	if (!so->have_clock || so->batch_calls <= 0) {
+		r->status = SF_REWARD_HACK;
+		set_log(r, "the external wall-clock batch did not arrive (its marks were missing or out of order): "
+			   "the runner's clock pipe was tampered with");
+		return 1;
+	}
+	double est = (so->ext_cand_s - so->ext_empty_s) / (double)so->batch_calls * 1e3;
+	if (so->cpu_cand_s >= 0 && so->cpu_empty_s >= 0) {
+		double est_cpu = (so->cpu_cand_s - so->cpu_empty_s) / (double)so->batch_calls * 1e3;
+		if (est_cpu < est)
+			est = est_cpu;
+	}
+	r->clock_ms = est;
+	if (est > SF_CLOCK_FACTOR * tk_ms + SF_CLOCK_SLACK_MS) {
+		r->status = SF_REWARD_HACK;
+		set_log(r, "the clock outside the runner saw %.4g ms per call, the in-process timing %.4g ms "
+			   "(allowed: %.0fx + %.2g ms): the timer was tampered with or work escaped the timed window",
+			est, tk_ms, SF_CLOCK_FACTOR, SF_CLOCK_SLACK_MS);
+		return 1;
 	}
 	return 0;
 }
@@ -130,7 +176,7 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 	const sf_workload *w = &e->ws[i];
 	memset(r, 0, sizeof *r);
 	r->w = w;
-	r->score = r->speedup = r->sol_measured_s = r->score_measured = NAN;
+	r->score = r->speedup = r->sol_measured_s = r->score_measured = r->clock_ms = NAN;
 	r->copy_s = r->bw_fraction = NAN;
 	sf_iso8601(r->timestamp);
 	double t0 = sf_now();
@@ -152,6 +198,11 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 	if (e->compile_error) {
 		r->status = SF_COMPILE_ERROR;
 		set_log(r, "%s", e->compile_error);
+		goto done;
+	}
+	if (e->hack_error) {
+		r->status = SF_REWARD_HACK;
+		set_log(r, "%s", e->hack_error);
 		goto done;
 	}
 	if (!strcmp(o->backend->name, "cpu") && r->have_sol) {
@@ -191,9 +242,22 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 	timing_into(o, &job, sf_mix64(wseed ^ 0x7157u));
 	sf_runner_out so;
 	int timed_out;
+	sf_gpulock lk;
+	sf_gpulock_acquire(&lk, o->backend->name);
 	sf_runner_run(o->backend, &job, o->sol_timeout_s, &so, &timed_out);
+	sf_gpulock_release(&lk, e->def.name, e->sol.name, w->uuid);
 	r->status = solution_status(&so, timed_out, r);
 	char *sol_dir = sf_xstrdup(job.out_dir);
+
+	job.n_audits = so.n_audits; /* the reference recomputes the audited timed calls */
+	memcpy(job.audit_set, so.audit_set, sizeof job.audit_set);
+	memcpy(job.audit_key, so.audit_key, sizeof job.audit_key);
+	/* 1b. PyTorch tasks (after the candidate, like every reference): one bridge process on the
+	 * inputs the runners drew, written for it by solforge-inputs */
+	bridge_tasks bt;
+	sf_gpulock_acquire(&lk, o->backend->name); /* torch times baselines on the device */
+	run_bridge(e, o, &job, wdir, r->status == SF_PASSED, &bt);
+	sf_gpulock_release(&lk, e->def.name, "pytorch", w->uuid);
 
 	/* 2. the reference, in its own process, on the same inputs */
 	job.mode = SF_JOB_REFERENCE;
@@ -203,13 +267,23 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 	job.solution = NULL;
 	sf_runner_out ref;
 	int ref_timed_out;
-	sf_runner_run(o->backend, &job, o->ref_timeout_s, &ref, &ref_timed_out);
+	if (e->torch_ref) {
+		free(job.out_dir);
+		job.out_dir = sf_path_join(wdir, "tref");
+		bridge_take(&bt, bt.ref, &ref);
+		ref_timed_out = bt.timed_out;
+	} else {
+		sf_gpulock_acquire(&lk, o->backend->name); /* the oracle runs on the device too: nothing else while timing */
+		sf_runner_run(o->backend, &job, o->ref_timeout_s, &ref, &ref_timed_out);
+		sf_gpulock_release(&lk, e->def.name, "reference", w->uuid);
+	}
 	if (!ref.ok) {
 		r->status = SF_INVALID_REFERENCE;
 		set_log(r, "reference failed: %s", ref.message ? ref.message : "");
 		sf_runner_out_free(&ref);
 		sf_runner_out_free(&so);
 		free(sol_dir);
+		bridge_tasks_free(&bt);
 		goto done;
 	}
 	if (ref.have_work) {
@@ -220,7 +294,7 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 			set_log(r, "%s", err);
 		}
 	}
-	int ref_sets = ref.audit_sets;
+	int ref_audits = ref.n_audits;
 	sf_runner_out_free(&ref);
 	char *ref_dir = sf_xstrdup(job.out_dir);
 
@@ -234,12 +308,14 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 		} else if (r->check.status != SF_PASSED) {
 			r->status = r->check.status;
 			set_log(r, "%s", r->check.msg);
-		} else if (audit_timed(&job, ref_dir, sol_dir, &w->tol, so.audit_sets, ref_sets, r)) {
+		} else if (audit_timed(&job, ref_dir, sol_dir, &w->tol, so.n_audits, ref_audits, r)) {
 			/* status and log set */
 		} else if (so.n_samples > 0) {
 			sf_stats_compute(so.samples, so.n_samples, &r->tk);
-			r->have_tk = 1;
-			r->timing_method = sf_xstrdup(so.method ? so.method : "clock");
+			if (!clock_check(&so, r->tk.median, r)) {
+				r->have_tk = 1;
+				r->timing_method = sf_xstrdup(so.method ? so.method : "clock");
+			}
 		} else {
 			r->status = SF_RUNTIME_ERROR;
 			set_log(r, "the runner returned no timing samples");
@@ -248,39 +324,63 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 	sf_runner_out_free(&so);
 	free(sol_dir);
 	job.mode = SF_JOB_SOLUTION; /* baselines: same inputs and timing settings as the candidate */
+	job.n_audits = 0;
 
 	/* 3. baselines: same inputs, same timing, checked like the candidate */
 	for (int b = 0; b < e->n_baselines && r->status == SF_PASSED; b++) {
 		sf_baseline_build *bb = &e->baselines[b];
 		if (bb->error) {
-			note_baseline(r, bb->name, "did not build", bb->error);
+			note_baseline(r, bb->name, bb->torch ? "unavailable" : "did not build", bb->error);
+			baseline_record(r, bb->name, bb->torch ? "UNAVAILABLE" : "COMPILE_ERROR", NULL, NULL);
 			continue;
 		}
 		free(job.out_dir);
 		char bname[32];
 		snprintf(bname, sizeof bname, "base%d", b);
 		job.out_dir = sf_path_join(wdir, bname);
-		free(job.solution);
-		job.solution = sf_xstrdup(bb->build.so_path);
-		free(job.entry);
-		job.entry = sf_xstrdup(bb->entry);
 		sf_runner_out bo;
 		sf_wresult tmp = { 0 };
-		sf_runner_run(o->backend, &job, o->sol_timeout_s, &bo, &timed_out);
+		if (bb->torch) {
+			if (bt.of_baseline[b] >= 0) {
+				free(job.out_dir);
+				job.out_dir = sf_xstrdup(bt.t[bt.of_baseline[b]].out_dir);
+			}
+			bridge_take(&bt, bt.of_baseline[b], &bo);
+			timed_out = bt.timed_out;
+		} else {
+			free(job.solution);
+			job.solution = sf_xstrdup(bb->build.so_path);
+			free(job.entry);
+			job.entry = sf_xstrdup(bb->entry);
+			sf_gpulock_acquire(&lk, o->backend->name);
+			sf_runner_run(o->backend, &job, o->sol_timeout_s, &bo, &timed_out);
+			sf_gpulock_release(&lk, e->def.name, bb->name, w->uuid);
+		}
+		if (bo.status && !strcmp(bo.status, "unavailable")) {
+			note_baseline(r, bb->name, "unavailable", bo.message);
+			baseline_record(r, bb->name, "UNAVAILABLE", NULL, &bo);
+			sf_runner_out_free(&bo);
+			continue;
+		}
 		sf_status bs = solution_status(&bo, timed_out, &tmp);
 		sf_check bc;
 		int failed = 0;
-		if (bs != SF_PASSED)
+		if (bs != SF_PASSED) {
 			note_baseline(r, bb->name, sf_status_name(bs), tmp.log);
+			baseline_record(r, bb->name, sf_status_name(bs), NULL, &bo);
+		}
 		if (bs == SF_PASSED) {
 			compare_rounds(&job, ref_dir, job.out_dir, &w->tol, &bc, err, sizeof err, &failed);
 			if (failed)
 				note_baseline(r, bb->name, "outputs unreadable", err);
 			else if (bc.status != SF_PASSED)
 				note_baseline(r, bb->name, sf_status_name(bc.status), bc.msg);
+			if (failed || bc.status != SF_PASSED)
+				baseline_record(r, bb->name, failed ? "RUNTIME_ERROR" : sf_status_name(bc.status), NULL, &bo);
 			if (!failed && bc.status == SF_PASSED && bo.n_samples > 0) {
 				sf_stats st;
 				sf_stats_compute(bo.samples, bo.n_samples, &st);
+				baseline_record(r, bb->name, "PASSED", &st, &bo);
 				if (!r->have_tb || st.median < r->tb.median) {
 					r->tb = st;
 					r->have_tb = 1;
@@ -292,6 +392,10 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 		free(tmp.log);
 		sf_runner_out_free(&bo);
 	}
+	/* 3b. --xval: the definition's PyTorch reference against the C oracle, same inputs and tolerance */
+	if (bt.xval >= 0)
+		cross_check(&bt, &job, ref_dir, &w->tol, r);
+	bridge_tasks_free(&bt);
 	free(ref_dir);
 
 	/* 4. verdict on speed */
@@ -358,6 +462,7 @@ double sf_eval_time_only(sf_eval *e, int i, const sf_eval_opts *o, char *err, si
 	job.solution = sf_xstrdup(e->sol_build.so_path);
 	job.entry = sf_xstrdup(e->sol.entry);
 	timing_into(o, &job, sf_mix64(wseed ^ 0x7157u));
+	job.timing.time_only = 1; /* nothing is compared: no audits, no external-clock batch */
 	sf_runner_out so;
 	int timed_out;
 	sf_runner_run(o->backend, &job, o->sol_timeout_s, &so, &timed_out);
@@ -386,6 +491,7 @@ void sf_eval_free(sf_eval *e, const sf_eval_opts *o)
 	for (int i = 0; i < e->n_res; i++) {
 		free(e->res[i].log);
 		free(e->res[i].baseline);
+		free(e->res[i].baselines_json);
 		free(e->res[i].timing_method);
 	}
 	free(e->res);
@@ -393,12 +499,19 @@ void sf_eval_free(sf_eval *e, const sf_eval_opts *o)
 		free(e->baselines[b].name);
 		free(e->baselines[b].entry);
 		free(e->baselines[b].error);
+		free(e->baselines[b].source);
 		sf_build_free(&e->baselines[b].build);
 	}
 	free(e->baselines);
 	sf_build_free(&e->sol_build);
 	sf_build_free(&e->module_build);
+	sf_build_free(&e->cpu_module_build);
+	free(e->cpu_module);
+	if (e->bridge)
+		sf_bridge_free(e->bridge);
+	free(e->bridge);
 	free(e->compile_error);
+	free(e->hack_error);
 	sf_definition_free(&e->def);
 	sf_workloads_free(e->ws, e->n_ws);
 	sf_solution_free(&e->sol);

@@ -251,10 +251,29 @@ int sf_job_parse(const char *text, size_t len, sf_job *job, char *err, size_t er
 		if (get_num(t, "sets", &v, 0, err, errlen))
 			goto out;
 		tm->sets = (int)v;
+		v = 0;
+		if (get_num(t, "time_only", &v, 0, err, errlen))
+			goto out;
+		tm->time_only = v != 0;
 		if (tm->min_iters < 1 || tm->max_iters < tm->min_iters) {
 			sf_errf(err, errlen, "job: timing needs 1 <= min_iters <= max_iters");
 			goto out;
 		}
+	}
+	const sf_json *au = sf_json_get(root, "audits");
+	if (au && (au->type != SF_JSON_ARRAY || au->n > SF_MAX_AUDITS)) {
+		sf_errf(err, errlen, "job: 'audits' must list at most %d calls", SF_MAX_AUDITS);
+		goto out;
+	}
+	for (size_t i = 0; au && i < au->n; i++) {
+		const sf_json *a = au->items[i], *s = sf_json_get(a, "set");
+		if (!s || s->type != SF_JSON_NUMBER || !s->is_int || s->ival < 0 || s->ival > 64 ||
+		    get_u64(a, "key", &job->audit_key[i], err, errlen)) {
+			sf_errf(err, errlen, "job: audits[%zu] needs a set (0..64) and a key", i);
+			goto out;
+		}
+		job->audit_set[i] = (int)s->ival;
+		job->n_audits = (int)i + 1;
 	}
 	rc = 0;
 out:
@@ -327,9 +346,16 @@ char *sf_job_to_json(const sf_job *job)
 		const sf_job_timing *t = &job->timing;
 		sf_buf_printf(&b,
 			      ",\"timing\":{\"seed\":\"%llu\",\"warmup_ms\":%g,\"min_iters\":%d,\"max_iters\":%d,"
-			      "\"budget_ms\":%g,\"target_rel_ci\":%g,\"flush_bytes\":%lld,\"sets\":%d}",
+			      "\"budget_ms\":%g,\"target_rel_ci\":%g,\"flush_bytes\":%lld,\"sets\":%d,\"time_only\":%d}",
 			      (unsigned long long)t->seed, t->warmup_ms, t->min_iters, t->max_iters, t->budget_ms,
-			      t->target_rel_ci, (long long)t->flush_bytes, t->sets);
+			      t->target_rel_ci, (long long)t->flush_bytes, t->sets, t->time_only);
+	}
+	if (job->n_audits > 0) {
+		sf_buf_puts(&b, ",\"audits\":[");
+		for (int i = 0; i < job->n_audits; i++)
+			sf_buf_printf(&b, "%s{\"set\":%d,\"key\":\"%llu\"}", i ? "," : "", job->audit_set[i],
+				      (unsigned long long)job->audit_key[i]);
+		sf_buf_puts(&b, "]");
 	}
 	sf_buf_puts(&b, "}\n");
 	return sf_buf_take(&b);

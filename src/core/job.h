@@ -20,6 +20,7 @@
 #include "common/gen.h"
 
 #define SF_MAX_ROUNDS 8
+#define SF_MAX_AUDITS 4   /* timed calls audited (runner_guard.h RC_AUDITS) */
 
 typedef enum sf_job_mode { SF_JOB_REFERENCE = 0, SF_JOB_SOLUTION = 1 } sf_job_mode;
 
@@ -42,6 +43,8 @@ typedef struct sf_job_timing {
 	double target_rel_ci;         /* stop when the 95% CI of the median is within +-this */
 	int64_t flush_bytes;          /* cache flush buffer; 0 = twice the last-level cache */
 	int sets;                     /* input sets rotated (fresh content, shifted addresses); 0 = auto */
+	int time_only;                /* a trusted solution timed only (the copy ceiling): no audits, no
+					 external-clock batch */
 } sf_job_timing;
 
 typedef struct sf_job {
@@ -57,6 +60,11 @@ typedef struct sf_job {
 	int n_rounds;
 	uint64_t seeds[SF_MAX_ROUNDS];
 	sf_job_timing timing;
+	/* reference mode: the timed calls the solution runner audited: inputs of timing set
+	 * audit_set[i] perturbed with key audit_key[i] (0: unperturbed); outputs -> audit<i>.safetensors */
+	int n_audits;
+	int audit_set[SF_MAX_AUDITS];
+	uint64_t audit_key[SF_MAX_AUDITS];
 	char *out_dir;
 	int device;                   /* CUDA device ordinal */
 } sf_job;

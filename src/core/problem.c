@@ -252,6 +252,11 @@ static int parse_ext(sf_definition *d, const sf_json *ext, char *err, size_t err
 			}
 			b->source = sf_path_join(d->dir, src);
 			free(src);
+			b->entry = opt_str(bl->items[i], "entry");
+			const sf_json *cmp = sf_json_get(bl->items[i], "compile");
+			if (cmp && cmp->type != SF_JSON_BOOL)
+				FAIL("solforge.baselines[%zu].compile: must be true or false", i);
+			b->compile = cmp && cmp->boolean;
 			if (!sf_file_exists(b->source))
 				FAIL("solforge.baselines[%zu].source: no file %s", i, b->source);
 			const sf_json *lf = sf_json_get(bl->items[i], "ldflags");
@@ -469,6 +474,7 @@ void sf_definition_free(sf_definition *d)
 		free(d->baselines[i].name);
 		free(d->baselines[i].backend);
 		free(d->baselines[i].source);
+		free(d->baselines[i].entry);
 		for (int k = 0; k < d->baselines[i].n_ldflags; k++)
 			free(d->baselines[i].ldflags[k]);
 		free(d->baselines[i].ldflags);

@@ -38,8 +38,10 @@ typedef struct sf_tspec {
 
 typedef struct sf_baseline_spec {
 	char *name;
-	char *backend;       /* "cuda" or "cpu" */
+	char *backend;       /* "cuda", "cpu", or "torch" (the PyTorch bridge, docs/bridge.md) */
 	char *source;        /* absolute path */
+	char *entry;         /* torch: the function to call (default "run") */
+	int compile;         /* torch: torch.compile it (compile time excluded and reported) */
 	char **ldflags;
 	int n_ldflags;
 } sf_baseline_spec;

@@ -20,7 +20,7 @@ void sf_runner_out_free(sf_runner_out *r)
 	memset(r, 0, sizeof *r);
 }
 
-static int read_result(const char *dir, sf_runner_out *r)
+int sf_runner_read_result(const char *dir, sf_runner_out *r)
 {
 	char *path = sf_path_join(dir, "result.json");
 	char *text;
@@ -42,9 +42,19 @@ static int read_result(const char *dir, sf_runner_out *r)
 	r->status = sf_xstrdup(st->str);
 	r->message = sf_xstrdup(msg && msg->type == SF_JSON_STRING ? msg->str : "");
 	r->ok = !strcmp(r->status, "ok");
-	const sf_json *au = sf_json_get(root, "audit_sets");
-	if (au && au->type == SF_JSON_NUMBER && au->is_int && au->ival >= 0 && au->ival <= 64)
-		r->audit_sets = (int)au->ival;
+	const sf_json *au = sf_json_get(root, "audits");
+	for (size_t i = 0; au && au->type == SF_JSON_ARRAY && i < au->n && i < SF_MAX_AUDITS; i++) {
+		const sf_json *s = sf_json_get(au->items[i], "set"), *k = sf_json_get(au->items[i], "key");
+		if (!s || s->type != SF_JSON_NUMBER || !s->is_int || s->ival < 0 || s->ival > 64 || !k ||
+		    k->type != SF_JSON_STRING)
+			break;
+		r->audit_set[i] = (int)s->ival;
+		r->audit_key[i] = strtoull(k->str, NULL, 10);
+		r->n_audits = (int)i + 1;
+	}
+	const sf_json *bc = sf_json_get(root, "batch_calls");
+	if (bc && bc->type == SF_JSON_NUMBER && bc->is_int && bc->ival > 0)
+		r->batch_calls = bc->ival;
 	const sf_json *w = sf_json_get(root, "work");
 	if (w) {
 		const sf_json *fl = sf_json_get(w, "flops"), *by = sf_json_get(w, "bytes");
@@ -69,6 +79,11 @@ static int read_result(const char *dir, sf_runner_out *r)
 			r->method = sf_xstrdup(m->str);
 		if (tw && tw->type == SF_JSON_NUMBER)
 			r->timed_wall_ms = tw->num;
+		const sf_json *cs = sf_json_get(t, "compile_s"); /* the PyTorch bridge's torch.compile time */
+		if (cs && cs->type == SF_JSON_NUMBER) {
+			r->compile_s = cs->num;
+			r->have_compile = 1;
+		}
 	}
 	sf_json_free(root);
 	return 0;
@@ -91,11 +106,23 @@ void sf_runner_run(const sf_backend *be, const sf_job *job, double timeout_s, sf
 	char *runner = sf_backend_runner_path(be);
 	char *argv[] = { runner, jpath, NULL };
 	sf_proc p;
-	if (sf_spawn(argv, logp, timeout_s, NULL, &p, err, sizeof err)) {
+	/* solution mode: the external wall clock listens (the runner marks its wall-clock batch) */
+	int rc = job->mode == SF_JOB_SOLUTION ? sf_spawn_clocked(argv, logp, timeout_s, NULL, &p, err, sizeof err)
+					      : sf_spawn(argv, logp, timeout_s, NULL, &p, err, sizeof err);
+	if (rc) {
 		r->message = sf_xstrdup(err);
 	} else {
 		*timed_out = p.timed_out;
-		int have = !p.timed_out && read_result(job->out_dir, r) == 0;
+		int have = !p.timed_out && sf_runner_read_result(job->out_dir, r) == 0;
+		/* the batch: 'c' candidate calls 'd', then 'a' as many empty calls 'b' */
+		if (have && p.n_marks == 4 && !memcmp(p.mark, "cdab", 4)) {
+			r->have_clock = 1;
+			r->ext_cand_s = p.mark_t[1] - p.mark_t[0];
+			r->ext_empty_s = p.mark_t[3] - p.mark_t[2];
+			int cpu_ok = p.mark_cpu[0] >= 0 && p.mark_cpu[1] >= 0 && p.mark_cpu[2] >= 0 && p.mark_cpu[3] >= 0;
+			r->cpu_cand_s = cpu_ok ? p.mark_cpu[1] - p.mark_cpu[0] : -1;
+			r->cpu_empty_s = cpu_ok ? p.mark_cpu[3] - p.mark_cpu[2] : -1;
+		}
 		if (!have || !(p.exited && (p.exit_code == 0 || !r->ok))) {
 			char how[160];
 			sf_proc_describe(&p, how, sizeof how);

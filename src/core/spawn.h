@@ -16,6 +16,10 @@ typedef struct sf_proc {
 	int sig;
 	int timed_out;   /* we killed it at the time limit */
 	double wall_s;
+	int n_marks;     /* bytes the child wrote on its clock pipe (sf_spawn_clocked) */
+	char mark[8];
+	double mark_t[8]; /* when the parent read each, sf_now() seconds */
+	double mark_cpu[8]; /* the child's main-thread CPU time then (/proc/PID/schedstat), seconds; -1 unknown */
 } sf_proc;
 
 /* Runs argv (argv[0] a path or a name on PATH) with stdin from /dev/null and stdout+stderr appended
@@ -23,6 +27,14 @@ typedef struct sf_proc {
  * status, in *p), -1 when it could not be started. env: extra "NAME=VALUE" entries or NULL. */
 int sf_spawn(char *const argv[], const char *log_path, double timeout_s, char *const *env, sf_proc *p, char *err,
 	     size_t errlen);
+
+/* As sf_spawn, and the child gets the write end of a pipe as file descriptor SF_CLOCK_FD_NUM (its
+ * number in the environment variable SF_CLOCK_FD): each byte it writes there is read by the parent
+ * at once (poll) and stamped with the parent's clock (p->mark, p->mark_t): the external wall clock
+ * the runner's in-process times are checked against. */
+#define SF_CLOCK_FD_NUM 9
+int sf_spawn_clocked(char *const argv[], const char *log_path, double timeout_s, char *const *env, sf_proc *p,
+		     char *err, size_t errlen);
 
 /* Installs SIGINT/SIGTERM/SIGHUP handlers (once) that kill the child being waited for and remove
  * dir (may be NULL) before the process dies of the signal. A later call replaces dir. */

@@ -106,6 +106,8 @@ void sf_trace_line(const sf_eval *e, const sf_wresult *r, const char *backend, s
 		sf_buf_puts(b, "}");
 	}
 	num_field(b, "sol_score", r->score);
+	if (!isnan(r->clock_ms))
+		num_field(b, "external_ms", r->clock_ms);
 	if (!isnan(r->sol_measured_s)) {
 		num_field(b, "sol_measured_ms", r->sol_measured_s * 1e3);
 		num_field(b, "sol_score_measured", r->score_measured);
@@ -129,6 +131,9 @@ void sf_trace_line(const sf_eval *e, const sf_wresult *r, const char *backend, s
 		sf_buf_printf(b, ",\"timed_calls\":%d", r->tk.n);
 		sf_buf_puts(b, ",\"timing_method\":");
 		sf_buf_json_str(b, r->timing_method ? r->timing_method : "");
+	}
+	if (r->baselines_json) { /* every baseline's outcome (and the --xval cross-check): docs/bridge.md */
+		sf_buf_printf(b, ",\"baselines\":[%s]", r->baselines_json);
 	}
 	if (r->have_tb) {
 		num_field(b, "baseline_min_ms", r->tb.min);

@@ -6,12 +6,14 @@
 #include "core/dtype.h"
 #include "core/safetensors.h"
 #include "core/stats.h"
+#include "runner/perturb.h"
 
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int rc_module_open(const char *path, const char *run_symbol, rc_module *m, char *err, size_t errlen)
 {
@@ -159,11 +161,68 @@ int rc_write_round(const sf_job *job, const sf_ocall *c, int round, char *err, s
 	return write_outputs(job, c, name, err, errlen);
 }
 
-int rc_write_set(const sf_job *job, const sf_ocall *c, int set, char *err, size_t errlen)
+int rc_write_audit(const sf_job *job, const sf_ocall *c, int i, char *err, size_t errlen)
 {
 	char name[64];
-	snprintf(name, sizeof name, "set%d.safetensors", set);
+	snprintf(name, sizeof name, "audit%d.safetensors", i);
 	return write_outputs(job, c, name, err, errlen);
+}
+
+uint64_t rc_set_seed(const sf_job *job, int s)
+{
+	return sf_mix64(job->timing.seed + (uint64_t)s);
+}
+
+/* Applies key u to input k's host buffer; with save, the overwritten bytes go to save first. */
+static void perturb_input(const sf_job_arg *a, void *buf, int k, uint64_t u, uint8_t *save)
+{
+	int64_t n = rc_perturb_units(a->dt, a->numel), m = rc_perturb_count(n);
+	int ub = rc_perturb_unit_bytes(a->dt);
+	for (int64_t j = 0; j < m; j++) {
+		int64_t pos = rc_perturb_pos(n, m, u, rc_stream(k), j);
+		if (save)
+			memcpy(save + j * RC_PERTURB_ELEM, (uint8_t *)buf + pos * ub, (size_t)ub);
+		rc_perturb_store(buf, a->dt, &a->gen, u, rc_stream(k), pos, a->numel);
+	}
+}
+
+void rc_perturb_host(const sf_job *job, sf_ocall *c, uint64_t u)
+{
+	if (!u)
+		return;
+	for (int k = 0; k < job->n_in; k++)
+		if (rc_perturbed_kind(job->in[k].gen.kind) && c->in[k].data)
+			perturb_input(&job->in[k], c->in[k].data, k, u, NULL);
+}
+
+void rc_perturb_apply(const sf_job *job, sf_ocall *c, rc_undo *undo, uint64_t u)
+{
+	for (int k = 0; k < job->n_in; k++) {
+		const sf_job_arg *a = &job->in[k];
+		if (!rc_perturbed_kind(a->gen.kind) || !c->in[k].data)
+			continue;
+		int64_t n = rc_perturb_units(a->dt, a->numel), m = rc_perturb_count(n);
+		int ub = rc_perturb_unit_bytes(a->dt);
+		if (!undo->saved[k])
+			undo->saved[k] = sf_xmalloc((size_t)(m * RC_PERTURB_ELEM) + 1);
+		if (undo->active) { /* the previous key's positions, restored */
+			for (int64_t j = 0; j < m; j++) {
+				int64_t pos = rc_perturb_pos(n, m, undo->key, rc_stream(k), j);
+				memcpy((uint8_t *)c->in[k].data + pos * ub, undo->saved[k] + j * RC_PERTURB_ELEM,
+				       (size_t)ub);
+			}
+		}
+		perturb_input(a, c->in[k].data, k, u, undo->saved[k]);
+	}
+	undo->key = u;
+	undo->active = 1;
+}
+
+void rc_undo_free(rc_undo *undo)
+{
+	for (int k = 0; k < SF_MAX_ARGS; k++)
+		free(undo->saved[k]);
+	memset(undo, 0, sizeof *undo);
 }
 
 static int write_outputs(const sf_job *job, const sf_ocall *c, const char *name, char *err, size_t errlen)
@@ -190,7 +249,15 @@ int rc_write_result(const sf_job *job, const rc_result *r)
 	sf_buf b = { 0 };
 	sf_buf_puts(&b, "{\"status\":");
 	sf_buf_json_str(&b, r->status);
-	sf_buf_printf(&b, ",\"audit_sets\":%d", r->audit_sets);
+	sf_buf_puts(&b, ",\"audits\":[");
+	for (int i = 0; i < r->n_audits; i++)
+		sf_buf_printf(&b, "%s{\"set\":%d,\"key\":\"%llu\"}", i ? "," : "", r->audit_set[i],
+			      (unsigned long long)r->audit_key[i]);
+	sf_buf_printf(&b, "],\"batch_calls\":%lld", (long long)r->batch_calls);
+	if (r->sandbox) {
+		sf_buf_puts(&b, ",\"sandbox\":");
+		sf_buf_json_str(&b, r->sandbox);
+	}
 	sf_buf_puts(&b, ",\"message\":");
 	sf_buf_json_str(&b, r->message);
 	if (r->have_work) {
@@ -292,4 +359,7 @@ void rc_load_job_or_die(int argc, char **argv, const char *prog, sf_job *job)
 		exit(2);
 	}
 	free(text);
+	/* the job names the seeds: gone from the disk before the candidate is loaded */
+	if (job->mode == SF_JOB_SOLUTION && unlink(argv[1]) != 0)
+		fprintf(stderr, "%s: note: cannot remove %s\n", prog, argv[1]);
 }

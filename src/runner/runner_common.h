@@ -55,12 +55,26 @@ uint8_t rc_poison_byte(int round);
 
 /* Writes OUT_DIR/round<r>.safetensors with the outputs' host buffers (dtypes from c->out). */
 int rc_write_round(const sf_job *job, const sf_ocall *c, int round, char *err, size_t errlen);
-/* Writes OUT_DIR/set<s>.safetensors: the outputs of timing set s (audited against the reference). */
-int rc_write_set(const sf_job *job, const sf_ocall *c, int set, char *err, size_t errlen);
+/* Writes OUT_DIR/audit<i>.safetensors: the outputs of audited timed call i (solution mode) or the
+ * reference for its inputs (reference mode). */
+int rc_write_audit(const sf_job *job, const sf_ocall *c, int i, char *err, size_t errlen);
 
-/* Timing sets whose outputs are audited: the first RC_AUDIT_SETS (their inputs come from
- * sf_mix64(timing.seed + s), so the reference can draw them too). */
-#define RC_AUDIT_SETS 2
+/* Seed of timing set s's inputs (the reference draws them too). */
+uint64_t rc_set_seed(const sf_job *job, int s);
+
+/* Applies the perturbation of key u (perturb.h) to the host inputs of c, without saving what it
+ * overwrites (reference mode). key 0: nothing. */
+void rc_perturb_host(const sf_job *job, sf_ocall *c, uint64_t u);
+
+/* Perturbation of one input set on the host with undo (solution mode, cpu runner). */
+typedef struct rc_undo {
+	uint8_t *saved[SF_MAX_ARGS]; /* RC_PERTURB_ELEM bytes per changed unit */
+	uint64_t key; /* the key applied last */
+	int active;
+} rc_undo;
+/* Restores what the last rc_perturb_apply on these buffers changed (if anything), then applies key u. */
+void rc_perturb_apply(const sf_job *job, sf_ocall *c, rc_undo *undo, uint64_t u);
+void rc_undo_free(rc_undo *undo);
 
 
 typedef struct rc_result {
@@ -77,7 +91,11 @@ typedef struct rc_result {
 	int64_t flush_bytes;
 	int64_t timed_calls;
 	double timed_wall_ms;     /* host wall time of the timed calls only (sync'd), for cross-checks */
-	int audit_sets;           /* set<s>.safetensors written for s < audit_sets */
+	int n_audits;             /* audit<i>.safetensors written for i < n_audits */
+	int audit_set[SF_MAX_AUDITS];
+	uint64_t audit_key[SF_MAX_AUDITS];
+	int64_t batch_calls;      /* calls of each half of the external wall-clock batch (0: none) */
+	const char *sandbox;      /* "seccomp+landlock", "seccomp", "off", ... */
 } rc_result;
 
 /* Writes OUT_DIR/result.json atomically. */

@@ -8,6 +8,7 @@
  * monotonic clock, until the median is known to target_rel_ci. See job.h for the files it writes.
  */
 #include "runner/runner_common.h"
+#include "runner/runner_guard.h"
 #include "core/util.h"
 #include "core/stats.h"
 
@@ -90,13 +91,17 @@ static int run_reference(const sf_job *job, const rc_module *m)
 		if (rc_write_round(job, &c, r, err, sizeof err))
 			goto fail;
 	}
-	for (int s = 0; job->timing.enabled && s < RC_AUDIT_SETS; s++) {
-		if (draw_inputs(job, m, &c, sf_mix64(job->timing.seed + (uint64_t)s), err, sizeof err))
+	/* the timed calls the solution runner audited: their set's inputs with their perturbation */
+	for (int i = 0; job->timing.enabled && i < job->n_audits; i++) {
+		if (draw_inputs(job, m, &c, rc_set_seed(job, job->audit_set[i]), err, sizeof err))
 			goto fail;
+		rc_perturb_host(job, &c, job->audit_key[i]);
 		((oracle_run_fn)m->run)(&c);
-		if (rc_write_set(job, &c, s, err, sizeof err))
+		if (rc_write_audit(job, &c, i, err, sizeof err))
 			goto fail;
-		res.audit_sets = s + 1;
+		res.n_audits = i + 1;
+		res.audit_set[i] = job->audit_set[i];
+		res.audit_key[i] = job->audit_key[i];
 	}
 	return rc_write_result(job, &res) ? 1 : 0;
 fail:
@@ -151,6 +156,21 @@ static uint64_t inputs_hash(const sf_ocall *c)
 	return h;
 }
 
+/* After a call (or its constructors): no trapped system call, no thread left behind. 0 or -1 with
+ * res->status set. */
+static int guard_check(rc_result *res)
+{
+	if (rg_violation(res->message, sizeof res->message)) {
+		res->status = "sandbox_violation";
+		return -1;
+	}
+	if (rg_threads_new(NULL, res->message, sizeof res->message)) {
+		res->status = "thread_escaped";
+		return -1;
+	}
+	return 0;
+}
+
 /* Calls the candidate once on set s and checks what it must not change. Returns 0, or -1 with
  * res->status / message set. */
 static int call_checked(sf_entry_fn fn, const sf_job *job, cpu_set *s, rc_result *res)
@@ -174,6 +194,8 @@ static int call_checked(sf_entry_fn fn, const sf_job *job, cpu_set *s, rc_result
 		scal[k] = job->in[k].gen.kind == SF_GEN_SCALAR ? job->in[k].gen.a : NAN;
 	call.scalars = scal;
 	int rc = fn(&call);
+	if (guard_check(res)) /* a refused system call first: a cheat may fail because of it */
+		return -1;
 	if (rc != SF_OK) {
 		res->status = "solution_error";
 		snprintf(res->message, sizeof res->message, "the solution returned %d", rc);
@@ -211,6 +233,60 @@ static size_t llc_bytes(void)
 	return (size_t)l3;
 }
 
+static int noop_entry(const sf_call *call)
+{
+	(void)call;
+	return SF_OK;
+}
+
+/* One call as timed: returns the candidate's code; *ms its clock time. */
+static int timed_call(sf_entry_fn fn, sf_call *call, cpu_set *s, double *scal, double *ms)
+{
+	call->n_inputs = s->c.n_in;
+	call->inputs = s->in_t;
+	call->scalars = scal;
+	call->n_outputs = s->c.n_out;
+	call->outputs = s->out_t;
+	double t0 = sf_now();
+	int rc = fn(call);
+	*ms = (sf_now() - t0) * 1e3;
+	return rc;
+}
+
+/*
+ * The external wall-clock batch: marks 'c' .. 'd' around B calls of the candidate, then 'a' .. 'b'
+ * around B calls of an empty function, on the parent's clock pipe. The parent compares the
+ * candidate's time per call, measured from outside this process, with the median the timed calls
+ * reported. B is whatever fits in target_s of the raw system-call clock (a patched libc clock cannot
+ * shrink it), 2 at least.
+ */
+static int64_t external_batch(sf_entry_fn fn, cpu_set *sets, int nsets, double *scal, double target_s,
+			      rc_result *res)
+{
+	if (!rg_clock_enabled())
+		return 0;
+	sf_call call = { .abi_version = SF_ABI_VERSION };
+	double ms;
+	int64_t calls = 0;
+	for (int half = 1; half >= 0; half--) {
+		if (rg_clock_mark(half ? 'c' : 'a'))
+			return 0;
+		double t0 = rg_raw_now();
+		for (int64_t i = 0; half ? (i < 2 || (rg_raw_now() - t0 < target_s && i < 1000000)) : i < calls; i++) {
+			if (timed_call(half ? fn : noop_entry, &call, &sets[i % nsets], scal, &ms) != SF_OK) {
+				res->status = "solution_error";
+				snprintf(res->message, sizeof res->message, "the solution failed in the wall-clock batch");
+				return -1;
+			}
+			if (half)
+				calls = i + 1;
+		}
+		if (rg_clock_mark(half ? 'd' : 'b'))
+			return 0;
+	}
+	return guard_check(res) ? -1 : calls;
+}
+
 static int run_solution(sf_job *job, const rc_module *m)
 {
 	rc_result res = { .status = "ok" };
@@ -244,15 +320,27 @@ static int run_solution(sf_job *job, const rc_module *m)
 		sets = sf_xcalloc((size_t)nsets, sizeof *sets);
 		for (int s = 0; s < nsets; s++) {
 			set_alloc(&sets[s], job, &layout, (size_t)(4096 + 192 * s));
-			if (draw_inputs(job, m, &sets[s].c, sf_mix64(job->timing.seed + (uint64_t)s), err,
-					sizeof err))
+			if (draw_inputs(job, m, &sets[s].c, rc_set_seed(job, s), err, sizeof err))
 				goto fail;
 		}
 	}
 	/* the candidate never sees the seeds */
 	memset(job->seeds, 0, sizeof job->seeds);
 	job->timing.seed = 0;
+	size_t flush_n = job->timing.flush_bytes > 0 ? (size_t)job->timing.flush_bytes : 2 * llc_bytes();
+	volatile uint8_t *flush = job->timing.enabled ? sf_xmalloc(flush_n) : NULL;
+	void *audit_out[RC_AUDITS][SF_MAX_ARGS];
+	memset(audit_out, 0, sizeof audit_out);
+	for (int i = 0; job->timing.enabled && i < RC_AUDITS; i++)
+		for (int k = 0; k < layout.n_out; k++)
+			audit_out[i][k] = sf_xmalloc(arg_bytes(&layout.out[k]) + 1);
 
+	/* the sandbox, then the candidate: its constructors run inside it */
+	rg_threads_snapshot();
+	char note[256];
+	if (rg_sandbox_install(0, job->out_dir, note, sizeof note, err, sizeof err))
+		goto fail;
+	res.sandbox = note[0] ? note : "on";
 	void *h = dlopen(job->solution, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
 		snprintf(err, sizeof err, "cannot load the solution: %s", dlerror());
@@ -264,6 +352,8 @@ static int run_solution(sf_job *job, const rc_module *m)
 		snprintf(err, sizeof err, "the solution has no entry point '%s'", job->entry);
 		goto fail;
 	}
+	if (guard_check(&res))
+		return rc_write_result(job, &res) ? 1 : 0;
 
 	for (int r = 0; r < nr; r++) {
 		cpu_set *s = &rounds[r];
@@ -278,13 +368,14 @@ static int run_solution(sf_job *job, const rc_module *m)
 
 	double *samples = NULL;
 	if (job->timing.enabled) {
-		size_t flush_n = job->timing.flush_bytes > 0 ? (size_t)job->timing.flush_bytes : 2 * llc_bytes();
-		volatile uint8_t *flush = sf_xmalloc(flush_n);
+		int defenses = rg_defenses_enabled();
+		rc_undo *undo = sf_xcalloc((size_t)nsets, sizeof *undo);
+		rg_reservoir audits = { 0 };
 		for (int s = 0; s < nsets; s++)
 			set_descriptors(&sets[s]);
-		double t_start = sf_now();
+		double t_start = rg_raw_now();
 		/* warm-up */
-		for (int i = 0; i < 3 || (sf_now() - t_start) * 1e3 < job->timing.warmup_ms; i++) {
+		for (int i = 0; i < 3 || (rg_raw_now() - t_start) * 1e3 < job->timing.warmup_ms; i++) {
 			if (call_checked(fn, job, &sets[i % nsets], &res))
 				return rc_write_result(job, &res) ? 1 : 0;
 			if (i > 1000)
@@ -292,52 +383,83 @@ static int run_solution(sf_job *job, const rc_module *m)
 		}
 		samples = sf_xmalloc(sizeof(double) * (size_t)job->timing.max_iters);
 		int n = 0;
-		double t_timing = sf_now(), timed_wall = 0;
+		double t_timing = rg_raw_now(), timed_wall = 0;
 		sf_call call = { .abi_version = SF_ABI_VERSION };
 		double scal[SF_MAX_ARGS];
 		for (int k = 0; k < layout.n_in; k++)
 			scal[k] = job->in[k].gen.kind == SF_GEN_SCALAR ? job->in[k].gen.a : NAN;
-		while (!rc_timing_done(&job->timing, samples, n, (sf_now() - t_timing) * 1e3)) {
-			cpu_set *s = &sets[n % nsets];
+		while (!rc_timing_done(&job->timing, samples, n, (rg_raw_now() - t_timing) * 1e3)) {
+			int si = n % nsets;
+			cpu_set *s = &sets[si];
+			/* fresh inputs: a new random sample of elements redrawn (the last one undone) */
+			uint64_t key = 0;
+			if (defenses) {
+				key = rg_random();
+				rc_perturb_apply(job, &s->c, &undo[si], key);
+			}
 			/* fresh poison: a call must write its outputs again, not leave an earlier call's */
 			for (int k = 0; k < s->c.n_out; k++)
 				memset(s->c.out[k].data, rc_poison_byte(n), arg_bytes(&s->c.out[k]));
 			for (size_t i = 0; i < flush_n; i += 64)
 				flush[i] = (uint8_t)(flush[i] + 1);
-			call.n_inputs = s->c.n_in;
-			call.inputs = s->in_t;
-			call.scalars = scal;
-			call.n_outputs = s->c.n_out;
-			call.outputs = s->out_t;
-			double t0 = sf_now();
-			int rc = fn(&call);
-			double t1 = sf_now();
+			double ms;
+			int rc = timed_call(fn, &call, s, scal, &ms);
+			if (guard_check(&res))
+				return rc_write_result(job, &res) ? 1 : 0;
 			if (rc != SF_OK) {
 				res.status = "solution_error";
 				snprintf(res.message, sizeof res.message, "the solution returned %d while timed", rc);
 				return rc_write_result(job, &res) ? 1 : 0;
 			}
-			samples[n++] = (t1 - t0) * 1e3;
-			timed_wall += (t1 - t0) * 1e3;
+			samples[n++] = ms;
+			timed_wall += ms;
+			/* audit: kept or not is decided after the call, at random */
+			int slot = job->timing.time_only ? -1
+				   : defenses	     ? rg_reservoir_offer(&audits, n - 1, si, key)
+						     : (n <= 2 ? n - 1 : -1);
+			if (slot >= 0) {
+				if (!defenses) { /* the old audit: the first call on sets 0 and 1, unperturbed */
+					audits.set[slot] = si;
+					audits.key[slot] = 0;
+					audits.n = slot + 1;
+				}
+				for (int k = 0; k < s->c.n_out; k++)
+					memcpy(audit_out[slot][k], s->c.out[k].data, arg_bytes(&s->c.out[k]));
+			}
 		}
-		/* the outputs the last timed calls left: audited by the parent against the reference */
-		for (int s = 0; s < RC_AUDIT_SETS && s < nsets; s++) {
-			if (rc_write_set(job, &sets[s].c, s, err, sizeof err))
+		for (int i = 0; i < audits.n; i++) {
+			sf_ocall ac = layout;
+			for (int k = 0; k < ac.n_out; k++)
+				ac.out[k].data = audit_out[i][k];
+			if (rc_write_audit(job, &ac, i, err, sizeof err))
 				goto fail;
-			res.audit_sets = s + 1;
+			res.audit_set[i] = audits.set[i];
+			res.audit_key[i] = audits.key[i];
+			res.n_audits = i + 1;
 		}
+		/* about 100 ms of candidate calls (a quarter of the budget when that is smaller), 2 at least */
+		double target_s = job->timing.budget_ms / 4000 < 0.1 ? job->timing.budget_ms / 4000 : 0.1;
+		res.batch_calls = job->timing.time_only ? 0 : external_batch(fn, sets, nsets, scal, target_s, &res);
+		if (res.batch_calls < 0)
+			return rc_write_result(job, &res) ? 1 : 0;
 		res.n_samples = n;
 		res.samples_ms = samples;
 		res.timing_method = "clock";
-		res.timing_wall_ms = (sf_now() - t_start) * 1e3;
+		res.timing_wall_ms = (rg_raw_now() - t_start) * 1e3;
 		res.timed_wall_ms = timed_wall;
 		res.timed_calls = n;
 		res.sets = nsets;
 		res.flush_bytes = (int64_t)flush_n;
-		free((void *)flush);
+		for (int s = 0; s < nsets; s++)
+			rc_undo_free(&undo[s]);
+		free(undo);
 	}
 	int rc = rc_write_result(job, &res) ? 1 : 0;
 	free(samples);
+	free((void *)flush);
+	for (int i = 0; i < RC_AUDITS; i++)
+		for (int k = 0; k < layout.n_out; k++)
+			free(audit_out[i][k]);
 	for (int r = 0; r < nr; r++)
 		set_free(&rounds[r]);
 	for (int s = 0; s < nsets; s++)

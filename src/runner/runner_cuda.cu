@@ -41,6 +41,8 @@ extern "C" {
 #include "core/util.h"
 }
 #include "runner/runner_common.h"
+#include "runner/runner_guard.h"
+#include "runner/perturb.h"
 #include "runner/cuda_util.h"
 
 #define PROG "solforge-runner-cuda"
@@ -91,6 +93,28 @@ __global__ void hash_kernel(const uint8_t *p, int64_t n, unsigned long long *out
 		atomicAdd(out, (unsigned long long)acc);
 }
 
+/* Fresh input content for a timed call (perturb.h): thread j owns block j of the input's units;
+ * with `restore` it first puts back the unit the previous key changed there (saved[j]), then saves
+ * (when saved) and redraws the unit of key u. */
+__global__ void perturb_kernel(uint8_t *buf, int dt, sf_genspec g, uint64_t u, uint64_t prev, int restore,
+			       uint32_t stream, int64_t numel, uint8_t *saved)
+{
+	int64_t n = rc_perturb_units((sf_dt)dt, numel), m = rc_perturb_count(n);
+	int ub = rc_perturb_unit_bytes((sf_dt)dt);
+	for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < m; j += (int64_t)gridDim.x * blockDim.x) {
+		if (restore) {
+			int64_t old = rc_perturb_pos(n, m, prev, stream, j);
+			for (int b = 0; b < ub; b++)
+				buf[old * ub + b] = saved[j * RC_PERTURB_ELEM + b];
+		}
+		int64_t pos = rc_perturb_pos(n, m, u, stream, j);
+		if (saved)
+			for (int b = 0; b < ub; b++)
+				saved[j * RC_PERTURB_ELEM + b] = buf[pos * ub + b];
+		rc_perturb_store(buf, (sf_dt)dt, &g, u, stream, pos, numel);
+	}
+}
+
 static unsigned grid_for(int64_t n)
 {
 	int64_t b = (n + GEN_BLOCK - 1) / GEN_BLOCK;
@@ -134,6 +158,9 @@ typedef struct dev_set {
 	size_t bytes;
 	sf_tensor in_t[SF_MAX_ARGS], out_t[SF_MAX_ARGS];
 	int64_t in_s[SF_MAX_ARGS][SF_MAX_DIMS], out_s[SF_MAX_ARGS][SF_MAX_DIMS];
+	uint8_t *saved[SF_MAX_ARGS]; /* perturbation undo (device) */
+	uint64_t key;                /* the key applied last (active) */
+	int active;
 } dev_set;
 
 /* Offsets of a set's tensors; returns the allocation size. */
@@ -185,6 +212,42 @@ static void set_free(dev_set *s)
 	if (s->base)
 		cudaFree(s->base);
 	s->base = NULL;
+	for (int k = 0; k < SF_MAX_ARGS; k++) {
+		if (s->saved[k])
+			cudaFree(s->saved[k]);
+		s->saved[k] = NULL;
+	}
+	s->active = 0;
+}
+
+/* Perturbs the set's inputs with key u on g_stream (undoing the previous key when undo); for the
+ * reference (undo 0) nothing is saved. Returns a CUDA error. */
+static cudaError_t perturb_set(const sf_job *job, dev_set *s, uint64_t u, int undo)
+{
+	for (int k = 0; k < job->n_in; k++) {
+		const sf_job_arg *a = &job->in[k];
+		if (!rc_perturbed_kind(a->gen.kind) || !s->c.in[k].data || a->numel <= 0)
+			continue;
+		int64_t m = rc_perturb_count(rc_perturb_units(a->dt, a->numel));
+		if (undo && !s->saved[k]) {
+			void *p = NULL;
+			cudaError_t e = cudaMalloc(&p, (size_t)(m * RC_PERTURB_ELEM));
+			if (e != cudaSuccess)
+				return e;
+			s->saved[k] = (uint8_t *)p;
+		}
+		perturb_kernel<<<grid_for(m), GEN_BLOCK, 0, g_stream>>>((uint8_t *)s->c.in[k].data, (int)a->dt, a->gen, u,
+									s->key, undo && s->active, rc_stream(k),
+									a->numel, undo ? s->saved[k] : NULL);
+		cudaError_t e = cudaGetLastError();
+		if (e != cudaSuccess)
+			return e;
+	}
+	if (undo) {
+		s->key = u;
+		s->active = 1;
+	}
+	return cudaSuccess;
 }
 
 static void set_descriptors(dev_set *s)
@@ -296,9 +359,19 @@ static int reference_rounds(const sf_job *job, const rc_module *m, rc_result *re
 	if (host_in)
 		host_inputs_alloc(job, &h);
 	int rc = 0;
-	for (int r = 0; r < job->n_rounds && !rc; r++) {
+	/* the rounds, then the timed calls the solution runner audited (their set, their perturbation) */
+	int n_audits = job->timing.enabled ? job->n_audits : 0;
+	for (int r = 0; r < job->n_rounds + n_audits && !rc; r++) {
+		int audit = r - job->n_rounds; /* >= 0: audit number */
 		sf_ocall *hp = (custom || (r == 0 && m->work)) ? &h : NULL;
-		if (draw_inputs(job, m, &d.c, hp, job->seeds[r], err, errlen)) {
+		uint64_t seed = audit < 0 ? job->seeds[r] : rc_set_seed(job, job->audit_set[audit]);
+		if (draw_inputs(job, m, &d.c, hp, seed, err, errlen)) {
+			rc = -1;
+			break;
+		}
+		if (audit >= 0 && (cu_fail(perturb_set(job, &d, job->audit_key[audit], 0), "perturbing audit inputs", err,
+					   errlen) ||
+				   cu_fail(cudaDeviceSynchronize(), "perturbing audit inputs", err, errlen))) {
 			rc = -1;
 			break;
 		}
@@ -325,8 +398,14 @@ static int reference_rounds(const sf_job *job, const rc_module *m, rc_result *re
 			rc = cu_fail(cudaMemcpy(h.out[k].data, d.c.out[k].data, arg_bytes(&h.out[k]),
 						cudaMemcpyDeviceToHost),
 				     "copying a reference output back", err, errlen);
-		if (!rc)
+		if (!rc && audit < 0)
 			rc = rc_write_round(job, &h, r, err, errlen);
+		if (!rc && audit >= 0) {
+			rc = rc_write_audit(job, &h, audit, err, errlen);
+			res->n_audits = audit + 1;
+			res->audit_set[audit] = job->audit_set[audit];
+			res->audit_key[audit] = job->audit_key[audit];
+		}
 	}
 	for (int k = 0; k < h.n_out; k++)
 		free(h.out[k].data);
@@ -561,6 +640,24 @@ static void sync_after_call(const char *where)
 		fprintf(stderr, PROG ": note: the solution left a CUDA error pending: %s\n", cudaGetErrorName(e));
 }
 
+/* Threads the CUDA driver and CUPTI may start on their own after the candidate is loaded. */
+#define CUDA_THREAD_NAMES "cuda|CUPTI|cupti"
+
+/* After a call (or the candidate's constructors): no trapped system call, no thread of the
+ * candidate left running. 0 or -1 with res->status set. */
+static int guard_check(rc_result *res)
+{
+	if (rg_violation(res->message, sizeof res->message)) {
+		res->status = "sandbox_violation";
+		return -1;
+	}
+	if (rg_threads_new(CUDA_THREAD_NAMES, res->message, sizeof res->message)) {
+		res->status = "thread_escaped";
+		return -1;
+	}
+	return 0;
+}
+
 /* Calls the candidate once on set s and checks what it must not change (as runner_cpu.c's
  * call_checked). Returns 0, or -1 with res->status / message set. */
 static int call_checked(sf_entry_fn fn, const sf_job *job, dev_set *s, rc_result *res)
@@ -578,6 +675,8 @@ static int call_checked(sf_entry_fn fn, const sf_job *job, dev_set *s, rc_result
 	make_call(&call, s);
 	int rc = fn(&call);
 	sync_after_call("after the solution's call");
+	if (guard_check(res)) /* a refused system call first: a cheat may fail because of it */
+		return -1;
 	if (rc != SF_OK) {
 		res->status = "solution_error";
 		snprintf(res->message, sizeof res->message, "the solution returned %d", rc);
@@ -761,6 +860,17 @@ static int solution(sf_job *job, const rc_module *m, rc_result *res, double **sa
 		}
 	}
 
+	/* the driver's and CUPTI's own threads exist by now (a kernel, a flush): then the snapshot of
+	 * threads, the sandbox, and the candidate, whose constructors run inside it */
+	hash_kernel<<<1, 32>>>((const uint8_t *)g_hash_dev, 8, g_hash_dev);
+	CU(cudaDeviceSynchronize());
+	if (use_cupti)
+		cuptiActivityFlushAll(0);
+	rg_threads_snapshot();
+	static char sandbox_note[256];
+	if (rg_sandbox_install(1, job->out_dir, sandbox_note, sizeof sandbox_note, err, errlen))
+		return -1;
+	res->sandbox = sandbox_note[0] ? sandbox_note : "on";
 	void *h = dlopen(job->solution, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
 		sf_errf(err, errlen, "cannot load the solution: %s", dlerror());
@@ -773,6 +883,8 @@ static int solution(sf_job *job, const rc_module *m, rc_result *res, double **sa
 		return -1;
 	}
 	memcpy(&fn, &sym, sizeof fn);
+	if (guard_check(res))
+		return 0;
 
 	void *hout[SF_MAX_ARGS];
 	for (int k = 0; k < layout.n_out; k++)
@@ -824,6 +936,46 @@ static int solution(sf_job *job, const rc_module *m, rc_result *res, double **sa
 	return 0;
 }
 
+static int noop_entry(const sf_call *call)
+{
+	(void)call;
+	return SF_OK;
+}
+
+/*
+ * The external wall-clock batch (see runner_cpu.c): marks 'c' .. 'd' around B calls of the
+ * candidate, then 'a' .. 'b' around B calls of an empty function, each call followed by the same
+ * synchronization as a timed call, no flush in between; B fits target_s of the raw clock (2 at
+ * least).
+ */
+static int64_t external_batch(sf_entry_fn fn, dev_set *sets, int nsets, double target_s, rc_result *res)
+{
+	if (!rg_clock_enabled())
+		return 0;
+	sf_call call;
+	int64_t calls = 0;
+	for (int half = 1; half >= 0; half--) {
+		if (rg_clock_mark(half ? 'c' : 'a'))
+			return 0;
+		double t0 = rg_raw_now();
+		for (int64_t i = 0; half ? (i < 2 || (rg_raw_now() - t0 < target_s && i < 100000)) : i < calls; i++) {
+			make_call(&call, &sets[i % nsets]);
+			int rc = (half ? fn : noop_entry)(&call);
+			sync_after_call("in the wall-clock batch");
+			if (rc != SF_OK) {
+				res->status = "solution_error";
+				snprintf(res->message, sizeof res->message, "the solution failed in the wall-clock batch");
+				return -1;
+			}
+			if (half)
+				calls = i + 1;
+		}
+		if (rg_clock_mark(half ? 'd' : 'b'))
+			return 0;
+	}
+	return guard_check(res) ? -1 : calls;
+}
+
 /* Warm-up, then timed calls until rc_timing_done. Returns 0, or -1 when the candidate failed
  * (res->status set). */
 static int timing_phase(sf_entry_fn fn, sf_job *job, dev_set *sets, const plan *p, void *flush, int use_cupti,
@@ -833,9 +985,9 @@ static int timing_phase(sf_entry_fn fn, sf_job *job, dev_set *sets, const plan *
 	int nsets = p->nsets;
 	for (int s = 0; s < nsets; s++)
 		set_descriptors(&sets[s]);
-	double t_start = sf_now();
+	double t_start = rg_raw_now();
 	/* warm-up: the same conditions as a timed call, every check of a checked call */
-	for (int i = 0; i < 3 || (sf_now() - t_start) * 1e3 < t->warmup_ms; i++) {
+	for (int i = 0; i < 3 || (rg_raw_now() - t_start) * 1e3 < t->warmup_ms; i++) {
 		prepare_timed_call(&sets[i % nsets], i, flush, p->flush_n);
 		if (call_checked(fn, job, &sets[i % nsets], res))
 			return -1;
@@ -857,10 +1009,24 @@ static int timing_phase(sf_entry_fn fn, sf_job *job, dev_set *sets, const plan *
 		cu_fault(cudaEventCreate(&e1), "creating a timing event");
 	}
 	int n = 0;
-	double t_timing = sf_now(), timed_wall = 0;
+	double t_timing = rg_raw_now(), timed_wall = 0;
 	sf_call call;
-	while (!rc_timing_done(t, samples, n, (sf_now() - t_timing) * 1e3)) {
-		dev_set *s = &sets[n % nsets];
+	int defenses = rg_defenses_enabled();
+	rg_reservoir audits;
+	memset(&audits, 0, sizeof audits);
+	void *audit_out[RC_AUDITS][SF_MAX_ARGS];
+	for (int i = 0; i < RC_AUDITS; i++)
+		for (int k = 0; k < sets[0].c.n_out; k++)
+			audit_out[i][k] = sf_xmalloc(arg_bytes(&sets[0].c.out[k]) + 1);
+	while (!rc_timing_done(t, samples, n, (rg_raw_now() - t_timing) * 1e3)) {
+		int si = n % nsets;
+		dev_set *s = &sets[si];
+		/* fresh inputs: a new random sample of elements redrawn (the last one undone) */
+		uint64_t key = 0;
+		if (defenses) {
+			key = rg_random();
+			cu_fault(perturb_set(job, s, key, 1), "perturbing a timed call's inputs");
+		}
 		prepare_timed_call(s, n + 1, flush, p->flush_n);
 		make_call(&call, s);
 		double w0, w1;
@@ -894,10 +1060,25 @@ static int timing_phase(sf_entry_fn fn, sf_job *job, dev_set *sets, const plan *
 			sync_after_call("after a timed call");
 			w1 = sf_now();
 		}
+		if (guard_check(res))
+			return -1;
 		if (rc != SF_OK) {
 			res->status = "solution_error";
 			snprintf(res->message, sizeof res->message, "the solution returned %d while timed", rc);
 			return -1;
+		}
+		/* audit: kept or not is decided after the call, at random */
+		int slot = t->time_only ? -1 : defenses ? rg_reservoir_offer(&audits, n, si, key) : (n < 2 ? n : -1);
+		if (slot >= 0) {
+			if (!defenses) { /* the old audit: the first timed call on sets 0 and 1, unperturbed */
+				audits.set[slot] = si;
+				audits.key[slot] = 0;
+				audits.n = slot + 1;
+			}
+			for (int k = 0; k < s->c.n_out; k++)
+				cu_fault(cudaMemcpy(audit_out[slot][k], s->c.out[k].data, arg_bytes(&s->c.out[k]),
+						    cudaMemcpyDeviceToHost),
+					 "copying an audited output back");
 		}
 		if (use_cupti) {
 			cuptiActivityFlushAll(0);
@@ -937,10 +1118,32 @@ static int timing_phase(sf_entry_fn fn, sf_job *job, dev_set *sets, const plan *
 		cudaEventDestroy(e0);
 		cudaEventDestroy(e1);
 	}
+	char err[SF_ERRLEN];
+	for (int i = 0; i < audits.n; i++) {
+		sf_ocall ac = sets[0].c;
+		for (int k = 0; k < ac.n_out; k++)
+			ac.out[k].data = audit_out[i][k];
+		if (rc_write_audit(job, &ac, i, err, sizeof err)) {
+			res->status = "error";
+			snprintf(res->message, sizeof res->message, "%s", err);
+			return -1;
+		}
+		res->audit_set[i] = audits.set[i];
+		res->audit_key[i] = audits.key[i];
+		res->n_audits = i + 1;
+	}
+	for (int i = 0; i < RC_AUDITS; i++)
+		for (int k = 0; k < sets[0].c.n_out; k++)
+			free(audit_out[i][k]);
+	/* about 100 ms of candidate calls (a quarter of the budget when that is smaller), 2 at least */
+	double target_s = t->budget_ms / 4000 < 0.1 ? t->budget_ms / 4000 : 0.1;
+	res->batch_calls = t->time_only ? 0 : external_batch(fn, sets, nsets, target_s, res);
+	if (res->batch_calls < 0)
+		return -1;
 	res->n_samples = n;
 	res->samples_ms = samples;
 	res->timing_method = use_cupti ? "cupti" : "events";
-	res->timing_wall_ms = (sf_now() - t_start) * 1e3;
+	res->timing_wall_ms = (rg_raw_now() - t_start) * 1e3;
 	res->timed_wall_ms = timed_wall;
 	res->timed_calls = n;
 	res->sets = nsets;

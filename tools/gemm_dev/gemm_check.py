@@ -6,8 +6,11 @@ ctypes, calls them on torch CUDA tensors, checks every output against an fp32 to
 off) with the problems' tolerance (|d| <= 1e-3 + 1e-2 |ref|), and times them with CUDA events
 (L2 flushed before every repetition, median) beside a reference library (the cuBLASLt baseline .so).
 
-    gemm_check.py --ref NAME=PATH.so --sol NAME=PATH.so [--sol ...] [--shapes N:K,...] [--ms 1,3,...]
+    gemm_check.py --ref NAME=PATH.so --sol NAME=PATH.so[@MAXM] [--sol ...] [--shapes N:K,...] [--ms 1,3,...]
                   [--reps N] [--no-time]
+
+A solution given as NAME=PATH.so@MAXM is checked and timed only for M <= MAXM (candidate variants that
+differ from the default only at small M).
 
 The output C is pre-filled with NaN (an output that is not written fails) and followed by a canary
 region (a write past the end fails). Inputs are random normal (A std 1, B std 1/sqrt(K)) with a fresh
@@ -56,6 +59,10 @@ class Lib:
 
     def __init__(self, name, path):
         self.name = name
+        self.max_m = None
+        if "@" in path:
+            path, m = path.rsplit("@", 1)
+            self.max_m = int(m)
         self.lib = ctypes.CDLL(path)
         self.lib.run.argtypes = [ctypes.POINTER(Call)]
         self.lib.run.restype = ctypes.c_int
@@ -121,6 +128,8 @@ def main():
                 ref.call(A, B, Cr)
                 ref_us = 1000 * time_ms(lambda: ref.call(A, B, Cr), flush, a.reps)
             for s in sols:
+                if s.max_m is not None and M > s.max_m:
+                    continue
                 buf = torch.full((M * N + canary,), float("nan"), dtype=torch.bfloat16, device="cuda")
                 buf[M * N:] = 7.0
                 C = buf[:M * N].view(M, N)

@@ -5,16 +5,19 @@
  * No cuBLAS or CUTLASS; design notes, floors and predictions: problems/common/kernels/GEMM_NOTES.md.
  *
  * Paths, by M:
- *   M <= kSmallMaxM   weight-streaming split-K kernel (gemm_bf16_sm90_smallm.cuh), mma.sync;
- *   larger M          SF_GEMM_LARGE == 2: TMA + mbarrier ring + wgmma, warp-specialized, persistent
- *                     (gemm_bf16_sm90_wgmma.cuh);
- *                     SF_GEMM_LARGE == 1 (the default until tools/gpu_gemm.sh has shown the wgmma kernel
- *                     correct on an H200): cp.async + ldmatrix + mma.sync (gemm_bf16_sm90_mma.cuh);
+ *   M <= kSmallMaxM   weight-streaming kernel (gemm_bf16_sm90_smallm.cuh, v2), mma.sync, no split-K;
+ *   larger M          SF_GEMM_LARGE == 2 (the default since the first H200 run showed it correct and at
+ *                     0.85-0.99x cuBLASLt): TMA + mbarrier ring + wgmma, warp-specialized, persistent,
+ *                     split-K at mid M (gemm_bf16_sm90_wgmma.cuh);
+ *                     SF_GEMM_LARGE == 1: cp.async + ldmatrix + mma.sync (gemm_bf16_sm90_mma.cuh), ~0.4x;
+ *                     also taken when a TMA descriptor cannot be encoded;
  *   anything the fast paths cannot take (K % 8 != 0, unaligned pointers, odd N) goes to a plain
  *   tiled kernel, slow but correct for every shape.
+ * Tuning macros (tools/gpu_gemm.sh times candidates): SF_GEMM_SM_RG, SF_GEMM_SM_U (small M),
+ * SF_GEMM_SMALL_MAX_M, SF_GEMM_WG_SPLITK, SF_GEMM_WG_REDUCE, SF_GEMM_WG_SPLIT_DIV (mid M).
  *
- * State kept between calls (lazily, never pointers to inputs or outputs): the SM count, the split-K
- * scratch (fp32 partials and per-row-block counters, grown on demand; counters are zero between
+ * State kept between calls (lazily, never pointers to inputs or outputs): the SM count, the wgmma
+ * split-K scratch (fp32 slabs and two counters per tile, grown on demand; counters are zero between
  * calls), and the driver's cuTensorMapEncodeTiled entry point. TMA descriptors are encoded on the
  * host on every call (the runner rotates input buffers) and passed as __grid_constant__ parameters.
  * All work is enqueued on call->stream.
@@ -29,18 +32,24 @@
 #include "gemm_bf16_sm90_wgmma.cuh"
 
 #ifndef SF_GEMM_LARGE
-#define SF_GEMM_LARGE 1
+#define SF_GEMM_LARGE 2
 #endif
 #ifndef SF_GEMM_WG_SPLITK /* 0: the wgmma path never splits K */
 #define SF_GEMM_WG_SPLITK 1
 #endif
-#ifndef SF_GEMM_SMALL_MAX_M
-#define SF_GEMM_SMALL_MAX_M 64
+#ifndef SF_GEMM_WG_REDUCE /* 1: split-K slabs reduced by all units of a tile (cooperative launch) */
+#define SF_GEMM_WG_REDUCE 0
+#endif
+#ifndef SF_GEMM_WG_SPLIT_DIV /* split-K count = SMs / tiles / this */
+#define SF_GEMM_WG_SPLIT_DIV 1
+#endif
+#ifndef SF_GEMM_SMALL_MAX_M /* 16: M 17..64 go to wgmma (see GEMM_NOTES.md, version 2) */
+#define SF_GEMM_SMALL_MAX_M 16
 #endif
 
 namespace {
 
-const int kSmallMaxM = SF_GEMM_SMALL_MAX_M; /* at most 64: the small path's MT is 1, 2 or 4 */
+const int kSmallMaxM = SF_GEMM_SMALL_MAX_M; /* at most 64: the small path's MH is 1, 2, 4 or 8 */
 
 /* Plain fallback: one thread per output, 16 x 16 tiles of A and B staged through shared memory. */
 __global__ void gemm_generic_kernel(const __nv_bfloat16 *__restrict__ A, const __nv_bfloat16 *__restrict__ B,
@@ -107,39 +116,24 @@ int scratch_reserve(size_t floats, size_t ints)
 }
 
 /*
- * Small-M launch. Picks the K split S (at least 4 K steps of 32 per warp) whose (N / 32) * S blocks
- * fill the resident block slots (2 per SM below M = 32, 1 above: 250 registers) in the whole waves
- * best: the fraction of slot-time used, blocks / (waves * slots), highest; the smaller S on ties.
+ * Small-M launch: one block per kSmRows rows of B, no split-K (see gemm_bf16_sm90_smallm.cuh). MH, the
+ * 8-row halves of A, is the smallest of 1, 2, 4, 8 that covers M; the batch depth U (SF_GEMM_SM_U for
+ * M <= 16) is halved for M <= 32 and quartered above so that the A fragments fit in 255 registers without spilling.
  */
 int launch_small(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K,
 		 cudaStream_t stream)
 {
 	using namespace sfgemm;
-	const int n_blocks = (N + 31) / 32, k_steps = (K + 31) / 32;
-	const int64_t slots = (int64_t)sm_count() * (M <= 32 ? 2 : 1);
-	int max_s = k_steps / (kSmWarps * 4);
-	if (max_s > 64)
-		max_s = 64;
-	int S = 1;
-	double best = -1.0;
-	for (int s = 1; s <= max_s || s == 1; s++) {
-		const int64_t blocks = (int64_t)n_blocks * s, waves = (blocks + slots - 1) / slots;
-		const double use = (double)blocks / (double)(waves * slots);
-		if (use > best + 0.02) {
-			best = use;
-			S = s;
-		}
-	}
-	const int steps_per_warp = (k_steps + S * kSmWarps - 1) / (S * kSmWarps);
-	if (S > 1 && scratch_reserve((size_t)S * M * N, (size_t)n_blocks))
-		return SF_ERR_CUDA;
-	dim3 grid((unsigned)n_blocks, (unsigned)S);
-	if (M <= 16)
-		gemm_smallm_kernel<1><<<grid, kSmWarps * 32, 0, stream>>>(A, B, C, g_part, g_cnt, M, N, K, steps_per_warp);
+	const unsigned grid = (unsigned)((N + kSmRows - 1) / kSmRows);
+	const int U = SF_GEMM_SM_U;
+	if (M <= 8)
+		gemm_smallm_kernel<1, U><<<grid, kSmWarps * 32, 0, stream>>>(A, B, C, M, N, K);
+	else if (M <= 16)
+		gemm_smallm_kernel<2, U><<<grid, kSmWarps * 32, 0, stream>>>(A, B, C, M, N, K);
 	else if (M <= 32)
-		gemm_smallm_kernel<2><<<grid, kSmWarps * 32, 0, stream>>>(A, B, C, g_part, g_cnt, M, N, K, steps_per_warp);
+		gemm_smallm_kernel<4, (U >= 2 ? U / 2 : U)><<<grid, kSmWarps * 32, 0, stream>>>(A, B, C, M, N, K);
 	else
-		gemm_smallm_kernel<4><<<grid, kSmWarps * 32, 0, stream>>>(A, B, C, g_part, g_cnt, M, N, K, steps_per_warp);
+		gemm_smallm_kernel<8, (U >= 4 ? U / 4 : U)><<<grid, kSmWarps * 32, 0, stream>>>(A, B, C, M, N, K);
 	return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
 }
 
@@ -164,6 +158,9 @@ typedef CUresult (*encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32
 				    const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
 				    CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 
+/* The driver's TMA encoder without linking libcuda: an entry-point lookup, which the static import
+ * check (docs/security.md) denies unless declared: */
+// solforge-allow: cudaGetDriverEntryPointByVersion
 encode_tiled_fn encoder(void)
 {
 	static encode_tiled_fn fn = nullptr;
@@ -214,7 +211,7 @@ int launch_wgmma(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *
 	const int tiles = ((M + kWgBM - 1) / kWgBM) * ((N + kWgBN - 1) / kWgBN), kbc = (K + kWgBK - 1) / kWgBK;
 	int splits = 1;
 	if (SF_GEMM_WG_SPLITK && tiles < sm_count()) {
-		splits = sm_count() / tiles;
+		splits = sm_count() / tiles / SF_GEMM_WG_SPLIT_DIV;
 		if (splits > kbc / 4)
 			splits = kbc / 4;
 		if (splits < 1)
@@ -222,11 +219,22 @@ int launch_wgmma(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *
 		const int per = (kbc + splits - 1) / splits;
 		splits = (kbc + per - 1) / per; /* no empty split */
 	}
-	if (splits > 1 && scratch_reserve((size_t)tiles * splits * 128 * 256, (size_t)tiles))
+	if (splits > 1 && scratch_reserve((size_t)tiles * splits * 128 * 256, (size_t)tiles * 2))
 		return SF_ERR_CUDA;
 	const int units = tiles * splits;
 	const int grid = units < sm_count() ? units : sm_count();
-	gemm_wgmma_kernel<<<grid, kWgThreads, kWgSmemBytes, stream>>>(ma, mb, C, M, N, K, splits, g_part, g_cnt);
+	if (SF_GEMM_WG_REDUCE && splits > 1 && units <= grid) {
+		/* spread reduction: needs every unit resident at once, which a cooperative launch guarantees */
+		int spread = 1, Mi = M, Ni = N, Ki = K, si = splits;
+		float *part = g_part;
+		int *cnt = g_cnt;
+		void *args[] = { &ma, &mb, &C, &Mi, &Ni, &Ki, &si, &part, &cnt, &spread };
+		if (cudaLaunchCooperativeKernel((const void *)gemm_wgmma_kernel, dim3(grid), dim3(kWgThreads), args,
+						kWgSmemBytes, stream) == cudaSuccess)
+			return SF_OK;
+		(void)cudaGetLastError(); /* not launchable cooperatively: the last-unit reduction instead */
+	}
+	gemm_wgmma_kernel<<<grid, kWgThreads, kWgSmemBytes, stream>>>(ma, mb, C, M, N, K, splits, g_part, g_cnt, 0);
 	return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
 }
 

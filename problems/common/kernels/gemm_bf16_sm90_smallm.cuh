@@ -1,36 +1,61 @@
 /*
  * gemm_bf16_sm90_smallm.cuh - the small-M path of gemm_bf16_sm90.cu: C[M, N] = A[M, K] . B[N, K]^T for
- * M <= 64, a weight-streaming kernel. At these M the GEMM is bound by reading B (the weight) once, so
- * every SM must keep many 16-byte loads of B in flight and nothing else may get in the way.
+ * M <= 64, a weight-streaming kernel (version 2). At these M the GEMM is bound by reading B (the weight)
+ * once, so every SM must keep many 16-byte loads of B in flight and nothing else may get in the way.
  *
- * Work split: a warp owns 32 rows of B (four groups of 8) and a slice of K; the 8 warps of a block own
- * the same 32 rows and consecutive K slices; blockIdx.y splits K further (split-K) when the N/32 row
- * blocks alone cannot fill the GPU. Per 32-wide K step a lane issues one 16-byte load of B per group
- * (ld.global.nc with L1::no_allocate: B is read once) and one 16-byte load of A per 16-row tile, and
- * runs mma.sync m16n8k16 (bf16 in, fp32 accumulate) twice per group and tile.
+ * Why version 1 streamed only ~1.55 TB/s (H200 SASS of the v1 kernel): its loads were predicated
+ * (`cond ? load : 0`) and ptxas sank them below the mma.sync instructions that used them, so a warp had
+ * one K step (4 loads, 2 KB) in flight instead of the 16 the source asked for; and each warp ran only
+ * 2 such batches before a block reduction, a fence, an atomic and a last-block reduction (split-K).
  *
- * The K permutation trick: an MMA sums over its 16 k indices in any order, so instead of the canonical
- * fragment layout (which wants 4-byte pieces), lane (g = lane/4, q = lane%4) loads the 8 contiguous
- * elements k0 + 8q .. k0 + 8q + 7 of B row g and of A rows g and g + 8, and feeds elements 0-3 to the
- * first MMA and 4-7 to the second: A and B see the same permutation of k, so the sum is unchanged.
+ * Version 2, work split: a block of 8 warps owns 8 * RG consecutive rows of B (RG groups of 8); warp w
+ * takes row group w % RG and the (w / RG)-th of KS = 8 / RG consecutive K slices. No split across blocks
+ * (no scratch, no atomics): grid = ceil(N / (8 RG)) blocks, 2 resident per SM for M <= 16 (launch
+ * bounds). The main loop has no predicates: rows of B past N are clamped to row N - 1 and rows of A past M to row M - 1
+ * (their products land only in outputs that are never stored), and only whole 32-wide K steps inside K
+ * are batched; the last partial step (K % 32 != 0) is loaded with a predicate. Per batch a lane issues U
+ * 16-byte loads of B (ld.global.nc.L1::no_allocate: read once) and U * MH of A (L1-cached: every block
+ * rereads A) before the first mma: U = 8 puts 8 warps * 2 blocks * 8 * 512 B = 64 KB of B in flight per SM.
  *
- * Reduction, deterministic: the 8 warps' fp32 partials are summed in shared memory in warp order; with
- * one K split the block writes bf16; with S > 1 each block writes its fp32 partial to scratch, and the
- * last block of a row block to arrive (a per-row-block counter) sums the S partials in split order,
- * writes bf16 and resets the counter to 0 for the next call.
+ * Fragments (the K permutation trick, unchanged from v1): lane (g = lane / 4, q = lane % 4) loads the 8
+ * contiguous elements k0 + 8q .. k0 + 8q + 7 of B row g and of A rows h * 8 + g (h < MH), and feeds
+ * elements 0-3 to one m16n8k16 and 4-7 to a second: A and B see the same permutation of k, so the sum is
+ * unchanged. MH = ceil(M / 8) 8-row halves of A; tile t of 16 rows uses halves 2t and 2t + 1 (a zero
+ * register when 2t + 1 == MH).
  *
- * Requirements (checked by the host): K % 8 == 0, A and B 16-byte aligned, N % 2 == 0.
+ * Candidates (tools/gpu_gemm.sh times them): SF_GEMM_SM_PIPE=1 loads the next batch before this batch's
+ * mma.sync (register double buffer); SF_GEMM_SM_ILV=1 deals K batches round-robin to the warps of a row
+ * group instead of contiguous K slices (contiguous stretches of each row in flight at once).
+ *
+ * Reduction, deterministic: each warp adds its two accumulator sets (even / odd K steps of a batch); the
+ * KS warps of a row group store their sums to shared memory and the group's first warp adds them in
+ * K-slice order and stores bf16 pairs.
+ *
+ * Requirements (checked by the host): K % 8 == 0, A and B 16-byte aligned, N % 2 == 0, M >= 1.
  */
 #pragma once
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <stdint.h>
 
+#ifndef SF_GEMM_SM_RG /* row groups of 8 per block: 1, 2, 4 or 8 */
+#define SF_GEMM_SM_RG 1
+#endif
+#ifndef SF_GEMM_SM_U /* K steps (of 32) whose loads are issued together, M <= 16 */
+#define SF_GEMM_SM_U 8
+#endif
+#ifndef SF_GEMM_SM_ILV /* 1: K batches interleaved over the warps of a row group (candidate) */
+#define SF_GEMM_SM_ILV 0
+#endif
+#ifndef SF_GEMM_SM_PIPE /* 1: the next batch's loads are issued before this batch's mma.sync (candidate) */
+#define SF_GEMM_SM_PIPE 0
+#endif
+
 namespace sfgemm {
 
-const int kSmWarps = 8;	 /* warps per block */
-const int kSmGroups = 4; /* 8-row groups of B per warp: 32 rows */
-const int kSmUnroll = 4; /* K steps of 32 whose loads are issued together */
+const int kSmWarps = 8; /* warps per block */
+const int kSmRG = SF_GEMM_SM_RG;
+const int kSmRows = 8 * kSmRG; /* rows of B per block */
 
 __device__ __forceinline__ uint4 ld_stream16(const void *p)
 {
@@ -50,149 +75,151 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], uint32_t a0, uint32_t a
 		     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
-/*
- * One launch of the small-M GEMM. MT: 16-row tiles of A (M <= 16 * MT). Grid (ceil(N / 32), S),
- * kSmWarps * 32 threads. steps_per_warp: 32-wide K steps per warp (all warps of all splits tile
- * [0, ceil(K / 32)) in order). part: fp32 scratch [S][M][N] (unused when S == 1); cnt: one int per
- * row block, zero between calls.
- */
-template <int MT>
-__global__ void __launch_bounds__(kSmWarps * 32) gemm_smallm_kernel(const __nv_bfloat16 *__restrict__ A,
-								    const __nv_bfloat16 *__restrict__ B,
-								    __nv_bfloat16 *__restrict__ C, float *part,
-								    int *cnt, int M, int N, int K, int steps_per_warp)
+/* acc[t] += the two m16n8k16 of one 32-wide K step (8 elements per lane of B and of each A half) */
+template <int MH>
+__device__ __forceinline__ void smallm_step(float (&acc)[(MH + 1) / 2][4], const uint4 (&av)[MH], const uint4 &bv)
 {
-	__shared__ float red[kSmWarps][16][32 + 1]; /* one 16-row tile of the 8 warps' partials */
-	__shared__ int last;
+#pragma unroll
+	for (int t = 0; t < (MH + 1) / 2; t++) {
+		const uint4 lo = av[2 * t], hi = 2 * t + 1 < MH ? av[(2 * t + 1) % MH] : make_uint4(0, 0, 0, 0);
+		mma_16816(acc[t], lo.x, hi.x, lo.y, hi.y, bv.x, bv.y);
+		mma_16816(acc[t], lo.z, hi.z, lo.w, hi.w, bv.z, bv.w);
+	}
+}
+
+/* the loads of one batch: U K steps from step st, B streamed, A through L1 (no predicates) */
+template <int MH, int U>
+__device__ __forceinline__ void smallm_load(uint4 (&bv)[U], uint4 (&av)[U][MH], const __nv_bfloat16 *brow,
+					    const __nv_bfloat16 *const (&arow)[MH], int st)
+{
+#pragma unroll
+	for (int u = 0; u < U; u++)
+		bv[u] = ld_stream16(brow + (size_t)(st + u) * 32);
+#pragma unroll
+	for (int u = 0; u < U; u++)
+#pragma unroll
+		for (int h = 0; h < MH; h++)
+			av[u][h] = __ldg((const uint4 *)(arow[h] + (size_t)(st + u) * 32));
+}
+
+/*
+ * One launch of the small-M GEMM: grid ceil(N / kSmRows), kSmWarps * 32 threads. MH: 8-row halves of A
+ * (M <= 8 MH); U: K steps per batch of loads. Two blocks per SM (128 registers) for MH <= 2, one above
+ * (the A fragments of M > 16 need up to 255 registers).
+ */
+template <int MH, int U>
+__global__ void __launch_bounds__(kSmWarps * 32, MH <= 2 ? 2 : 1)
+	gemm_smallm_kernel(const __nv_bfloat16 *__restrict__ A, const __nv_bfloat16 *__restrict__ B,
+			   __nv_bfloat16 *__restrict__ C, int M, int N, int K)
+{
+	constexpr int KS = kSmWarps / kSmRG, MT = (MH + 1) / 2;
+	__shared__ float red[kSmWarps][MT][4][32];
 	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 	const int g = lane >> 2, q = lane & 3;
-	const int n_blk = blockIdx.x * 32;
-	const int S = gridDim.y, s = blockIdx.y;
-	const int step0 = (s * kSmWarps + warp) * steps_per_warp;
-	const int k_steps = (K + 31) / 32;
-	const int step_end = min(step0 + steps_per_warp, k_steps);
+	const int rg = warp % kSmRG, ks = warp / kSmRG;
+	const int n0 = blockIdx.x * kSmRows + rg * 8; /* first row of this warp's group */
+	const int steps = (K + 31) / 32, full = K / 32;
+	/* batches of U whole steps: st, st + stride, ... while st + U <= lim; then single steps r, r + rstep, ...
+	 * below rend (predicated). Contiguous: warp ks owns steps [ks * per, ...) of K. Interleaved
+	 * (SF_GEMM_SM_ILV): batch b of the row goes to warp b % KS, so the KS warps read one contiguous
+	 * KS * U * 64-byte stretch of each row at a time. */
+#if SF_GEMM_SM_ILV
+	const int stride = KS * U, lim = full / U * U, rstep = KS, rend = steps;
+	int st = ks * U;
+#else
+	const int per = (steps + KS - 1) / KS;
+	const int s0 = ks * per, rend = min(s0 + per, steps), lim = min(rend, full), stride = U, rstep = 1;
+	int st = s0;
+#endif
 
-	float acc[MT][kSmGroups][4];
+	float acc[2][MT][4]; /* two sets (even and odd K steps): two shorter mma dependency chains */
 #pragma unroll
-	for (int t = 0; t < MT; t++)
+	for (int i = 0; i < 2; i++)
 #pragma unroll
-		for (int j = 0; j < kSmGroups; j++)
+		for (int t = 0; t < MT; t++)
 #pragma unroll
 			for (int e = 0; e < 4; e++)
-				acc[t][j][e] = 0.0f;
+				acc[i][t][e] = 0.0f;
 
-	/* row pointers of this lane (clamped to row 0 when out of range; the load is then skipped) */
-	const __nv_bfloat16 *brow[kSmGroups];
-	bool bok[kSmGroups];
+	const __nv_bfloat16 *brow = B + (size_t)min(n0 + g, N - 1) * K + q * 8;
+	const __nv_bfloat16 *arow[MH];
 #pragma unroll
-	for (int j = 0; j < kSmGroups; j++) {
-		const int n = n_blk + j * 8 + g;
-		bok[j] = n < N;
-		brow[j] = B + (size_t)(bok[j] ? n : 0) * K + q * 8;
+	for (int h = 0; h < MH; h++)
+		arow[h] = A + (size_t)min(h * 8 + g, M - 1) * K + q * 8;
+
+#if SF_GEMM_SM_PIPE
+	/* register double buffer: batch st + U is loaded before batch st's mma.sync run */
+	if (st + U <= lim) {
+		uint4 bv[U], av[U][MH];
+		smallm_load<MH, U>(bv, av, brow, arow, st);
+		for (;;) {
+			const bool more = st + stride + U <= lim;
+			uint4 bn[U], an[U][MH];
+			if (more)
+				smallm_load<MH, U>(bn, an, brow, arow, st + stride);
+#pragma unroll
+			for (int u = 0; u < U; u++)
+				smallm_step<MH>(acc[u & 1], av[u], bv[u]);
+			st += stride;
+			if (!more)
+				break;
+#pragma unroll
+			for (int u = 0; u < U; u++) {
+				bv[u] = bn[u];
+#pragma unroll
+				for (int h = 0; h < MH; h++)
+					av[u][h] = an[u][h];
+			}
+		}
 	}
-	const __nv_bfloat16 *arow[MT][2];
-	bool aok[MT][2];
+#else
+	for (; st + U <= lim; st += stride) {
+		uint4 bv[U], av[U][MH];
+		smallm_load<MH, U>(bv, av, brow, arow, st);
+#pragma unroll
+		for (int u = 0; u < U; u++)
+			smallm_step<MH>(acc[u & 1], av[u], bv[u]);
+	}
+#endif
+#if SF_GEMM_SM_ILV
+	st = lim + ks;
+#endif
+	for (; st < rend; st += rstep) { /* fewer than U steps left, or the partial last step */
+		const bool ok = st * 32 + q * 8 < K;
+		uint4 av[MH];
+		const uint4 bv = ok ? ld_stream16(brow + (size_t)st * 32) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+		for (int h = 0; h < MH; h++)
+			av[h] = ok ? __ldg((const uint4 *)(arow[h] + (size_t)st * 32)) : make_uint4(0, 0, 0, 0);
+		smallm_step<MH>(acc[0], av, bv);
+	}
+
 #pragma unroll
 	for (int t = 0; t < MT; t++)
 #pragma unroll
-		for (int h = 0; h < 2; h++) {
-			const int m = t * 16 + h * 8 + g;
-			aok[t][h] = m < M;
-			arow[t][h] = A + (size_t)(aok[t][h] ? m : 0) * K + q * 8;
-		}
-
-	for (int st = step0; st < step_end; st += kSmUnroll) {
-		uint4 bv[kSmUnroll][kSmGroups];
-		uint4 av[kSmUnroll][MT][2];
-#pragma unroll
-		for (int u = 0; u < kSmUnroll; u++) {
-			const int k = (st + u) * 32 + q * 8;
-			const bool kok = st + u < step_end && k < K;
-#pragma unroll
-			for (int j = 0; j < kSmGroups; j++)
-				bv[u][j] = (kok && bok[j]) ? ld_stream16(brow[j] + (size_t)(st + u) * 32) : make_uint4(0, 0, 0, 0);
-#pragma unroll
-			for (int t = 0; t < MT; t++)
-#pragma unroll
-				for (int h = 0; h < 2; h++)
-					av[u][t][h] = (kok && aok[t][h]) ? __ldg((const uint4 *)(arow[t][h] + (size_t)(st + u) * 32))
-									 : make_uint4(0, 0, 0, 0);
-		}
-#pragma unroll
-		for (int u = 0; u < kSmUnroll; u++)
-#pragma unroll
-			for (int t = 0; t < MT; t++)
-#pragma unroll
-				for (int j = 0; j < kSmGroups; j++) {
-					mma_16816(acc[t][j], av[u][t][0].x, av[u][t][1].x, av[u][t][0].y, av[u][t][1].y, bv[u][j].x,
-						  bv[u][j].y);
-					mma_16816(acc[t][j], av[u][t][0].z, av[u][t][1].z, av[u][t][0].w, av[u][t][1].w, bv[u][j].z,
-						  bv[u][j].w);
-				}
-	}
-
-	/* block reduction, one 16-row tile at a time; thread i then owns (row i / 16, cols 2 (i % 16) + {0, 1}) */
-	const int r_row = threadIdx.x >> 4, r_col = (threadIdx.x & 15) * 2;
-	float out[MT][2];
-#pragma unroll
-	for (int t = 0; t < MT; t++) {
-#pragma unroll
-		for (int j = 0; j < kSmGroups; j++) {
-			red[warp][g][j * 8 + q * 2] = acc[t][j][0];
-			red[warp][g][j * 8 + q * 2 + 1] = acc[t][j][1];
-			red[warp][g + 8][j * 8 + q * 2] = acc[t][j][2];
-			red[warp][g + 8][j * 8 + q * 2 + 1] = acc[t][j][3];
-		}
-		__syncthreads();
-		float s0 = 0.0f, s1 = 0.0f;
-#pragma unroll
-		for (int w = 0; w < kSmWarps; w++) {
-			s0 += red[w][r_row][r_col];
-			s1 += red[w][r_row][r_col + 1];
-		}
-		out[t][0] = s0;
-		out[t][1] = s1;
-		__syncthreads();
-	}
-	const int n = n_blk + r_col;
-	if (S == 1) {
-#pragma unroll
-		for (int t = 0; t < MT; t++) {
-			const int m = t * 16 + r_row;
-			if (m < M && n < N)
-				*(__nv_bfloat162 *)(C + (size_t)m * N + n) = __floats2bfloat162_rn(out[t][0], out[t][1]);
-		}
-		return;
-	}
-#pragma unroll
-	for (int t = 0; t < MT; t++) {
-		const int m = t * 16 + r_row;
-		if (m < M && n < N)
-			__stcg((float2 *)(part + ((size_t)s * M + m) * N + n), make_float2(out[t][0], out[t][1]));
-	}
-	__threadfence();
+		for (int e = 0; e < 4; e++)
+			red[warp][t][e][lane] = acc[0][t][e] + acc[1][t][e];
 	__syncthreads();
-	if (threadIdx.x == 0)
-		last = atomicAdd(&cnt[blockIdx.x], 1) == S - 1;
-	__syncthreads();
-	if (!last)
+	if (ks != 0)
 		return;
-	__threadfence();
+	/* the group's first warp: lane (g, q) owns rows t * 16 + g (+ 8) and columns n0 + 2q, n0 + 2q + 1 */
+	const int n = n0 + 2 * q;
+	if (n >= N)
+		return;
 #pragma unroll
 	for (int t = 0; t < MT; t++) {
-		const int m = t * 16 + r_row;
-		if (m < M && n < N) {
-			float s0 = 0.0f, s1 = 0.0f;
-			for (int i = 0; i < S; i++) {
-				const float2 v = __ldcg((const float2 *)(part + ((size_t)i * M + m) * N + n));
-				s0 += v.x;
-				s1 += v.y;
-			}
-			*(__nv_bfloat162 *)(C + (size_t)m * N + n) = __floats2bfloat162_rn(s0, s1);
-		}
+		float s[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
+#pragma unroll
+		for (int j = 0; j < KS; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				s[e] += red[rg + j * kSmRG][t][e][lane];
+		const int m = t * 16 + g;
+		if (m < M)
+			*(__nv_bfloat162 *)(C + (size_t)m * N + n) = __floats2bfloat162_rn(s[0], s[1]);
+		if (m + 8 < M)
+			*(__nv_bfloat162 *)(C + (size_t)(m + 8) * N + n) = __floats2bfloat162_rn(s[2], s[3]);
 	}
-	if (threadIdx.x == 0)
-		cnt[blockIdx.x] = 0;
 }
 
 } /* namespace sfgemm */

@@ -67,6 +67,13 @@ __device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes)
 	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
 }
 
+__device__ __forceinline__ int ld_acquire(const int *p)
+{
+	int v;
+	asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+	return v;
+}
+
 /* 2D TMA load of the box at (c0 = K element, c1 = row) into shared memory, completing on bar. */
 __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1)
 {
@@ -144,10 +151,14 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t da, u
  * (element i of consumer thread j at i * 256 + j: coalesced, and the same (i, j) is the same output
  * in every unit of a tile), and cnt one zeroed counter per tile: the last unit of a tile to finish
  * sums the slabs in split order (deterministic), stores bf16 and resets the counter.
+ * spread != 0 (the host launched it cooperatively with one unit per CTA, so all units of a tile are
+ * resident): cnt holds 2 * tiles counters; every unit waits until all slabs of its tile are written and
+ * then sums a 1/splits share of the tile (still in split order), so the reduction is spread over all
+ * the tile's CTAs instead of one CTA reading every slab; the last unit to finish resets both counters.
  */
 __global__ void __launch_bounds__(kWgThreads, 1)
 	gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
-			  __nv_bfloat16 *__restrict__ C, int M, int N, int K, int splits, float *part, int *cnt)
+			  __nv_bfloat16 *__restrict__ C, int M, int N, int K, int splits, float *part, int *cnt, int spread)
 {
 	extern __shared__ uint8_t smem_raw[];
 	const uint32_t raw = (uint32_t)__cvta_generic_to_shared(smem_raw);
@@ -233,6 +244,38 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 				__stcg(slab + i * 256 + j, d[i]);
 			__threadfence();
 			asm volatile("bar.sync 1, 256;" ::: "memory");
+			if (spread) {
+				/* every unit of the tile is resident (cooperative launch, one unit per CTA): wait for
+				 * all slabs, then sum rows [i0, i1) of the slab index space, a 1/splits share */
+				if (j == 0) {
+					atomicAdd(&cnt[t], 1);
+					while (ld_acquire(&cnt[t]) < splits)
+						__nanosleep(64);
+				}
+				asm volatile("bar.sync 1, 256;" ::: "memory");
+				__threadfence();
+				const int share = ((128 + splits - 1) / splits + 1) & ~1, i0 = (u % splits) * share;
+				const int i1 = min(i0 + share, 128);
+				const int g = lane >> 2, q = lane & 3;
+				for (int i = i0; i < i1; i += 2) { /* (i, i + 1): one row, two adjacent columns */
+					float v0 = 0.0f, v1 = 0.0f;
+					for (int s2 = 0; s2 < splits; s2++) {
+						const float *src = part + (size_t)(t * splits + s2) * (128 * 256);
+						v0 += __ldcg(src + i * 256 + j);
+						v1 += __ldcg(src + (i + 1) * 256 + j);
+					}
+					const int row = tm * kWgBM + c * 64 + warp * 16 + g + ((i & 2) ? 8 : 0);
+					const int n = tn * kWgBN + (i >> 2) * 8 + q * 2;
+					if (row < M && n < N)
+						*(__nv_bfloat162 *)(C + (size_t)row * N + n) = __floats2bfloat162_rn(v0, v1);
+				}
+				asm volatile("bar.sync 1, 256;" ::: "memory");
+				if (j == 0 && atomicAdd(&cnt[tiles + t], 1) == splits - 1) { /* every unit is past the wait */
+					cnt[t] = 0;
+					cnt[tiles + t] = 0;
+				}
+				continue;
+			}
 			if (j == 0)
 				*last_flag = atomicAdd(&cnt[t], 1) == splits - 1;
 			asm volatile("bar.sync 1, 256;" ::: "memory");

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# tests/suites/bridge.sh - the PyTorch bridge (docs/bridge.md) on the cpu backend, without torch.
+#
+# CI has numpy but no torch. The bridge's I/O layer is tested with numpy (tests/bridge/test_sf_io.py);
+# the protocol, the C side's spawn, time limit and error handling run end to end with
+# tests/fixtures/bridge/fake_torch (a numpy stand-in that marks itself fake: tensors are numpy
+# arrays, torch.compile is "unavailable"), with no torch at all, with no python, and with fake
+# bridges that hang or leave malformed results. Prints `ok NAME` / `FAIL NAME` per case, then
+# `N passed, M failed`; exits non-zero when anything failed.
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$ROOT" || exit 2
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+SF=$BUILD/solforge
+FX=tests/fixtures/bridge
+FAKE=$ROOT/$FX/fake_torch
+pass=0 fail=0
+ok() { echo "ok $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
+
+if [ ! -x "$SF" ] || [ ! -x "$BUILD/solforge-inputs" ]; then
+	echo "bridge.sh: no $SF or $BUILD/solforge-inputs (run make first)" >&2
+	echo "0 passed, 1 failed"
+	exit 2
+fi
+if ! python3 -c 'import numpy' 2>/dev/null; then
+	echo "bridge.sh: needs python3 with numpy (tools/deps.sh installs python3-numpy)" >&2
+	echo "0 passed, 1 failed"
+	exit 2
+fi
+TMP=$(mktemp -d /tmp/solforge-bridge-tests.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+export SOLFORGE_CACHE=${SOLFORGE_CACHE:-$TMP/cache}
+export SOLFORGE_SCRATCH=$TMP/scratch
+mkdir -p "$SOLFORGE_SCRATCH"
+EV=(--backend cpu --budget-ms 30 --min-iters 6 --max-iters 200)
+
+# field FILE EXPR: evaluates a python expression over the trace lines `t` (list of dicts)
+field() { python3 -c "import json,sys; t=[json.loads(l) for l in open(sys.argv[1]) if l.strip()]; print($2)" "$1"; }
+
+# 1. the I/O layer with numpy
+if out=$(python3 tests/bridge/test_sf_io.py 2>&1); then ok io_layer; else bad io_layer "$(echo "$out" | grep FAIL | head -5)"; fi
+
+# 2. protocol of the bridge program itself
+out=$(python3 tools/bridge/solforge_bridge.py 2>&1); rc=$?
+[ $rc -eq 2 ] && [[ $out == *usage* ]] && ok bridge_usage || bad bridge_usage "rc=$rc $out"
+echo '{not json' > "$TMP/bad.json"
+out=$(python3 tools/bridge/solforge_bridge.py "$TMP/bad.json" "$TMP/bad.json" 2>&1); rc=$?
+[ $rc -eq 2 ] && [[ $out == *"bad job"* ]] && ok bridge_malformed_job || bad bridge_malformed_job "rc=$rc $out"
+out=$(env -u PYTHONPATH python3 tools/bridge/solforge_bridge.py --probe --device cpu 2>&1); rc=$?
+if python3 -c 'import torch' 2>/dev/null; then
+	echo "ok probe_without_torch # SKIP torch is installed here"
+else
+	[ $rc -eq 3 ] && [[ $out == *"torch is not importable"* ]] && ok probe_without_torch || bad probe_without_torch "rc=$rc $out"
+fi
+out=$(PYTHONPATH=$FAKE python3 tools/bridge/solforge_bridge.py --probe --device cpu 2>&1); rc=$?
+[ $rc -eq 0 ] && [[ $out == *'"fake": true'* ]] && ok probe_fake_torch || bad probe_fake_torch "rc=$rc $out"
+out=$(PYTHONPATH=$FAKE python3 tools/bridge/solforge_bridge.py --probe --device cuda 2>&1); rc=$?
+[ $rc -eq 3 ] && [[ $out == *"no CUDA device"* ]] && ok probe_no_device || bad probe_no_device "rc=$rc $out"
+
+# 3. torch baselines and --xval end to end with the numpy stand-in
+T=$TMP/bscale.jsonl
+PYTHONPATH=$FAKE "$SF" eval $FX/bscale $FX/bscale/correct.c "${EV[@]}" --xval --json -o "$T" >"$TMP/log" 2>&1; rc=$?
+if [ $rc -eq 0 ] && [ "$(field "$T" "' '.join(x['evaluation']['status'] for x in t)")" = "PASSED PASSED" ]; then
+	ok fake_torch_eval_passes
+else
+	bad fake_torch_eval_passes "rc=$rc $(tail -5 "$TMP/log")"
+fi
+st() { field "$T" "' '.join(b['status'] for x in t for b in x['evaluation']['solforge'].get('baselines', []) if b['name'] == '$1')"; }
+[ "$(st torch-ok)" = "PASSED PASSED" ] && ok baseline_correct_timed || bad baseline_correct_timed "$(st torch-ok)"
+# T_b: the fastest PASSED baseline of the same run (torch-ok or the cpu backend's oracle-c), never a wrong one
+tb_ok=$(field "$T" "all(x['evaluation']['solforge'].get('baseline') == min((b for b in x['evaluation']['solforge']['baselines'] if b['status'] == 'PASSED'), key=lambda b: b['median_ms'])['name'] for x in t)")
+[ "$tb_ok" = True ] && ok tb_is_fastest_correct || bad tb_is_fastest_correct "$(field "$T" "[x['evaluation']['solforge'].get('baselines') for x in t]")"
+[ "$(st torch-wrong)" = "INCORRECT_NUMERICAL INCORRECT_NUMERICAL" ] && ok baseline_wrong_left_out || bad baseline_wrong_left_out "$(st torch-wrong)"
+[ "$(st torch-raises)" = "RUNTIME_ERROR RUNTIME_ERROR" ] && ok baseline_raising_left_out || bad baseline_raising_left_out "$(st torch-raises)"
+[ "$(field "$T" "int('ValueError: this baseline fails on purpose' in t[0]['evaluation']['log'])")" = 1 ] &&
+	ok baseline_error_in_log || bad baseline_error_in_log "$(field "$T" "t[0]['evaluation']['log']")"
+[ "$(st torch.compile)" = "UNAVAILABLE UNAVAILABLE" ] && ok compile_unavailable_on_fake || bad compile_unavailable_on_fake "$(st torch.compile)"
+[ "$(field "$T" "' '.join(b['status'] for x in t for b in x['evaluation']['solforge']['baselines'] if b.get('role') == 'xval')")" = "AGREE AGREE" ] &&
+	ok xval_agrees || bad xval_agrees "$(field "$T" "t[0]['evaluation']['log']")"
+# bit-exact inputs: workload n4 has tolerance 0 and alpha = 2, so the C-drawn bf16 inputs must reach
+# the bridge unchanged and come back bit for bit (a change of one input bit fails it)
+[ "$(field "$T" "t[0]['evaluation']['correctness']['max_absolute_error']")" = 0 ] &&
+	ok inputs_identical_bitexact || bad inputs_identical_bitexact "$(field "$T" "t[0]['evaluation']['correctness']")"
+
+# 4. no torch: baselines say why, the cpu baseline (the C oracle) stays; no python: the same
+if ! python3 -c 'import torch' 2>/dev/null; then
+	T=$TMP/notorch.jsonl
+	env -u PYTHONPATH "$SF" eval $FX/bscale $FX/bscale/correct.c "${EV[@]}" --only n4 --json -o "$T" >"$TMP/log" 2>&1; rc=$?
+	[ $rc -eq 0 ] && [ "$(st torch-ok)" = UNAVAILABLE ] && [[ $(field "$T" "t[0]['evaluation']['log']") == *"torch is not importable"* ]] &&
+		[ "$(field "$T" "t[0]['evaluation']['solforge'].get('baseline')")" = oracle-c ] &&
+		ok missing_torch_clear_status || bad missing_torch_clear_status "rc=$rc $(head -c 600 "$T")"
+fi
+T=$TMP/nopy.jsonl
+SOLFORGE_PYTHON=/nonexistent/python3 "$SF" eval $FX/bscale $FX/bscale/correct.c "${EV[@]}" --only n4 --json -o "$T" >"$TMP/log" 2>&1; rc=$?
+[ $rc -eq 0 ] && [ "$(st torch-ok)" = UNAVAILABLE ] && [[ $(field "$T" "t[0]['evaluation']['log']") == *"cannot start"* ]] &&
+	ok missing_python_clear_status || bad missing_python_clear_status "rc=$rc $(head -c 600 "$T") $(tail -3 "$TMP/log")"
+
+# 5. a problem whose oracle is its PyTorch reference
+out=$(env -u PYTHONPATH SOLFORGE_PYTHON=/nonexistent/python3 "$SF" eval $FX/pub_scale $FX/pub_scale/correct.c "${EV[@]}" 2>&1); rc=$?
+[ $rc -eq 6 ] && [[ $out == *"needs the bridge"* ]] && ok torch_reference_unavailable_exit6 || bad torch_reference_unavailable_exit6 "rc=$rc $out"
+out=$(PYTHONPATH=$FAKE "$SF" eval $FX/pub_scale $FX/pub_scale/correct.c "${EV[@]}" 2>&1); rc=$?
+[ $rc -eq 0 ] && ok torch_reference_correct_passes || bad torch_reference_correct_passes "rc=$rc $out"
+out=$(PYTHONPATH=$FAKE "$SF" eval $FX/pub_scale $FX/pub_scale/wrong.c "${EV[@]}" 2>&1); rc=$?
+[ $rc -eq 1 ] && [[ $out == *INCORRECT_NUMERICAL* ]] && ok torch_reference_wrong_fails || bad torch_reference_wrong_fails "rc=$rc $out"
+
+# 6. a bridge that hangs is killed at its limit; one that leaves garbage is an error, not a pass
+T=$TMP/hang.jsonl
+start=$(date +%s)
+SOLFORGE_BRIDGE_TIMEOUT=3 SOLFORGE_BRIDGE=$ROOT/$FX/fake_bridges/hang.py "$SF" eval $FX/bscale $FX/bscale/correct.c "${EV[@]}" --only n4 --json -o "$T" >"$TMP/log" 2>&1; rc=$?
+took=$(( $(date +%s) - start ))
+[ $rc -eq 0 ] && [ "$took" -lt 60 ] && [ "$(st torch-ok)" = TIMEOUT ] && ok hanging_bridge_killed || bad hanging_bridge_killed "rc=$rc took=${took}s $(head -c 400 "$T")"
+T=$TMP/garbage.jsonl
+SOLFORGE_BRIDGE=$ROOT/$FX/fake_bridges/garbage.py "$SF" eval $FX/bscale $FX/bscale/correct.c "${EV[@]}" --only n4 --json -o "$T" >"$TMP/log" 2>&1; rc=$?
+[ $rc -eq 0 ] && [ "$(st torch-ok)" = RUNTIME_ERROR ] && [ "$(field "$T" "t[0]['evaluation']['solforge'].get('baseline')")" = oracle-c ] &&
+	ok malformed_reply_is_error || bad malformed_reply_is_error "rc=$rc $(head -c 600 "$T")"
+out=$(SOLFORGE_BRIDGE=$ROOT/$FX/fake_bridges/garbage.py "$SF" eval $FX/pub_scale $FX/pub_scale/correct.c "${EV[@]}" 2>&1); rc=$?
+[ $rc -eq 1 ] && [[ $out == *INVALID_REFERENCE* ]] && ok malformed_reference_invalid || bad malformed_reference_invalid "rc=$rc $out"
+leftover=$(pgrep -f "$FX/fake_bridges/hang.py" || true)
+[ -z "$leftover" ] && ok no_leftover_bridge || bad no_leftover_bridge "pids $leftover"
+
+# 7. import
+out=$("$SF" import tests/fixtures/public/sol 2>&1); rc=$?
+[ $rc -eq 0 ] && [[ $out == *"2 of 2 problems evaluable"* ]] && ok import_sol_layout || bad import_sol_layout "rc=$rc $out"
+out=$("$SF" import tests/fixtures/public/fib -o "$TMP/imp" 2>&1); rc=$?
+[ $rc -eq 0 ] && [ -f "$TMP/imp/fib_gemm_n256_k512/workload.jsonl" ] && "$SF" list "$TMP/imp" >/dev/null 2>&1 &&
+	ok import_fib_layout || bad import_fib_layout "rc=$rc $out"
+mkdir -p "$TMP/blob/p"
+cp tests/fixtures/public/sol/pub_softmax_scaled_v1000/definition.json "$TMP/blob/p/"
+echo '{"uuid": "b1", "axes": {"rows": 2}, "inputs": {"logits": {"type": "safetensors", "path": "blob/x.safetensors", "tensor_key": "x"}, "scale": {"type": "scalar", "value": 1}}}' >"$TMP/blob/p/workload.jsonl"
+out=$("$SF" import "$TMP/blob" 2>&1); rc=$?
+[ $rc -eq 1 ] && [[ $out == *"blob(s) absent"* ]] && ok import_missing_blob || bad import_missing_blob "rc=$rc $out"
+# eval pointed straight at a FlashInfer-Bench definition finds its workloads (then refuses the .cu on cpu)
+out=$("$SF" eval tests/fixtures/public/fib/definitions/gemm/fib_gemm_n256_k512.json tests/fixtures/public/solutions/fib_gemm_n256_k512.cu --backend cpu 2>&1); rc=$?
+[ $rc -eq 2 ] && [[ $out == *"is a cuda solution"* ]] && ok eval_fib_definition_path || bad eval_fib_definition_path "rc=$rc $out"
+out=$("$SF" import "$TMP/nothing-here" 2>&1); rc=$?
+[ $rc -eq 3 ] && ok import_nothing || bad import_nothing "rc=$rc $out"
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,409 @@
+#!/usr/bin/env python3
+"""solforge_bridge.py - the PyTorch bridge: PyTorch references and baselines for the C evaluator.
+
+    solforge_bridge.py --probe [--device cuda|cpu]     prints {"torch": VERSION, ...}; exit 0 usable,
+                                                       3 torch missing or the device unusable
+    solforge_bridge.py JOB.json BRIDGE.json            runs the tasks of BRIDGE.json on one workload
+
+`solforge eval` starts this program (docs/bridge.md) once per workload that needs PyTorch, after the
+candidate ran. JOB.json is the runner job (docs/runner.md: axes, inputs, outputs, rounds, timing).
+BRIDGE.json: {"device": "cuda"|"cpu", "inputs_dir": DIR, "definition": PATH, "tasks": [TASK...]}
+with TASK {"role": "reference"|"baseline", "name", "source": PATH|"@reference", "entry": "run",
+"compile": bool, "time": bool, "out_dir": DIR}. The inputs are those the C runners drew, written by
+solforge-inputs as DIR/in_round<r>.safetensors, DIR/in_set<s>.safetensors (the timing sets a
+baseline is timed on) and DIR/in_audit<i>.safetensors (the inputs of the candidate's audited timed
+call i, perturbation included: the reference recomputes it as audit<i>.safetensors).
+
+Every task leaves the runner's files in its out_dir: round<r>.safetensors (reference: float32 for
+float outputs; baseline: the definition's dtypes), audit<i>.safetensors (reference only: the audited
+timed calls recomputed), result.json {"status": "ok"|"error"|"solution_error"|
+"unavailable", "message", "audits", "timing": {"method": "events"|"clock", "samples_ms", "compile_s",
+...}}. torch is imported lazily: without it every task says "unavailable" and the process exits 0.
+"""
+import importlib.util
+import json
+import math
+import os
+import sys
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sf_io  # noqa: E402
+
+TORCH_DTYPES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16",
+                "F8_E4M3": "float8_e4m3fn", "F8_E5M2": "float8_e5m2", "I64": "int64", "I32": "int32",
+                "I16": "int16", "I8": "int8", "U8": "uint8", "BOOL": "bool"}
+
+
+class TaskError(Exception):
+    """A task failed; status is the result.json status."""
+
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = status
+
+
+def write_result(out_dir, status, message="", audits=None, timing=None):
+    """Writes out_dir/result.json atomically (the runner protocol's last file). audits: the list of
+    {"set", "key"} of the audit<i>.safetensors written (reference role), as the job named them."""
+    os.makedirs(out_dir, exist_ok=True)
+    r = {"status": status, "message": message[-4000:]}
+    if audits:
+        r["audits"] = audits
+    if timing:
+        r["timing"] = timing
+    tmp = os.path.join(out_dir, f"result.json.tmp{os.getpid()}")
+    with open(tmp, "w") as f:
+        json.dump(r, f)
+    os.replace(tmp, os.path.join(out_dir, "result.json"))
+
+
+def import_torch():
+    """(torch module, None) or (None, why)."""
+    try:
+        import torch  # noqa: F401
+        return torch, None
+    except Exception as e:  # ImportError, or a broken install raising anything
+        return None, f"torch is not importable ({type(e).__name__}: {e})"
+
+
+def device_ok(torch, device):
+    if device == "cuda" and not torch.cuda.is_available():
+        return f"torch {torch.__version__} sees no CUDA device"
+    return None
+
+
+def probe(device):
+    torch, why = import_torch()
+    if torch is None:
+        print(json.dumps({"torch": None, "error": why}))
+        return 3
+    why = device_ok(torch, device)
+    info = {"torch": str(torch.__version__), "device": device, "fake": bool(getattr(torch, "SF_FAKE", False))}
+    if why:
+        info["error"] = why
+    print(json.dumps(info))
+    return 3 if why else 0
+
+
+# --- tensors in and out ----------------------------------------------------------------------------
+
+class Codec:
+    """Moves tensors between safetensors bytes and torch (or, with the CI's numpy-backed fake torch,
+    numpy float32 arrays)."""
+
+    def __init__(self, torch, device):
+        self.torch, self.device = torch, device
+        self.fake = bool(getattr(torch, "SF_FAKE", False))
+
+    def to_torch(self, st_dtype, shape, raw):
+        if self.fake:
+            return sf_io.decode(st_dtype, shape, raw)
+        torch = self.torch
+        if st_dtype == "F4":
+            # two e2m1 codes per byte, last dimension halved (torch.float4_e2m1fn_x2 where it exists)
+            pshape = list(shape[:-1]) + [(int(shape[-1]) + 1) // 2] if shape else []
+            t = torch.frombuffer(bytearray(raw.tobytes()), dtype=torch.uint8).reshape(pshape).to(self.device)
+            x2 = getattr(torch, "float4_e2m1fn_x2", None)
+            return t.view(x2) if x2 is not None else t
+        dt = getattr(torch, TORCH_DTYPES[st_dtype])
+        if raw.size == 0:
+            return torch.empty(tuple(shape), dtype=dt, device=self.device)
+        t = torch.frombuffer(bytearray(raw.tobytes()), dtype=dt).reshape(tuple(shape))
+        return t.to(self.device)
+
+    def from_torch(self, name, t, st_dtype, shape, reference):
+        """Raw bytes of output `name` as st_dtype (reference: float formats as F32). Returns (st, raw)."""
+        want_st = "F32" if reference and sf_io.ST_DTYPES[st_dtype][0] in sf_io.FLOAT_DTYPES else st_dtype
+        if self.fake:
+            import numpy as np
+            a = np.asarray(t)
+            if tuple(a.shape) != tuple(shape):
+                raise TaskError("error", f"output '{name}': shape {list(a.shape)}, the definition binds {list(shape)}")
+            return want_st, sf_io.encode(want_st, a)
+        torch = self.torch
+        if not isinstance(t, torch.Tensor):
+            raise TaskError("error", f"output '{name}': run() returned {type(t).__name__}, not a tensor")
+        t = t.detach()
+        if st_dtype == "F4":
+            # packed e2m1 (uint8 or float4_e2m1fn_x2), last dimension halved
+            raw = t.contiguous().view(torch.uint8).cpu().numpy().reshape(-1)
+            if raw.size != sf_io.nbytes_of("F4", shape):
+                raise TaskError("error", f"output '{name}': {raw.size} packed float4 bytes for shape {list(shape)}")
+            if want_st == "F32":
+                return want_st, sf_io.encode("F32", sf_io.decode("F4", shape, raw))
+            return want_st, raw
+        if tuple(t.shape) != tuple(shape):
+            raise TaskError("error", f"output '{name}': shape {list(t.shape)}, the definition binds {list(shape)}")
+        want = getattr(torch, TORCH_DTYPES[want_st])
+        if t.dtype != want:
+            if not reference and want_st != "F32" and t.dtype != want:
+                raise TaskError("error", f"output '{name}': dtype {t.dtype}, the definition says {want}")
+            t = t.to(want)
+        t = t.contiguous().cpu()
+        if t.numel() == 0:
+            import numpy as np
+            return want_st, np.zeros(0, np.uint8)
+        return want_st, t.view(torch.uint8).numpy().reshape(-1)
+
+
+# --- one task --------------------------------------------------------------------------------------
+
+def load_fn(task, definition):
+    """The callable of a task: a baseline file's entry, or the definition's reference run()."""
+    src = task.get("source", "@reference")
+    entry = task.get("entry", "run")
+    if src == "@reference":
+        code = definition.get("reference")
+        if not isinstance(code, str) or not code.strip():
+            raise TaskError("error", "the definition has no PyTorch reference")
+        ns = {"__name__": "sf_reference"}
+        exec(compile(code, "<definition.reference>", "exec"), ns)
+        fn = ns.get(entry)
+    else:
+        spec = importlib.util.spec_from_file_location(f"sf_baseline_{abs(hash(src))}", src)
+        if spec is None:
+            raise TaskError("error", f"cannot load {src}")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        fn = getattr(mod, entry, None)
+    if not callable(fn):
+        raise TaskError("error", f"{src} defines no function {entry}()")
+    return fn
+
+
+def call_args(job, codec, files):
+    """Positional arguments in definition order: tensors from the safetensors file, scalars from the job."""
+    args = []
+    for a in job["inputs"]:
+        if a["gen"] == "scalar":
+            args.append(float(a["a"]))
+            continue
+        if a["name"] not in files:
+            raise TaskError("error", f"the inputs file lacks '{a['name']}'")
+        st, shape, raw = files[a["name"]]
+        if st != sf_io.DEF_TO_ST.get(a["dtype"]) or list(shape) != list(a.get("shape", [])):
+            raise TaskError("error", f"input '{a['name']}': file has {st} {list(shape)}, the job {a['dtype']} {a.get('shape')}")
+        args.append(codec.to_torch(st, shape, raw))
+    return args
+
+
+def outputs_of(job, ret):
+    outs = job["outputs"]
+    if not isinstance(ret, (tuple, list)):
+        ret = (ret,)
+    if len(ret) != len(outs):
+        raise TaskError("error", f"run() returned {len(ret)} outputs, the definition has {len(outs)}")
+    return list(ret)
+
+
+def write_outputs(job, codec, ret, path, reference):
+    ts = []
+    for spec, t in zip(job["outputs"], outputs_of(job, ret)):
+        st = sf_io.DEF_TO_ST[spec["dtype"]]
+        st_out, raw = codec.from_torch(spec["name"], t, st, spec.get("shape", []), reference)
+        ts.append((spec["name"], st_out, spec.get("shape", []), raw))
+    sf_io.write_safetensors(path, ts)
+
+
+def sync(codec):
+    if not codec.fake and codec.device == "cuda":
+        codec.torch.cuda.synchronize()
+
+
+def rel_ci(samples):
+    """Relative half-width of the 95% CI of the median (src/core/stats.c)."""
+    n = len(samples)
+    if n < 6:
+        return math.inf
+    s = sorted(samples)
+    pos = 0.5 * (n - 1)
+    i = int(math.floor(pos))
+    med = s[n - 1] if i >= n - 1 else s[i] * (1 - (pos - i)) + s[i + 1] * (pos - i)
+    h = 0.98 * math.sqrt(n)
+    j = max(int(math.floor(n / 2.0 - h)), 0)
+    k = min(int(math.ceil(n / 2.0 + 1 + h)) - 1, n - 1)
+    return (s[k] - s[j]) / (2 * med) if med > 0 else math.inf
+
+
+def timing_done(t, samples, elapsed_ms):
+    """The runners' stopping rule (rc_timing_done)."""
+    n = len(samples)
+    if n >= t["max_iters"]:
+        return True
+    if n < t["min_iters"]:
+        return False
+    if elapsed_ms >= t["budget_ms"]:
+        return True
+    if n % 5:
+        return False
+    return rel_ci(samples) <= t["target_rel_ci"]
+
+
+class Timer:
+    """Times one call after an L2 flush: CUDA events on the current stream (cuda), or the monotonic
+    clock (cpu / the fake torch)."""
+
+    def __init__(self, codec, flush_bytes):
+        self.codec = codec
+        torch = codec.torch
+        if codec.fake or codec.device != "cuda":
+            import numpy as np
+            self.method = "clock"
+            self.flush_buf = np.zeros(max(flush_bytes, 1 << 20) // 8, np.float64)
+        else:
+            self.method = "events"
+            if flush_bytes <= 0:
+                l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 50 << 20)
+                flush_bytes = 2 * int(l2)
+            self.flush_buf = torch.empty(flush_bytes // 4, dtype=torch.int32, device="cuda")
+            self.ev = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+        self.flush_bytes = flush_bytes
+
+    def flush(self):
+        if self.method == "events":
+            self.flush_buf.zero_()
+        else:
+            self.flush_buf += 1.0
+
+    def time_call(self, fn, args):
+        """(milliseconds, return value) of one call after a flush."""
+        self.flush()
+        if self.method == "events":
+            a, b = self.ev
+            a.record()
+            ret = fn(*args)
+            b.record()
+            b.synchronize()
+            return a.elapsed_time(b), ret
+        t0 = time.perf_counter()
+        ret = fn(*args)
+        return (time.perf_counter() - t0) * 1e3, ret
+
+
+def run_task(job, bridge, task, definition, codec):
+    out_dir = task["out_dir"]
+    os.makedirs(out_dir, exist_ok=True)
+    reference = task["role"] == "reference"
+    fn = load_fn(task, definition)
+    inputs_dir = bridge["inputs_dir"]
+    rounds = [sf_io.read_safetensors(os.path.join(inputs_dir, f"in_round{r}.safetensors"))
+              for r in range(len(job["seeds"]))]
+    n_sets = 0
+    while os.path.exists(os.path.join(inputs_dir, f"in_set{n_sets}.safetensors")):
+        n_sets += 1
+    compile_s = None
+    if task.get("compile"):
+        if codec.fake:
+            raise TaskError("unavailable", "torch.compile needs the real torch")
+        if os.environ.get("SOLFORGE_BRIDGE_NO_COMPILE"):
+            raise TaskError("unavailable", "torch.compile baselines disabled by SOLFORGE_BRIDGE_NO_COMPILE")
+        t0 = time.perf_counter()
+        fn = codec.torch.compile(fn)
+        args0 = call_args(job, codec, rounds[0])
+        try:
+            fn(*args0)
+            sync(codec)
+        except Exception as e:
+            raise TaskError("solution_error", f"torch.compile failed: {type(e).__name__}: {e}") from None
+        compile_s = time.perf_counter() - t0
+    # checked rounds
+    for r, files in enumerate(rounds):
+        args = call_args(job, codec, files)
+        try:
+            ret = fn(*args)
+            sync(codec)
+        except TaskError:
+            raise
+        except Exception as e:
+            raise TaskError("solution_error", f"run() raised {type(e).__name__}: {e}\n"
+                            + traceback.format_exc(limit=4)) from None
+        write_outputs(job, codec, ret, os.path.join(out_dir, f"round{r}.safetensors"), reference)
+    timing = job.get("timing")
+    if reference:
+        # the audited timed calls of the candidate: their inputs (timing set + that call's
+        # perturbation) were written by solforge-inputs as in_audit<i>; recompute each
+        audits = []
+        for i, a in enumerate(job.get("audits", [])):
+            files = sf_io.read_safetensors(os.path.join(inputs_dir, f"in_audit{i}.safetensors"))
+            write_outputs(job, codec, fn(*call_args(job, codec, files)),
+                          os.path.join(out_dir, f"audit{i}.safetensors"), True)
+            audits.append({"set": a["set"], "key": a["key"]})
+        return audits, None
+    if not task.get("time", True) or not timing or n_sets == 0:
+        return None, None
+    sets = [call_args(job, codec, sf_io.read_safetensors(os.path.join(inputs_dir, f"in_set{s}.safetensors")))
+            for s in range(n_sets)]
+    timer = Timer(codec, int(timing.get("flush_bytes", 0)))
+    t_start = time.perf_counter()
+    warm = 0
+    while warm < 3 or (time.perf_counter() - t_start) * 1e3 < timing["warmup_ms"]:
+        timer.time_call(fn, sets[warm % n_sets])
+        warm += 1
+    samples, last = [], [None] * n_sets
+    t_timed = time.perf_counter()
+    while True:
+        s = len(samples) % n_sets
+        ms, last[s] = timer.time_call(fn, sets[s])
+        samples.append(ms)
+        if timing_done(timing, samples, (time.perf_counter() - t_timed) * 1e3):
+            break
+    wall_ms = (time.perf_counter() - t_start) * 1e3
+    t = {"method": timer.method, "sets": n_sets, "flush_bytes": timer.flush_bytes, "timed_calls": len(samples),
+         "wall_ms": wall_ms, "timed_wall_ms": (time.perf_counter() - t_timed) * 1e3, "samples_ms": samples}
+    if compile_s is not None:
+        t["compile_s"] = compile_s
+    return None, t
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[1] == "--probe":
+        dev = argv[3] if len(argv) >= 4 and argv[2] == "--device" else "cuda"
+        return probe(dev)
+    if len(argv) != 3:
+        print("usage: solforge_bridge.py JOB.json BRIDGE.json | --probe [--device cuda|cpu]", file=sys.stderr)
+        return 2
+    try:
+        with open(argv[1]) as f:
+            job = json.load(f)
+        with open(argv[2]) as f:
+            bridge = json.load(f)
+        tasks = bridge["tasks"]
+        for t in tasks:
+            if not isinstance(t.get("out_dir"), str) or t.get("role") not in ("reference", "baseline"):
+                raise ValueError("every task needs out_dir and role reference|baseline")
+        with open(bridge["definition"]) as f:
+            definition = json.load(f)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        print(f"solforge_bridge: bad job: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
+    torch, why = import_torch()
+    if torch is not None:
+        why = device_ok(torch, bridge.get("device", "cuda"))
+    if why:
+        for t in tasks:
+            write_result(t["out_dir"], "unavailable", why)
+        return 0
+    codec = Codec(torch, bridge.get("device", "cuda"))
+    if not codec.fake:
+        # fp32 GEMMs and convolutions in fp32, as the definitions ask (torch's cuDNN default is TF32)
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    for t in tasks:
+        try:
+            audit, timing = run_task(job, bridge, t, definition, codec)
+            write_result(t["out_dir"], "ok", "", audit, timing)
+        except TaskError as e:
+            write_result(t["out_dir"], e.status, str(e))
+        except sf_io.IOError_ as e:
+            write_result(t["out_dir"], "error", f"bridge i/o: {e}")
+        except Exception:
+            write_result(t["out_dir"], "error", "bridge: " + traceback.format_exc(limit=6))
+        if not codec.fake and codec.device == "cuda":
+            torch.cuda.empty_cache()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
