@@ -78,9 +78,11 @@ PY
 done <<'LIST'
 EMU_RMSNORM problems/llama/rmsnorm_h4096/solutions/fast.cu
 EMU_FUSED_ADD problems/llama/fused_add_rmsnorm_h4096/solutions/fast.cu
+EMU_FUSED_ADD problems/llama/fused_add_rmsnorm_h4096/solutions/fast.cu -DRMS_SMALL_T=256
 EMU_GEMMA problems/gemma/gemma_rmsnorm_h5376/solutions/fast.cu
 EMU_QK problems/qwen/qk_rmsnorm_h32_kv4_d128/solutions/fast.cu
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu
+EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -DGN_COOP=1
 EMU_FLUX problems/flux/flux_adaln_layernorm_modulate_h3072/solutions/fast.cu
 EMU_COPY tools/calibration/copy/solutions/copy.cu
 EMU_COPY tools/calibration/copy/solutions/copy.cu -DCOPY_BLOCKED=1

@@ -27,7 +27,7 @@
 #endif
 
 #ifndef RP_SINCOS_F64
-#define RP_SINCOS_F64 1 /* 1: cos / sin in double (see rp_vec_kernel), 0: precise sincosf */
+#define RP_SINCOS_F64 0 /* v2 candidate 1 is unmeasured on a GPU yet (NOTES.md); 1: cos / sin in double (see rp_vec_kernel), 0: precise sincosf */
 #endif
 
 #define RP_MAX_HALF 128

@@ -44,7 +44,7 @@
 #define GN_FUSED_MAX 8192
 #endif
 #ifndef GN_COOP
-#define GN_COOP 1 /* 0: no group-resident path (the two-kernel split path for every large group) */
+#define GN_COOP 0 /* v2 candidate 1 (group-resident, one launch) is unmeasured on a GPU yet (NOTES.md); 0: no group-resident path (the two-kernel split path for every large group) */
 #endif
 #ifndef GN_COOP_VPT
 #define GN_COOP_VPT 4
