@@ -79,7 +79,7 @@ honest gemm_with_baseline $GEMM $GEMM/solutions/naive.cu "$GW"
 if python3 - "$logs/honest_gemm_with_baseline.jsonl" <<'EOF'
 import json, sys
 t = json.loads(open(sys.argv[1]).readline())
-sys.exit(0 if t.get("performance", {}).get("reference_latency_ms", 0) > 0 else 1)
+sys.exit(0 if t["evaluation"].get("performance", {}).get("reference_latency_ms", 0) > 0 else 1)
 EOF
 then row "honest/gemm_baseline_in_sandbox" "T_b measured" ok; else
 	row "honest/gemm_baseline_in_sandbox" "no T_b" FAIL; fails=$((fails + 1)); fi
@@ -139,13 +139,13 @@ def med(mode):
     v = []
     for f in sorted(glob.glob(f"{logs}/overhead_{name}_{mode}_*.jsonl")):
         t = json.loads(open(f).readline())
-        v.append(t.get("performance", {}).get("latency_ms", float("nan")))
+        v.append(t["evaluation"].get("performance", {}).get("latency_ms", float("nan")))
     return v
 on, off = med("on"), med("off")
 m_on, m_off = sum(on) / len(on), sum(off) / len(off)
 ext = []
 for f in sorted(glob.glob(f"{logs}/overhead_{name}_on_*.jsonl")):
-    ext.append(json.loads(open(f).readline()).get("solforge", {}).get("external_ms"))
+    ext.append(json.loads(open(f).readline())["evaluation"].get("solforge", {}).get("external_ms"))
 print(f"{name} on_ms={['%.5f' % x for x in on]} off_ms={['%.5f' % x for x in off]} "
       f"diff={100 * (m_on - m_off) / m_off:+.2f}% external_ms={ext}")
 EOF

@@ -369,7 +369,9 @@ static int reference_rounds(const sf_job *job, const rc_module *m, rc_result *re
 			rc = -1;
 			break;
 		}
-		if (audit >= 0 && (cu_fail(perturb_set(job, &d, job->audit_key[audit], 0), "perturbing audit inputs", err,
+		/* key 0: an audit of an unperturbed call (SOLFORGE_DEFENSES=0), nothing to redo */
+		if (audit >= 0 && job->audit_key[audit] &&
+		    (cu_fail(perturb_set(job, &d, job->audit_key[audit], 0), "perturbing audit inputs", err,
 					   errlen) ||
 				   cu_fail(cudaDeviceSynchronize(), "perturbing audit inputs", err, errlen))) {
 			rc = -1;
