@@ -17,19 +17,19 @@
  * COPY_BLOCKED (1 = contiguous run per block), COPY_NC (1 = ld.global.nc.L1::no_allocate), COPY_L2_256B (1 = prefetch hint), COPY_ST_CS (1 =
  * evict-first stores). tools/gpu_mem2.sh times variants side by side at 32 MB - 4 GiB.
  */
-// solforge-tune: COPY_UNROLL=4,8,2 COPY_THREADS=512,256,1024 COPY_BPS=4,2,8,0 COPY_BLOCKED=0,1 COPY_NC=1,0 COPY_L2_256B=0,1 COPY_ST_CS=1,0
+// solforge-tune: COPY_UNROLL=2,4,8 COPY_THREADS=256,512,1024 COPY_BPS=0,4,2,8 COPY_BLOCKED=0,1 COPY_NC=1,0 COPY_L2_256B=0,1 COPY_ST_CS=1,0
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include "solforge/solution.h"
 
 #ifndef COPY_UNROLL
-#define COPY_UNROLL 4
+#define COPY_UNROLL 2
 #endif
 #ifndef COPY_THREADS
-#define COPY_THREADS 512
+#define COPY_THREADS 256
 #endif
 #ifndef COPY_BPS
-#define COPY_BPS 4
+#define COPY_BPS 0
 #endif
 #ifndef COPY_BLOCKED
 #define COPY_BLOCKED 0
