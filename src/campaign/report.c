@@ -271,21 +271,31 @@ void sf_report_text(const sf_report *r, FILE *f)
 		fprintf(f, "%-40.40s %11s %11s %11s %8s %9s %6s %7s %5lld  %s: %s\n", p->name, b, fi, be, vf, sp, sc, fr,
 			(long long)p->attempts, p->found_by, p->solution);
 	}
-	fprintf(f, "\ntotals: %d problems with a correct solution of %d; geomean speedup %.3fx over the baselines; median SOL "
-		   "%.3f; %d beat the baseline; %d over 2x; %d improved over their first solution (geomean %.3fx); median "
-		   "T_sol/T %.3f\n",
-		r->n_best, r->n, r->geomean, r->median_s, r->beat, r->over2, r->improved_over_first, r->geomean_vs_first,
-		r->median_sol_frac);
+	char g[32], ms[32], gf[32], mf[32];
+	fmt(g, sizeof g, 3, "x", r->geomean);
+	fmt(ms, sizeof ms, 3, "", r->median_s);
+	fmt(gf, sizeof gf, 3, "x", r->geomean_vs_first);
+	fmt(mf, sizeof mf, 3, "", r->median_sol_frac);
+	/* "-": unknown (no baseline or no SOL score on this backend), never "nan" */
+	fprintf(f, "\ntotals: %d problems with a correct solution of %d; geomean speedup %s over the baselines; median SOL "
+		   "%s; %d beat the baseline; %d over 2x; %d improved over their first solution (geomean %s); median "
+		   "T_sol/T %s\n",
+		r->n_best, r->n, g, ms, r->beat, r->over2, r->improved_over_first, gf, mf);
 	fprintf(f, "SOL distribution:");
 	for (int i = 0; i < 10; i++)
 		fprintf(f, " [%.1f,%.1f%c %d", i / 10.0, (i + 1) / 10.0, i == 9 ? ']' : ')', r->hist[i]);
 	fprintf(f, "\nprogress (improvements over time):\n");
 	int step = r->n_pts > 12 ? r->n_pts / 12 : 1;
-	for (int i = 0; i < r->n_pts; i += step)
-		fprintf(f, "  +%7.1f s  geomean %.3fx  median SOL %.3f\n", r->pts[i].t, r->pts[i].geomean, r->pts[i].median_s);
-	if (r->n_pts && (r->n_pts - 1) % step)
-		fprintf(f, "  +%7.1f s  geomean %.3fx  median SOL %.3f\n", r->pts[r->n_pts - 1].t, r->pts[r->n_pts - 1].geomean,
-			r->pts[r->n_pts - 1].median_s);
+	for (int i = 0; i < r->n_pts; i += step) {
+		fmt(g, sizeof g, 3, "x", r->pts[i].geomean);
+		fmt(ms, sizeof ms, 3, "", r->pts[i].median_s);
+		fprintf(f, "  +%7.1f s  geomean %s  median SOL %s\n", r->pts[i].t, g, ms);
+	}
+	if (r->n_pts && (r->n_pts - 1) % step) {
+		fmt(g, sizeof g, 3, "x", r->pts[r->n_pts - 1].geomean);
+		fmt(ms, sizeof ms, 3, "", r->pts[r->n_pts - 1].median_s);
+		fprintf(f, "  +%7.1f s  geomean %s  median SOL %s\n", r->pts[r->n_pts - 1].t, g, ms);
+	}
 	if (r->n_slots) {
 		fprintf(f, "timing slots:\n");
 		for (int i = 0; i < r->n_slots; i++)
