@@ -145,8 +145,9 @@ static void *worker_main(void *arg)
 		sf_db_exec(c->db, "UPDATE attempts SET state=?, finished=?, improved=?, error=COALESCE(?,error) WHERE id=?", "sdisi",
 			   rc ? "failed" : c->stop ? "stopped" : "done", sf_wall_time(), (int64_t)improved, rc ? err : NULL,
 			   attempt);
-		if (seed)
-			sf_db_exec(c->db, "UPDATE problems SET seeded=1 WHERE id=?", "i", p->id);
+		if (seed) /* the first solution the report compares with: the best bundled one, not the first evaluated */
+			sf_db_exec(c->db, "UPDATE problems SET seeded=1, first_eval=COALESCE(best_eval,first_eval) WHERE id=?", "i",
+				   p->id);
 		else if (improved)
 			sf_db_exec(c->db, "UPDATE problems SET since_improve=0 WHERE id=?", "i", p->id);
 		else
