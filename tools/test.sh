@@ -53,11 +53,12 @@ step() {
 }
 
 suite() {
-	local name=$1
+	local name=$1 t=$SECONDS
 	shift
 	local log="$logdir/$name.log"
 	"$@" >"$log" 2>&1
 	count "$name" "$log" $?
+	echo "   ($name: $((SECONDS - t)) s)"
 }
 
 t0=$(date +%s)
