@@ -14,7 +14,11 @@ trap 'rm -rf "$TMP"' EXIT
 CXX=${CXX:-g++}
 P=0
 F=0
-while read -r macro src extra; do # extra: -D flags of a tuning variant (optional)
+# one list line: rewrite, build, run; prints its ok/FAIL lines, then "RESULT passed failed"
+run_one() {
+	local macro=$1 src=$2 name line
+	shift 2
+	local extra="$*"
 	name=$(echo "$src$extra" | tr '/ =' '___')
 	python3 - "$src" "$TMP/$name.cpp" <<'PY'
 import re, sys
@@ -61,8 +65,8 @@ PY
 		"-DEMU_SOLUTION=\"$TMP/$name.cpp\"" $extra tests/emu/emu_test.cpp -o "$TMP/$name" >"$TMP/$name.log" 2>&1; then
 		echo "FAIL build $src"
 		sed 's/^/    /' "$TMP/$name.log" | head -20
-		F=$((F + 1))
-		continue
+		echo "RESULT 0 1"
+		return
 	fi
 	"$TMP/$name" >"$TMP/$name.out" 2>&1
 	sed -E "s#^(ok|FAIL) #\1 $src${extra:+ $extra}: #" "$TMP/$name.out" | grep -v " passed, "
@@ -70,11 +74,19 @@ PY
 	if [ -z "$line" ]; then
 		echo "FAIL $src: no result (crashed?)"
 		tail -5 "$TMP/$name.out"
-		F=$((F + 1))
-		continue
+		echo "RESULT 0 1"
+		return
 	fi
-	P=$((P + $(echo "$line" | cut -d' ' -f1)))
-	F=$((F + $(echo "$line" | cut -d' ' -f3)))
+	echo "RESULT $(echo "$line" | cut -d' ' -f1) $(echo "$line" | cut -d' ' -f3)"
+}
+
+# the list lines run side by side (one per core); their reports are printed in list order
+i=0
+while read -r macro src extra; do
+	i=$((i + 1))
+	# shellcheck disable=SC2086 # extra: a list of -D flags
+	run_one "$macro" "$src" $extra >"$TMP/job$i.txt" 2>&1 </dev/null &
+	while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n; done
 done <<'LIST'
 EMU_RMSNORM problems/llama/rmsnorm_h4096/solutions/fast.cu
 EMU_FUSED_ADD problems/llama/fused_add_rmsnorm_h4096/solutions/fast.cu
@@ -86,7 +98,19 @@ EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -DGN_
 EMU_FLUX problems/flux/flux_adaln_layernorm_modulate_h3072/solutions/fast.cu
 EMU_COPY tools/calibration/copy/solutions/copy.cu
 EMU_COPY tools/calibration/copy/solutions/copy.cu -DCOPY_BLOCKED=1
-EMU_COPY tools/calibration/copy/solutions/copy.cu -DCOPY_BPS=0 -DCOPY_UNROLL=2
+EMU_COPY tools/calibration/copy/solutions/copy.cu -DCOPY_BPS=4 -DCOPY_UNROLL=4 -DCOPY_THREADS=512
 LIST
+wait
+for ((j = 1; j <= i; j++)); do
+	grep -v '^RESULT ' "$TMP/job$j.txt"
+	r=$(grep '^RESULT ' "$TMP/job$j.txt" | tail -1)
+	if [ -z "$r" ]; then
+		echo "FAIL job $j: no result"
+		F=$((F + 1))
+		continue
+	fi
+	P=$((P + $(echo "$r" | cut -d' ' -f2)))
+	F=$((F + $(echo "$r" | cut -d' ' -f3)))
+done
 echo "$P passed, $F failed"
 [ "$F" = 0 ]
