@@ -70,8 +70,8 @@ typedef struct bridge_tasks {
 
 /* Collects and runs the workload's PyTorch tasks (torch baselines only when with_baselines), after
  * writing the inputs the runners drew for `job` into wdir/inputs. Nothing to do: bt->n == 0. */
-void run_bridge(const sf_eval *e, const sf_eval_opts *o, const sf_job *job, const char *wdir, int with_baselines,
-		bridge_tasks *bt);
+void run_bridge(const sf_eval *e, const sf_eval_opts *o, const sf_job *job, const char *wdir, const char *uuid,
+		int with_baselines, bridge_tasks *bt);
 /* Moves what task i left into *out (i < 0: an empty result saying there was no such task). */
 void bridge_take(bridge_tasks *bt, int i, sf_runner_out *out);
 void bridge_tasks_free(bridge_tasks *bt);

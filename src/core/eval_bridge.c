@@ -4,6 +4,7 @@
  * (see bridge.h, docs/bridge.md).
  */
 #include "core/bridge.h"
+#include "core/gpulock.h"
 #include "core/check.h"
 #include "core/util.h"
 
@@ -26,8 +27,8 @@ static int add_task(bridge_tasks *bt, const char *wdir, const char *dirname, con
 	return bt->n++;
 }
 
-void run_bridge(const sf_eval *e, const sf_eval_opts *o, const sf_job *job, const char *wdir, int with_baselines,
-		bridge_tasks *bt)
+void run_bridge(const sf_eval *e, const sf_eval_opts *o, const sf_job *job, const char *wdir, const char *uuid,
+		int with_baselines, bridge_tasks *bt)
 {
 	memset(bt, 0, sizeof *bt);
 	bt->ref = bt->xval = -1;
@@ -62,8 +63,12 @@ void run_bridge(const sf_eval *e, const sf_eval_opts *o, const sf_job *job, cons
 		const char *lim = getenv("SOLFORGE_BRIDGE_TIMEOUT");
 		if (lim && atof(lim) > 0)
 			limit = atof(lim);
+		/* the GPU slot only while torch runs (and times) on the device: the inputs were written without it */
+		sf_gpulock lk;
+		sf_gpulock_acquire(&lk, o->backend->name);
 		sf_bridge_run(e->home, job, e->def.file, !strcmp(o->backend->name, "cuda") ? "cuda" : "cpu", inputs, work,
 			      bt->t, bt->n, limit, bt->out, &bt->timed_out);
+		sf_gpulock_release(&lk, e->def.name, "pytorch", uuid);
 	}
 	free(inputs);
 	free(work);

@@ -28,17 +28,30 @@ static void set_log(sf_wresult *r, const char *fmt, ...)
 	r->log = sf_buf_take(&b);
 }
 
-/* Appends to the workload's log why a baseline was left out of T_b (never silently). */
-static void note_baseline(sf_wresult *r, const char *name, const char *what, const char *why)
+/* Appends one line to the workload's log (after what set_log or earlier notes put there). */
+static void append_log(sf_wresult *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void append_log(sf_wresult *r, const char *fmt, ...)
 {
 	sf_buf b = { 0 };
 	if (r->log && *r->log)
 		sf_buf_printf(&b, "%s\n", r->log);
-	size_t l = why ? strcspn(why, "\n") : 0;
-	sf_buf_printf(&b, "baseline %s not used: %s%s%.*s", name, what, l ? ": " : "", (int)(l > 300 ? 300 : l),
-		      why ? why : "");
+	va_list ap;
+	va_start(ap, fmt);
+	sf_buf_vprintf(&b, fmt, ap);
+	va_end(ap);
 	free(r->log);
 	r->log = sf_buf_take(&b);
+}
+
+/* A baseline left out of T_b: its status in the trace's baselines and, with the first line of why,
+ * in the workload's log (never silently). bo: its runner output, or NULL. */
+static void baseline_left_out(sf_wresult *r, const char *name, const char *status, const char *why,
+			      const sf_runner_out *bo)
+{
+	size_t l = why ? strcspn(why, "\n") : 0;
+	append_log(r, "baseline %s not used: %s%s%.*s", name, status, l ? ": " : "", (int)(l > 300 ? 300 : l),
+		   why ? why : "");
+	baseline_record(r, name, status, NULL, bo);
 }
 
 /* Maps a solution-mode runner outcome to a status; returns PASSED when its rounds should be compared. */
@@ -255,9 +268,7 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 	/* 1b. PyTorch tasks (after the candidate, like every reference): one bridge process on the
 	 * inputs the runners drew, written for it by solforge-inputs */
 	bridge_tasks bt;
-	sf_gpulock_acquire(&lk, o->backend->name); /* torch times baselines on the device */
-	run_bridge(e, o, &job, wdir, r->status == SF_PASSED, &bt);
-	sf_gpulock_release(&lk, e->def.name, "pytorch", w->uuid);
+	run_bridge(e, o, &job, wdir, w->uuid, r->status == SF_PASSED, &bt); /* holds the GPU slot while torch runs */
 
 	/* 2. the reference, in its own process, on the same inputs */
 	job.mode = SF_JOB_REFERENCE;
@@ -330,8 +341,7 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 	for (int b = 0; b < e->n_baselines && r->status == SF_PASSED; b++) {
 		sf_baseline_build *bb = &e->baselines[b];
 		if (bb->error) {
-			note_baseline(r, bb->name, bb->torch ? "unavailable" : "did not build", bb->error);
-			baseline_record(r, bb->name, bb->torch ? "UNAVAILABLE" : "COMPILE_ERROR", NULL, NULL);
+			baseline_left_out(r, bb->name, bb->torch ? "UNAVAILABLE" : "COMPILE_ERROR", bb->error, NULL);
 			continue;
 		}
 		free(job.out_dir);
@@ -357,26 +367,21 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 			sf_gpulock_release(&lk, e->def.name, bb->name, w->uuid);
 		}
 		if (bo.status && !strcmp(bo.status, "unavailable")) {
-			note_baseline(r, bb->name, "unavailable", bo.message);
-			baseline_record(r, bb->name, "UNAVAILABLE", NULL, &bo);
+			baseline_left_out(r, bb->name, "UNAVAILABLE", bo.message, &bo);
 			sf_runner_out_free(&bo);
 			continue;
 		}
 		sf_status bs = solution_status(&bo, timed_out, &tmp);
 		sf_check bc;
 		int failed = 0;
-		if (bs != SF_PASSED) {
-			note_baseline(r, bb->name, sf_status_name(bs), tmp.log);
-			baseline_record(r, bb->name, sf_status_name(bs), NULL, &bo);
-		}
+		if (bs != SF_PASSED)
+			baseline_left_out(r, bb->name, sf_status_name(bs), tmp.log, &bo);
 		if (bs == SF_PASSED) {
 			compare_rounds(&job, ref_dir, job.out_dir, &w->tol, &bc, err, sizeof err, &failed);
 			if (failed)
-				note_baseline(r, bb->name, "outputs unreadable", err);
+				baseline_left_out(r, bb->name, "RUNTIME_ERROR", err, &bo); /* outputs unreadable */
 			else if (bc.status != SF_PASSED)
-				note_baseline(r, bb->name, sf_status_name(bc.status), bc.msg);
-			if (failed || bc.status != SF_PASSED)
-				baseline_record(r, bb->name, failed ? "RUNTIME_ERROR" : sf_status_name(bc.status), NULL, &bo);
+				baseline_left_out(r, bb->name, sf_status_name(bc.status), bc.msg, &bo);
 			if (!failed && bc.status == SF_PASSED && bo.n_samples > 0) {
 				sf_stats st;
 				sf_stats_compute(bo.samples, bo.n_samples, &st);
@@ -414,12 +419,7 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 				r->copy_s = tc;
 				r->bw_fraction = tc / tk;
 			} else {
-				sf_buf nb = { 0 };
-				if (r->log && *r->log)
-					sf_buf_printf(&nb, "%s\n", r->log);
-				sf_buf_printf(&nb, "copy ceiling not measured: %s", err);
-				free(r->log);
-				r->log = sf_buf_take(&nb);
+				append_log(r, "copy ceiling not measured: %s", err);
 			}
 		}
 		if (r->have_tb) {
