@@ -5,9 +5,11 @@
  * The C runners draw every input from the secret seeds in the job (Philox, src/common/gen.h; custom
  * inputs from the problem module's SF_ORACLE_GEN). The bridge must see exactly those inputs, so it
  * does not draw them itself: this program draws them with the same code as solforge-runner-cpu and
- * writes OUT_DIR/in_round<r>.safetensors for every round and OUT_DIR/in_set<s>.safetensors for the
- * first RC_AUDIT_SETS timing sets (when the job times), tensor inputs only (scalars stay in job.json),
- * in the definition's dtypes, then OUT_DIR/result.json {"status": "ok", "audit_sets": S}.
+ * writes OUT_DIR/in_round<r>.safetensors for every round, and when the job times,
+ * OUT_DIR/in_set<s>.safetensors for the TORCH_TIMING_SETS sets a torch baseline is timed on and
+ * OUT_DIR/in_audit<i>.safetensors for each audited timed call of the candidate (its set's inputs with
+ * that call's perturbation), tensor inputs only (scalars stay in job.json), in the definition's
+ * dtypes, then OUT_DIR/result.json {"status": "ok", "audits": [...]}.
  * The problem module (job.problem_module) is needed only for custom inputs; "" means none.
  */
 #include "runner/runner_common.h"
