@@ -9,7 +9,7 @@
 #   build    make; every problem module / solution / baseline built in parallel (--prepare-only)
 #   public   `solforge import` of tests/fixtures/public (SOL-ExecBench and FlashInfer-Bench layouts),
 #            then each imported problem evaluated end to end against its PyTorch reference
-#   native   every problem's solutions/naive.cu on one workload (the one whose T_sol is nearest
+#   native   (NATIVE_JOBS at a time, default 3) every problem's solutions/naive.cu on one workload (the one whose T_sol is nearest
 #            PICK_US, default 10 us) with every baseline: the library one (cuBLASLt) and PyTorch eager;
 #            --xval where the definition has a reference (the C oracle vs the PyTorch reference)
 #   compile  the same with torch.compile for the problems in COMPILE_SET (compile time reported)
@@ -22,7 +22,8 @@ cd "$(dirname "$0")/.."
 out=${OUT:-build/gpu-bridge}
 mkdir -p "$out/traces" "$out/logs"
 # a compile cache carried from the development machine (tools/prebuild_cache.sh), as gpu_round.sh
-[ -f .devcache.tgz ] && tar xzf .devcache.tgz
+# (unpacked once: tools/gpu_round.sh may already have done it while another lane reads it)
+[ -f .devcache.tgz ] && [ ! -d .devcache ] && tar xzf .devcache.tgz
 [ -d .devcache ] && export SOLFORGE_CACHE=$PWD/.devcache
 export SOLFORGE_CACHE=${SOLFORGE_CACHE:-$PWD/build/cache}
 BUDGET=${BUDGET:-230}
@@ -89,14 +90,24 @@ for p in $public; do
 done
 has public && note "public: $n_pub_ok of $n_pub imported problems PASSED on every workload against their PyTorch reference"
 
-# 2. native, eager (and xval on the picked workload)
+# 2. native, eager (and xval on the picked workload), NATIVE_JOBS at a time: every GPU timing (the
+#    candidate's, cuBLASLt's, torch's) takes the device's slot in $out/locks (docs/campaign.md, gpulock),
+#    so evaluations overlap only in their CPU parts (python + torch start, input generation)
+export SOLFORGE_GPU_LOCKS=$out/locks
+mkdir -p "$SOLFORGE_GPU_LOCKS"
+native_deadline=$((T0 + BUDGET - 15))
 for p in $problems; do
 	has native || continue
-	[ "$(left)" -gt 15 ] || { note "native: $(basename "$p") skipped (budget)"; continue; }
-	u=$(awk -v p="$p" '$1 == p {print $2}' "$out/picks.txt")
-	name=$(basename "$p")
-	SOLFORGE_BRIDGE_NO_COMPILE=1 $S eval "$p" "$p/solutions/naive.cu" "${EV[@]}" --only "=$u" --xval --json \
-		-o "$out/traces/native_$name.jsonl" >"$out/logs/native_$name.log" 2>&1
+	echo "$p $(awk -v p="$p" '$1 == p {print $2}' "$out/picks.txt")"
+done | xargs -P "${NATIVE_JOBS:-3}" -L 1 sh -c '
+	name=$(basename "$0")
+	if [ "$(date +%s)" -ge '"$native_deadline"' ]; then echo "== native: $name skipped (budget)"; exit 0; fi
+	SOLFORGE_BRIDGE_NO_COMPILE=1 '"$S"' eval "$0" "$0/solutions/naive.cu" '"${EV[*]}"' --only "=$1" --xval --json \
+		-o "'"$out"'/traces/native_$name.jsonl" >"'"$out"'/logs/native_$name.log" 2>&1'
+for p in $problems; do
+	has native || break
+	[ -s "$out/traces/native_$(basename "$p").jsonl" ] ||
+		note "native: $(basename "$p") has no trace (budget, or see logs/native_$(basename "$p").log)"
 done
 
 # 3. torch.compile on a subset
@@ -110,7 +121,7 @@ for name in $COMPILE_SET; do
 		>"$out/logs/compile_$name.log" 2>&1
 done
 
-# 4. xval on every workload of problems with a reference: 4 at a time (no timing is compared here),
+# 4. xval on every workload of problems with a reference: XVAL_JOBS (8) at a time (nothing is timed),
 #    each started only while the budget lasts; the coverage file says what ran
 deadline=$((T0 + BUDGET - 10))
 for p in $problems; do
@@ -119,7 +130,7 @@ for p in $problems; do
 		echo "$p $u"
 	done
 done | tail -n +$((${XVAL_SKIP:-0} + 1)) >"$out/xval_list.txt"
-has xval && xargs -P 4 -L 1 sh -c '
+has xval && xargs -P "${XVAL_JOBS:-8}" -L 1 sh -c '
 	if [ "$(date +%s)" -ge '"$deadline"' ]; then echo "$(basename "$0") $1 skipped(budget)"; exit 0; fi
 	'"$S"' eval "$0" "$0/solutions/naive.cu" --backend cuda --rounds 1 --budget-ms 1 --min-iters 1 --max-iters 3 \
 		--no-baseline --xval --only "=$1" --json -o "'"$out"'/traces/xval_$(basename "$0")_$1.jsonl" \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpu_flex.sh - the FlexAttention baselines of the paged GQA attention problems on an H200 with torch
 # (problems/common/baselines/torch/attention_flex.py, docs/bridge.md), in one go under a wall-time
-# budget (BUDGET seconds, default 220; workloads that do not fit are reported as skipped).
+# budget (FLEX_BUDGET, else BUDGET, seconds, default 220; workloads that do not fit are reported as skipped).
 # Each picked workload is evaluated with solutions/fast.cu and every baseline (torch, torch.compile,
 # flex_attention), 2 rounds (ragged decode workloads change the padded kv length between rounds:
 # that exercises the recompile), and the trace's solforge.baselines is tabulated: status vs the C
@@ -15,7 +15,7 @@ set -u
 cd "$(dirname "$0")/.."
 out=${OUT:-build/gpu-flex}
 mkdir -p "$out/traces" "$out/logs"
-BUDGET=${BUDGET:-220}
+BUDGET=${FLEX_BUDGET:-${BUDGET:-220}}
 BACKEND=${BACKEND:-cuda}   # BACKEND=cpu SOL=@oracle PICKS="..." tests this script without a GPU
 SOL=${SOL:-fast.cu}
 S=build/solforge

@@ -13,6 +13,10 @@ out=${OUT:-build/gpu-multi}
 mkdir -p "$out"
 export PATH=$PATH:/usr/local/cuda/bin
 BUDGET=${BUDGET:-60s}
+# the scaling runs time each workload for BUDGET_MS (default 1000 ms): evaluations are then bound by the
+# GPU timing slots, not by nvcc compiling the tuner's variants on the host's cores (which does not
+# scale with the GPU count); each run's summary says how busy its slots were
+export BUDGET_MS=${BUDGET_MS:-1000}
 ngpu=$(nvidia-smi -L | grep -c '^GPU')
 all=$(seq -s, 0 $((ngpu - 1)))
 make -j"$(nproc)" >"$out/build.log" 2>&1 || { echo "gpu_multi: build failed"; tail -20 "$out/build.log"; exit 1; }
@@ -48,6 +52,7 @@ runs=("all:$all")
 for r in "${runs[@]}"; do
 	name=${r%%:*} gpus=${r#*:}
 	OUT="$out/$name" GPUS=$gpus BUDGET=$BUDGET tools/gpu_campaign.sh >"$out/$name.stdout" 2>&1
+	grep '^GPU slot busy' "$out/$name/summary.txt" | sed "s/^/$name: /" >>"$out/scale.txt"
 	python3 - "$out/$name/campaign.db" "$name" "$gpus" >>"$out/scale.txt" <<'PY'
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])

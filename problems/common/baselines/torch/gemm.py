@@ -22,6 +22,19 @@ def run_fp8_blockscale(A, A_scale, B, B_scale):
     return F.linear(a, b)
 
 
+def run_fp8_blockscale_scaled_mm(A, A_scale, B, B_scale):
+    """The block-scaled fp8 GEMM through torch's own scaled-matmul API (F.scaled_mm, torch >= 2.10), which
+    dispatches the DeepSeek recipe (1x128 activation blocks, 128x128 weight blocks, fp32 scales) to
+    cuBLASLt on Hopper. Scale layouts it checks: scale_a (M, K/128) M-major, scale_b (K/128, N/128) for
+    mat_b = B^T, i.e. B_scale^T. Raises when this torch build lacks the API or the recipe."""
+    if not hasattr(F, "scaled_mm") or not hasattr(F, "ScalingType"):
+        raise RuntimeError("torch %s has no torch.nn.functional.scaled_mm" % torch.__version__)
+    st = F.ScalingType
+    sa = A_scale.t().contiguous().t()
+    return F.scaled_mm(A, B.t(), sa, st.BlockWise1x128, B_scale.t(), st.BlockWise128x128,
+                       output_dtype=torch.bfloat16)
+
+
 def run_fp8_blockscale_fp32(A, A_scale, B, B_scale):
     """The block-scaled fp8 GEMM with fp32 products and sums, as the definition states it: per 128-wide
     K block, the e4m3 values (exact in fp32) multiplied in fp32 (TF32 is off in the bridge), each
