@@ -3,7 +3,8 @@
 # wall-time budget (BUDGET seconds, default 230; what does not fit is reported as skipped).
 # A first run (default) does public + native; the budget rarely leaves room for more, so a second
 # run PHASES="compile xval" adds the torch.compile subset and the every-workload cross-validation.
-# PHASES selects phases (default "public native compile xval"); PHASES=xval XVAL_SKIP=N is a further
+# PHASES selects phases (default "public native compile xval"); ONLY_PROBLEMS (an extended regex) keeps
+# the native problems whose path matches; PHASES=xval XVAL_SKIP=N is a further
 # run that goes on with the every-workload cross-validation after its first N workloads.
 #
 #   build    make; every problem module / solution / baseline built in parallel (--prepare-only)
@@ -56,7 +57,8 @@ $S import tests/fixtures/public/sol >"$out/logs/import_sol.txt" 2>&1
 public="tests/fixtures/public/sol/pub_rmsnorm_h512 tests/fixtures/public/sol/pub_softmax_scaled_v1000 $out/imported/fib_gemm_n256_k512 $out/imported/fib_gelu_tanh_and_mul_i384"
 
 # one workload per native problem: T_sol nearest PICK_US
-problems=$(ls -d problems/*/*/ | sed 's:/$::' | while read -r p; do [ -f "$p/solutions/naive.cu" ] && echo "$p"; done)
+problems=$(ls -d problems/*/*/ | sed 's:/$::' | while read -r p; do [ -f "$p/solutions/naive.cu" ] && echo "$p"; done |
+	grep -E "${ONLY_PROBLEMS:-.}")
 : >"$out/picks.txt"
 for p in $problems; do
 	u=$($S sol "$p" --hw H200_SXM --json 2>/dev/null | python3 -c "
@@ -124,6 +126,10 @@ done
 # 4. xval on every workload of problems with a reference: XVAL_JOBS (8) at a time (nothing is timed),
 #    each started only while the budget lasts; the coverage file says what ran
 deadline=$((T0 + BUDGET - 10))
+# nothing in this phase is timed or compared by speed, so its evaluations do not queue for the GPU slot
+# (the bridge holds the slot for the whole torch process, start-up included: ~6 s per workload, which
+# would serialize the phase); do not run it beside timed work on the same GPU
+unset SOLFORGE_GPU_LOCKS
 for p in $problems; do
 	python3 -c "import json,sys; sys.exit(0 if json.load(open('$p/definition.json')).get('reference') else 1)" || continue
 	for u in $(python3 -c "import json; [print(json.loads(l)['uuid']) for l in open('$p/workload.jsonl') if l.strip()]"); do

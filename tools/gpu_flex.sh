@@ -25,8 +25,8 @@ left() { echo $((BUDGET - ($(date +%s) - T0))); }
 P=problems/llama
 PF=gqa_paged_prefill_causal_h32_kv8_d128
 DC=gqa_paged_decode_h32_kv8_d128
-PICKS="${PICKS:-$PF""_ps1:b8-q2048-kv6144-e2 $PF""_ps16:q8192 $DC""_ps1:b64-kv12288-ragged $DC""_ps16:b64-kv4096
-$PF""_ps16:b8-q2048-kv6144-e2 $PF""_ps1:q16384 $DC""_ps16:b16-kv4096-ragged $DC""_ps1:b256-kv4096}"
+PICKS="${PICKS:-${PF}_ps1:b8-q2048-kv6144-e2 ${PF}_ps16:q8192 ${DC}_ps1:b64-kv12288-ragged ${DC}_ps16:b64-kv4096
+${PF}_ps16:b8-q2048-kv6144-e2 ${PF}_ps1:q16384 ${DC}_ps16:b16-kv4096-ragged ${DC}_ps1:b256-kv4096}"
 
 if ! make -j"$(nproc)" >"$out/logs/build.log" 2>&1; then
 	tail -30 "$out/logs/build.log"

@@ -91,8 +91,11 @@ static void fbg_plan_free(fbg_plan *p)
 }
 
 /* Builds the descriptor and layouts for (M, N, K) with one strategy and picks the heuristic's first
- * algorithm. The scale pointers are set per call. Returns 0 on success, -1 when cuBLASLt refuses. */
-static int fbg_plan_try(fbg_plan *p, int strategy, int64_t M, int64_t N, int64_t K)
+ * algorithm. The heuristic is asked with this call's scale pointers set (with NULL scale pointers
+ * cuBLASLt 13.0 returns no algorithm for block scaling; they are set again on every call). Returns 0
+ * on success, -1 when cuBLASLt refuses. */
+static int fbg_plan_try(fbg_plan *p, int strategy, int64_t M, int64_t N, int64_t K, const void *act_scale,
+			const void *w_scale)
 {
 	fbg_plan_free(p);
 	p->M = M;
@@ -105,12 +108,17 @@ static int fbg_plan_try(fbg_plan *p, int strategy, int64_t M, int64_t N, int64_t
 					    : CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
 	cublasLtMatmulMatrixScale_t sb = wf ? CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F
 					    : CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+	const void *a_scale = wf ? w_scale : act_scale, *b_scale = wf ? act_scale : w_scale;
 	if (cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS ||
 	    cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta) != CUBLAS_STATUS_SUCCESS ||
 	    cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb) != CUBLAS_STATUS_SUCCESS ||
 	    cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &sa, sizeof sa) !=
 		    CUBLAS_STATUS_SUCCESS ||
 	    cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &sb, sizeof sb) !=
+		    CUBLAS_STATUS_SUCCESS ||
+	    cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &a_scale, sizeof a_scale) !=
+		    CUBLAS_STATUS_SUCCESS ||
+	    cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &b_scale, sizeof b_scale) !=
 		    CUBLAS_STATUS_SUCCESS)
 		return -1;
 	if (wf) {
@@ -153,16 +161,19 @@ static int fbg_plan_try(fbg_plan *p, int strategy, int64_t M, int64_t N, int64_t
 
 /* Plans (M, N, K) with the first strategy cuBLASLt accepts, skipping those below `from`. Reports the
  * choice once on stderr (the baseline's log). Returns 0 on success. */
-static int fbg_plan_make(fbg_plan *p, int from, int64_t M, int64_t N, int64_t K)
+static int fbg_plan_make(fbg_plan *p, int from, int64_t M, int64_t N, int64_t K, const void *act_scale,
+			 const void *w_scale)
 {
 	static const char *names[FBG_N_STRATEGIES] = {"weights-first", "activations-first, row-major D",
 						      "activations-first, column-major D + transpose"};
 	for (int s = from; s < FBG_N_STRATEGIES; s++)
-		if (fbg_plan_try(p, s, M, N, K) == 0) {
+		if (fbg_plan_try(p, s, M, N, K, act_scale, w_scale) == 0) {
 			fprintf(stderr, "cublaslt_gemm_fp8_blockscale: M=%lld N=%lld K=%lld: %s\n", (long long)M,
 				(long long)N, (long long)K, names[s]);
 			return 0;
 		}
+	fprintf(stderr, "cublaslt_gemm_fp8_blockscale: M=%lld N=%lld K=%lld: cuBLASLt offers no algorithm for any strategy\n",
+		(long long)M, (long long)N, (long long)K);
 	fbg_plan_free(p);
 	return -1;
 }
@@ -226,7 +237,7 @@ SF_EXPORT int run(const sf_call *call)
 	if (fbg_reserve((void **)&g_as_t, &g_as_cap, (size_t)(M * KB) * sizeof(float), stream) != 0)
 		return SF_ERR_CUDA;
 	int fresh = !g_plan.valid || g_plan.M != M || g_plan.N != N || g_plan.K != K;
-	if (fresh && fbg_plan_make(&g_plan, 0, M, N, K) != 0)
+	if (fresh && fbg_plan_make(&g_plan, 0, M, N, K, g_as_t, Bs->data) != 0)
 		return SF_ERR_UNSUPPORTED;
 	if (g_plan.strategy == FBG_ACT_FIRST_COL &&
 	    fbg_reserve((void **)&g_dcol, &g_dcol_cap, (size_t)(M * N) * sizeof(__nv_bfloat16), stream) != 0)
@@ -240,7 +251,7 @@ SF_EXPORT int run(const sf_call *call)
 	cublasStatus_t st = fbg_launch(&g_plan, A, B, Bs, call->outputs[0].data, stream);
 	/* a strategy the heuristic offered but the matmul refused (first call of a shape only): the next one */
 	while (st != CUBLAS_STATUS_SUCCESS && fresh && g_plan.strategy + 1 < FBG_N_STRATEGIES) {
-		if (fbg_plan_make(&g_plan, g_plan.strategy + 1, M, N, K) != 0)
+		if (fbg_plan_make(&g_plan, g_plan.strategy + 1, M, N, K, g_as_t, Bs->data) != 0)
 			return SF_ERR_UNSUPPORTED;
 		if (g_plan.strategy == FBG_ACT_FIRST_COL &&
 		    fbg_reserve((void **)&g_dcol, &g_dcol_cap, (size_t)(M * N) * sizeof(__nv_bfloat16), stream) != 0)
