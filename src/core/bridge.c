@@ -121,11 +121,24 @@ int sf_bridge_write_inputs(const sf_job *job, const char *cpu_module, const char
 
 /* Writes BRIDGE.json for the tasks. */
 static char *bridge_json(const char *definition, const char *device, const char *inputs_dir,
-			 const sf_bridge_task *t, int n)
+			 const sf_bridge_task *t, int n, const sf_bridge_slot *slot)
 {
 	sf_buf b = { 0 };
 	sf_buf_puts(&b, "{\"device\":");
 	sf_buf_json_str(&b, device);
+	if (slot && slot->lock) {
+		sf_buf_puts(&b, ",\"gpu_slot\":{\"lock\":");
+		sf_buf_json_str(&b, slot->lock);
+		sf_buf_puts(&b, ",\"log\":");
+		sf_buf_json_str(&b, slot->log ? slot->log : "");
+		sf_buf_puts(&b, ",\"slot\":");
+		sf_buf_json_str(&b, slot->slot ? slot->slot : "-");
+		sf_buf_puts(&b, ",\"problem\":");
+		sf_buf_json_str(&b, slot->problem ? slot->problem : "-");
+		sf_buf_puts(&b, ",\"what\":");
+		sf_buf_json_str(&b, slot->what ? slot->what : "-");
+		sf_buf_puts(&b, "}");
+	}
 	sf_buf_puts(&b, ",\"inputs_dir\":");
 	sf_buf_json_str(&b, inputs_dir);
 	sf_buf_puts(&b, ",\"definition\":");
@@ -151,7 +164,7 @@ static char *bridge_json(const char *definition, const char *device, const char 
 
 void sf_bridge_run(const char *home, const sf_job *job, const char *definition, const char *device,
 		   const char *inputs_dir, const char *work_dir, const sf_bridge_task *tasks, int n, double timeout_s,
-		   sf_runner_out *outs, int *timed_out)
+		   const sf_bridge_slot *slot, sf_runner_out *outs, int *timed_out)
 {
 	memset(outs, 0, sizeof *outs * (size_t)n);
 	*timed_out = 0;
@@ -159,7 +172,7 @@ void sf_bridge_run(const char *home, const sf_job *job, const char *definition, 
 	char *jpath = sf_path_join(work_dir, "job.json"), *bpath = sf_path_join(work_dir, "bridge.json");
 	char *logp = sf_path_join(work_dir, "bridge.log");
 	char *py = sf_bridge_python(), *script = sf_bridge_script(home);
-	char *jtext = sf_job_to_json(job), *btext = bridge_json(definition, device, inputs_dir, tasks, n);
+	char *jtext = sf_job_to_json(job), *btext = bridge_json(definition, device, inputs_dir, tasks, n, slot);
 	int rc = sf_mkdir_p(work_dir, err, sizeof err);
 	for (int i = 0; rc == 0 && i < n; i++)
 		rc = sf_mkdir_p(tasks[i].out_dir, err, sizeof err);

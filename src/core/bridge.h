@@ -31,6 +31,13 @@ typedef struct sf_bridge_task {
 	char *out_dir;         /* owned by the caller */
 } sf_bridge_task;
 
+/* The device slot the bridge takes itself (gpulock.h) once torch is imported, so that its start-up
+ * (python, `import torch`, CUDA context: seconds) does not hold the slot; NULL lock = none. */
+typedef struct sf_bridge_slot {
+	const char *lock, *log, *slot; /* gpulock paths and slot name */
+	const char *problem, *what;    /* for the timing log line (problem, workload) */
+} sf_bridge_slot;
+
 /* The Python interpreter (SOLFORGE_PYTHON or python3) and the bridge script (SOLFORGE_BRIDGE or
  * HOME/tools/bridge/solforge_bridge.py). Caller frees. */
 char *sf_bridge_python(void);
@@ -48,10 +55,12 @@ int sf_bridge_write_inputs(const sf_job *job, const char *cpu_module, const char
 
 /* Runs the bridge once on tasks[0..n) for `job` (inputs in inputs_dir, written by
  * sf_bridge_write_inputs), limit timeout_s for the whole process. outs[i] gets what task i left
- * (sf_runner_out; status "unavailable" when torch is missing). *timed_out when the limit killed it. */
+ * (sf_runner_out; status "unavailable" when torch is missing). *timed_out when the limit killed it.
+ * slot (may be NULL) is the device slot the bridge waits for after its start-up and holds until it
+ * exits, logging the hold like sf_gpulock_release. */
 void sf_bridge_run(const char *home, const sf_job *job, const char *definition, const char *device,
 		   const char *inputs_dir, const char *work_dir, const sf_bridge_task *tasks, int n, double timeout_s,
-		   sf_runner_out *outs, int *timed_out);
+		   const sf_bridge_slot *slot, sf_runner_out *outs, int *timed_out);
 
 #endif
 

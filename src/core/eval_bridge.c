@@ -63,12 +63,19 @@ void run_bridge(const sf_eval *e, const sf_eval_opts *o, const sf_job *job, cons
 		const char *lim = getenv("SOLFORGE_BRIDGE_TIMEOUT");
 		if (lim && atof(lim) > 0)
 			limit = atof(lim);
-		/* the GPU slot only while torch runs (and times) on the device: the inputs were written without it */
-		sf_gpulock lk;
-		sf_gpulock_acquire(&lk, o->backend->name);
+		/* the device slot only while torch runs (and times) on the device: the inputs were written
+		 * without it, and the bridge itself waits for the slot after python and torch have started */
+		char lock[1024], log[1024], slot_name[64];
+		sf_bridge_slot slot = { 0 };
+		if (sf_gpulock_paths(o->backend->name, lock, sizeof lock, log, sizeof log, slot_name, sizeof slot_name) == 0) {
+			slot.lock = lock;
+			slot.log = log;
+			slot.slot = slot_name;
+			slot.problem = e->def.name;
+			slot.what = uuid;
+		}
 		sf_bridge_run(e->home, job, e->def.file, !strcmp(o->backend->name, "cuda") ? "cuda" : "cpu", inputs, work,
-			      bt->t, bt->n, limit, bt->out, &bt->timed_out);
-		sf_gpulock_release(&lk, e->def.name, "pytorch", uuid);
+			      bt->t, bt->n, limit, &slot, bt->out, &bt->timed_out);
 	}
 	free(inputs);
 	free(work);

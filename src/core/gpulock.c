@@ -32,6 +32,18 @@ void sf_gpulock_slot(const char *backend, char *out, size_t len)
 	snprintf(out, len, "cuda-%s", dev);
 }
 
+int sf_gpulock_paths(const char *backend, char *lock, size_t lock_len, char *log, size_t log_len, char *slot,
+		     size_t slot_len)
+{
+	const char *dir = getenv("SOLFORGE_GPU_LOCKS");
+	if (!dir || !*dir)
+		return -1;
+	sf_gpulock_slot(backend, slot, slot_len);
+	int a = snprintf(lock, lock_len, "%s/%s.lock", dir, slot);
+	int b = snprintf(log, log_len, "%s/timing.log", dir);
+	return a < 0 || (size_t)a >= lock_len || b < 0 || (size_t)b >= log_len ? -1 : 0;
+}
+
 void sf_gpulock_acquire(sf_gpulock *l, const char *backend)
 {
 	memset(l, 0, sizeof *l);

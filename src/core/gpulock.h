@@ -3,7 +3,8 @@
  *
  * When $SOLFORGE_GPU_LOCKS names a folder, an evaluation holds an flock(2) on
  * <folder>/<backend>-<device>.lock while any runner process runs (candidate and baselines: the timed
- * part; the reference: device work that would disturb another process's timing); the
+ * part; the reference: device work that would disturb another process's timing; the PyTorch bridge
+ * takes the same lock itself once torch has started, tools/bridge/solforge_bridge.py GpuSlot); the
  * device is the first entry of $CUDA_VISIBLE_DEVICES for cuda ("0" when unset) and "host" for cpu.
  * Compiling and comparing outputs go on unlocked, in parallel. Every hold is appended as one line to
  * <folder>/timing.log: "START SLOT PID WAIT_S HELD_S PROBLEM SOLUTION WHAT"
@@ -28,6 +29,12 @@ typedef struct sf_gpulock {
 void sf_gpulock_acquire(sf_gpulock *l, const char *backend);
 /* Releases the slot and appends the hold to timing.log with the problem, solution and what ran. */
 void sf_gpulock_release(sf_gpulock *l, const char *problem, const char *solution, const char *what);
+/* Where the slot of `backend` lives when $SOLFORGE_GPU_LOCKS is set: the lock file and the timing log
+ * (OUT: lock, log, slot; each a caller buffer of its stated size). Returns 0, or -1 when nothing is
+ * locked (no variable) or a path does not fit. For a process that takes the slot itself (the PyTorch
+ * bridge: it waits for the slot only after its start-up, see docs/bridge.md). */
+int sf_gpulock_paths(const char *backend, char *lock, size_t lock_len, char *log, size_t log_len, char *slot,
+		     size_t slot_len);
 /* The slot name the current environment maps to (e.g. "cuda-1", "cpu-host"). */
 void sf_gpulock_slot(const char *backend, char *out, size_t len);
 

@@ -84,6 +84,25 @@ tb_ok=$(field "$T" "all(x['evaluation']['solforge'].get('baseline') == min((b fo
 [ "$(field "$T" "t[0]['evaluation']['correctness']['max_absolute_error']")" = 0 ] &&
 	ok inputs_identical_bitexact || bad inputs_identical_bitexact "$(field "$T" "t[0]['evaluation']['correctness']")"
 
+# 3b. the device slot: the bridge takes it itself after its start-up (tests/bridge/test_gpu_slot.py
+#     checks the waiting); end to end, its hold is logged by the python process (its own pid) and no two
+#     holds of the slot overlap
+if out=$(python3 tests/bridge/test_gpu_slot.py 2>&1); then ok gpu_slot_protocol; else bad gpu_slot_protocol "$(echo "$out" | grep FAIL | head -3)"; fi
+L=$TMP/locks
+mkdir -p "$L"
+SOLFORGE_GPU_LOCKS=$L PYTHONPATH=$FAKE "$SF" eval $FX/bscale $FX/bscale/correct.c "${EV[@]}" --only n4 >"$TMP/log" 2>&1; rc=$?
+slot_ok=$(python3 - "$L/timing.log" <<'PY' 2>&1
+import sys
+rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
+py = [r for r in rows if r[6] == "pytorch"]
+c = [r for r in rows if r[6] != "pytorch"]
+iv = sorted((float(r[0]), float(r[0]) + float(r[4])) for r in rows if r[1] == "cpu-host")
+overlap = any(b[0] < a[1] - 0.0015 for a, b in zip(iv, iv[1:]))
+print(len(py) == 1 and len(c) >= 2 and py[0][2] not in {r[2] for r in c} and not overlap)
+PY
+)
+[ $rc -eq 0 ] && [ "$slot_ok" = True ] && ok bridge_holds_its_own_slot || bad bridge_holds_its_own_slot "rc=$rc $slot_ok $(cat "$L/timing.log" 2>/dev/null | head -5)"
+
 # 4. no torch: baselines say why, the cpu baseline (the C oracle) stays; no python: the same
 if ! python3 -c 'import torch' 2>/dev/null; then
 	T=$TMP/notorch.jsonl

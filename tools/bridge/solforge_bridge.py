@@ -74,6 +74,48 @@ def device_ok(torch, device):
     return None
 
 
+class GpuSlot:
+    """The device's timing slot (src/core/gpulock.h) taken by the bridge itself, after python and torch
+    have started: an flock(2) on the slot's lock file, held until release(), the hold appended to the
+    timing log as one line "START SLOT PID WAIT_S HELD_S PROBLEM pytorch WHAT", as the C side writes
+    its own. A job without "gpu_slot" (no SOLFORGE_GPU_LOCKS) locks nothing."""
+
+    def __init__(self, spec):
+        self.spec = spec if isinstance(spec, dict) and spec.get("lock") else None
+        self.fd = None
+
+    def acquire(self):
+        if not self.spec:
+            return
+        import fcntl
+        self.t_req = time.monotonic()
+        self.fd = os.open(self.spec["lock"], os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)  # python retries EINTR itself
+        self.t_got = time.monotonic()
+        self.start = time.time()
+
+    def release(self):
+        if self.fd is None:
+            return
+        import fcntl
+        held = time.monotonic() - self.t_got
+        sp = self.spec
+        line = "%.3f %s %d %.3f %.3f %s pytorch %s\n" % (self.start, sp.get("slot", "-"), os.getpid(),
+                                                          self.t_got - self.t_req, held, sp.get("problem", "-"),
+                                                          sp.get("what", "-"))
+        if sp.get("log"):
+            try:
+                # one write(2) of a short line on O_APPEND: lines of concurrent processes do not interleave
+                lf = os.open(sp["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+                os.write(lf, line.encode())
+                os.close(lf)
+            except OSError:
+                pass
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        os.close(self.fd)
+        self.fd = None
+
+
 def probe(device):
     torch, why = import_torch()
     if torch is None:
@@ -385,6 +427,16 @@ def main(argv):
         for t in tasks:
             write_result(t["out_dir"], "unavailable", why)
         return 0
+    slot = GpuSlot(bridge.get("gpu_slot"))
+    slot.acquire()
+    try:
+        return run_tasks(torch, job, bridge, tasks, definition)
+    finally:
+        slot.release()
+
+
+def run_tasks(torch, job, bridge, tasks, definition):
+    """Runs every task in order (holding the device slot, when there is one); each leaves its result."""
     codec = Codec(torch, bridge.get("device", "cuda"))
     if not codec.fake:
         # fp32 GEMMs and convolutions in fp32, as the definitions ask (torch's cuDNN default is TF32)
