@@ -284,7 +284,7 @@ struct V3Plan {
  * from shared memory more often per output): used to compare tile widths. */
 double v3_width_cost(int bn)
 {
-	return bn == 256 ? 1.0 : (bn == 192 ? 1.04 : 1.10);
+	return bn == 256 ? 1.0 : (bn == 192 ? 1.04 : 1.12);
 }
 
 /*
@@ -296,8 +296,10 @@ double v3_width_cost(int bn)
  *     ceil(tiles(bn) / sms) * bn * v3_width_cost(bn) (whole waves of equal tiles: 6144 x 4096 at M = 1024
  *     is 2 waves of 128 x 192 instead of 1.45 -> 2 waves of 128 x 256);
  *   - otherwise (mid M): bn in {256, 128} and s in 1..8 (no empty split) minimizing
- *     waves * max(flops per CTA / 5.5 TF, bytes per CTA / 120 GB/s, DRAM bytes per wave / 3.3 TB/s)
- *     + (s > 1: 1 us + a 128 x bn fp32 slab at 100 GB/s of DSMEM), waves = ceil(tiles / clusters resident).
+ *     the sum over waves (ceil(tiles / clusters resident), the last one partial) of
+ *     max(flops per CTA * width cost / 5.5 TF, bytes per CTA / 120 GB/s, the wave's DRAM bytes / bw)
+ *     + (s > 1: 1 us + a 128 x bn fp32 slab at 100 GB/s of DSMEM), bw = 3.3 TB/s scaled down by the
+ *     CTAs of the wave when they are fewer than 85% of the SMs.
  * Every returned split count leaves no split empty: ceil(kb / ceil(kb / s)) == s for kb = ceil(K / 64).
  */
 V3Plan v3_plan(int M, int N, int K, int sms, int (*max_clusters)(int bn, int s), int force_bn, int split_bn,
@@ -336,21 +338,26 @@ V3Plan v3_plan(int M, int N, int K, int sms, int (*max_clusters)(int bn, int s),
 			const int per = (kbc + s - 1) / s;
 			if ((kbc + per - 1) / per != s)
 				continue;
-			int waves;
-			if (s == 1) {
-				waves = (tiles + sms - 1) / sms;
-			} else {
-				const int mc = max_clusters(bn, s);
-				if (mc < 1)
-					continue;
-				waves = (tiles + mc - 1) / mc;
-			}
+			/* resident at once: CTAs (s == 1, persistent) or clusters of s */
+			const int slots = s == 1 ? sms : max_clusters(bn, s);
+			if (slots < 1)
+				continue;
+			const int waves = (tiles + slots - 1) / slots, last = tiles - (waves - 1) * slots;
 			const double flops = 2.0 * 128 * bn * per * 64 * v3_width_cost(bn) / 5.5e12;
 			const double bytes = (128.0 + bn) * 2 * per * 64 / 120e9;
-			double t = dram / waves / 3.3e12;
-			t = t > flops ? t : flops;
-			t = t > bytes ? t : bytes;
-			t = t * waves + (s > 1 ? 1e-6 + 128.0 * bn * 4 / 100e9 : 0.0);
+			double t = s > 1 ? 1e-6 + 128.0 * bn * 4 / 100e9 : 0.0;
+			for (int w = 0; w < 2; w++) { /* the full waves, then the last one */
+				const int n_w = w == 0 ? waves - 1 : 1, tiles_w = w == 0 ? slots : last;
+				if (n_w < 1)
+					continue;
+				/* fewer CTAs than ~85% of the SMs draw less than the full DRAM bandwidth */
+				const double active = (double)tiles_w * s;
+				const double bw = 3.3e12 * (active < 0.85 * sms ? active / (0.85 * sms) : 1.0);
+				double tw = dram * tiles_w / tiles / bw;
+				tw = tw > flops ? tw : flops;
+				tw = tw > bytes ? tw : bytes;
+				t += n_w * tw;
+			}
 			if (best_t == 0.0 || t < best_t) {
 				best_t = t;
 				best.bn = bn;
