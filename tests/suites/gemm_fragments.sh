@@ -21,7 +21,7 @@ for script in emulate_fragments.py emulate_wgmma.py; do
 	if [ $? = 0 ]; then
 		pass=$((pass + $(echo "$out" | grep -c 'max err')))
 	else
-		echo "$out" | grep -v ' err 0\| err [0-9.]*e-1[0-9]' | sed "s/^/FAIL $script: /"
+		echo "$out" | tail -15 | sed "s/^/FAIL $script: /"
 		fail=$((fail + 1))
 	fi
 done
