@@ -130,15 +130,19 @@ def run(A, B, bn, splits, cluster, sms=132):
                     warp, lane = tid >> 5, tid & 31
                     g, q = lane >> 2, lane & 3
                     row_b, col_b = tm * BM + c * 64 + warp * 16 + g, tn * bn + q * 2
-                    for p in range(p0, p1):
-                        s0 = s1 = 0.0
-                        for r2 in range(splits):
-                            s0 += slabs[r2][p * 256 + j][0]
-                            s1 += slabs[r2][p * 256 + j][1]
-                        r, n = row_b + (8 if p & 1 else 0), col_b + (p >> 1) * 8
-                        if r < M and n < N:
-                            store(r, n, s0)
-                            store(r, n + 1, s1)
+                    for p in range(p0, p1, 2):  # two pairs per round trip, the second guarded
+                        for h in range(2):
+                            ph = p + h
+                            if ph >= p1:
+                                continue
+                            s0 = s1 = 0.0
+                            for r2 in range(splits):
+                                s0 += slabs[r2][ph * 256 + j][0]
+                                s1 += slabs[r2][ph * 256 + j][1]
+                            r, n = row_b + (8 if ph & 1 else 0), col_b + (ph >> 1) * 8
+                            if r < M and n < N:
+                                store(r, n, s0)
+                                store(r, n + 1, s1)
     return C, writes
 
 

@@ -265,24 +265,28 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 			const int S = splits, share = (kNR / 2 + S - 1) / S, rank = (int)cluster_rank();
 			const int p0 = rank * share, p1 = min(p0 + share, kNR / 2);
 			const int row_b = tm * kWgBM + c * 64 + warp * 16 + g, col_b = tn * BN + q * 2;
-			for (int p = p0; p < p1; p++) {
-				const uint32_t addr = base + (uint32_t)(p * 256 + j) * 8;
-				float2 v[kWgMaxCluster];
+			for (int p = p0; p < p1; p += 2) { /* two pairs per round trip: 2 S loads in flight */
+				float2 v[2][kWgMaxCluster];
 #pragma unroll
-				for (int r2 = 0; r2 < kWgMaxCluster; r2++)
-					if (r2 < S)
-						v[r2] = dsmem_ld_f2(addr, (uint32_t)r2);
-				float s0 = 0.0f, s1 = 0.0f;
+				for (int h = 0; h < 2; h++)
 #pragma unroll
-				for (int r2 = 0; r2 < kWgMaxCluster; r2++)
-					if (r2 < S) {
-						s0 += v[r2].x;
-						s1 += v[r2].y;
-					}
-				/* pair p = registers (2p, 2p + 1): column group p / 2, row half p % 2 */
-				const int row = row_b + ((p & 1) ? 8 : 0), n = col_b + (p >> 1) * 8;
-				if (row < M && n < N)
-					*(__nv_bfloat162 *)(C + (size_t)row * N + n) = __floats2bfloat162_rn(s0, s1);
+					for (int r2 = 0; r2 < kWgMaxCluster; r2++)
+						if (r2 < S && p + h < p1)
+							v[h][r2] = dsmem_ld_f2(base + (uint32_t)((p + h) * 256 + j) * 8, (uint32_t)r2);
+#pragma unroll
+				for (int h = 0; h < 2; h++) {
+					float s0 = 0.0f, s1 = 0.0f;
+#pragma unroll
+					for (int r2 = 0; r2 < kWgMaxCluster; r2++)
+						if (r2 < S) {
+							s0 += v[h][r2].x;
+							s1 += v[h][r2].y;
+						}
+					/* pair p + h = registers (2 (p + h), 2 (p + h) + 1): column group (p + h) / 2, row half (p + h) % 2 */
+					const int ph = p + h, row = row_b + ((ph & 1) ? 8 : 0), n = col_b + (ph >> 1) * 8;
+					if (ph < p1 && row < M && n < N)
+						*(__nv_bfloat162 *)(C + (size_t)row * N + n) = __floats2bfloat162_rn(s0, s1);
+				}
 			}
 			cluster_sync();
 			continue;
