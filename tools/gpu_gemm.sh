@@ -7,7 +7,8 @@
 #            baseline, all with -Xptxas -v, in parallel with `make` (the eval step needs build/solforge)
 #   sass     cuobjdump of v2 and v3: HGMMA / UTMALDG counts (the large-M path must show HGMMA)
 #   precheck the candidates that launch thread-block clusters (a wrong cluster barrier hangs) checked
-#            alone, untimed, at mid M under a 45 s `timeout`; only those that pass join the timed run
+#            alone, untimed, at the M where they use clusters, under a 45 s `timeout`; only those that
+#            pass join the timed run
 #   check    ONE tools/gemm_dev/gemm_check.py process: every variant checked against an fp32 torch
 #            reference (NaN-filled output, canary) and timed beside cuBLASLt (CUDA events, L2 flushed,
 #            median of 10) on the 4 shapes x $MS; a candidate only at the M it can change
@@ -23,6 +24,8 @@
 #   v3c128  -DSF_GEMM_V3=1 -DSF_GEMM_V3_SPLIT_BN=128  mid M: cluster split-K with 128 x 128 tiles only
 #   v3n192  -DSF_GEMM_V3=1 -DSF_GEMM_V3_BN=192     large M: 128 x 192 tiles everywhere (width efficiency)
 #   v3n128  -DSF_GEMM_V3=1 -DSF_GEMM_V3_BN=128     large M: 128 x 128 tiles everywhere
+#   v3p     -DSF_GEMM_V3=1 -DSF_GEMM_V3_PAIR=1     v3 + large M on persistent clusters of 2 CTAs that share the
+#                                                  B tile by TMA multicast (L2 -> SM bytes per tile -1/3)
 # STEPS selects steps (default: all). Exit status 0 when every step passed.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -47,10 +50,12 @@ dev=build/gemm_dev
 mkdir -p "$dev"
 src=problems/common/kernels/gemm_bf16_sm90.cu
 nv="nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Xcompiler -fPIC -shared -Iinclude -Xptxas -v"
-# name, flags, M range it can change (gemm_check's @MAXM or @MINM-[MAXM]; empty: all M), 1 if it launches clusters
-variants=("v2|||" "v3|-DSF_GEMM_V3=1|17-|1" "v3w|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0|17-|"
-	"v3c256|-DSF_GEMM_V3=1 -DSF_GEMM_V3_SPLIT_BN=256|17-512|1" "v3c128|-DSF_GEMM_V3=1 -DSF_GEMM_V3_SPLIT_BN=128|17-512|1"
-	"v3n192|-DSF_GEMM_V3=1 -DSF_GEMM_V3_BN=192|513-|" "v3n128|-DSF_GEMM_V3=1 -DSF_GEMM_V3_BN=128|513-|")
+# name, flags, M range it can change (gemm_check's @MAXM or @MINM-[MAXM]; empty: all M), the M list of its
+# precheck when it launches clusters (empty: none)
+variants=("v2|||" "v3|-DSF_GEMM_V3=1|17-|$MS_MID" "v3w|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0|17-|"
+	"v3c256|-DSF_GEMM_V3=1 -DSF_GEMM_V3_SPLIT_BN=256|17-512|$MS_MID" "v3c128|-DSF_GEMM_V3=1 -DSF_GEMM_V3_SPLIT_BN=128|17-512|$MS_MID"
+	"v3n192|-DSF_GEMM_V3=1 -DSF_GEMM_V3_BN=192|513-|" "v3n128|-DSF_GEMM_V3=1 -DSF_GEMM_V3_BN=128|513-|"
+	"v3p|-DSF_GEMM_V3=1 -DSF_GEMM_V3_PAIR=1|17-|128,256,640,1000,1024,2048")
 
 {
 	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit --format=csv
@@ -105,12 +110,12 @@ fi
 declare -A ok_cluster
 if has precheck; then
 	for v in "${variants[@]}"; do
-		IFS='|' read -r name _ _ cl <<<"$v"
-		[ "$cl" = 1 ] && [ -f "$dev/$name.so" ] || continue
+		IFS='|' read -r name _ _ pms <<<"$v"
+		[ -n "$pms" ] && [ -f "$dev/$name.so" ] || continue
 		timeout -s KILL 45 python3 tools/gemm_dev/gemm_check.py --ref "cublasLt=$dev/cublaslt.so" --no-time \
-			--sol "$name=$dev/$name.so" --ms "$MS_MID" >"$logs/precheck_$name.log" 2>&1
+			--sol "$name=$dev/$name.so" --ms "$pms" >"$logs/precheck_$name.log" 2>&1
 		rc=$?
-		note "precheck $name (M $MS_MID, untimed): rc $rc$([ $rc = 137 ] && echo ' (killed by timeout: hang?)'), $(grep -c ' ok ' "$logs/precheck_$name.log") ok, $(grep -c ' FAIL' "$logs/precheck_$name.log") FAILED"
+		note "precheck $name (M $pms, untimed): rc $rc$([ $rc = 137 ] && echo ' (killed by timeout: hang?)'), $(grep -c ' ok ' "$logs/precheck_$name.log") ok, $(grep -c ' FAIL' "$logs/precheck_$name.log") FAILED"
 		if [ $rc = 0 ]; then
 			ok_cluster[$name]=1
 		else
@@ -124,9 +129,9 @@ fi
 if has check; then
 	sols=()
 	for v in "${variants[@]}"; do
-		IFS='|' read -r name _ range cl <<<"$v"
+		IFS='|' read -r name _ range pms <<<"$v"
 		[ -f "$dev/$name.so" ] || continue
-		if [ "$cl" = 1 ] && has precheck && [ -z "${ok_cluster[$name]:-}" ]; then
+		if [ -n "$pms" ] && has precheck && [ -z "${ok_cluster[$name]:-}" ]; then
 			note "check: $name left out (its precheck failed)"
 			continue
 		fi

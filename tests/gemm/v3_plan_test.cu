@@ -6,8 +6,10 @@
  * must have: a supported width; no empty K split; splits 1..8; a cluster only with >= 2 splits, a
  * launchable cluster size and width 128 / 256; large M (tiles of 128 x 256 >= SMs) never split and its
  * width the cheapest by whole waves (brute force); mid M never worse in the plan's own cost than v2's
- * unsplit 128 x 256. Then prints the plans of the four Llama shapes on an H200-like GPU (132 SMs,
- * GPCs of 16-18 SMs) for GEMM_NOTES.md. Prints "N passed, M failed"; exit status 1 on a failure.
+ * unsplit 128 x 256; with pair_clusters, large M always paired (width 192 / 256), mid M the same plan,
+ * paired only when unsplit at width 256 with an even tile-row count.
+ * Then prints the plans of the four Llama shapes on an H200-like GPU (132 SMs, GPCs of 16-18 SMs),
+ * without and with pairs, for GEMM_NOTES.md. Prints "N passed, M failed"; exit status 1 on a failure.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,11 @@ static int fake_clusters(int bn, int s)
 	for (int i = 0; i < g_ngpc; i++)
 		n += g_gpc[i] / s;
 	return n;
+}
+
+static int fake_pairs(int bn)
+{
+	return fake_clusters(bn, 2);
 }
 
 static uint64_t g_rng;
@@ -58,7 +65,7 @@ int main(int argc, char **argv)
 		for (int i = 0; i < g_ngpc; i++)
 			sms += g_gpc[i] = 8 + (int)rnd(11);
 		const int M = 1 + (int)rnd(iter & 1 ? 600 : 20000), N = 8 + 2 * (int)rnd(15000), K = 8 * (1 + (int)rnd(2500));
-		const V3Plan p = v3_plan(M, N, K, sms, fake_clusters, 0, 0, 1);
+		const V3Plan p = v3_plan(M, N, K, sms, fake_clusters, 0, 0, 1, nullptr);
 		const int kbc = (K + 63) / 64, tm = (M + 127) / 128;
 		expect(p.bn == 128 || p.bn == 192 || p.bn == 256, "width", M, N, K, sms, p);
 		expect(p.splits >= 1 && p.splits <= 8 && p.splits <= kbc, "split range", M, N, K, sms, p);
@@ -81,11 +88,21 @@ int main(int argc, char **argv)
 		} else {
 			expect(p.bn != 192, "mid M width", M, N, K, sms, p);
 		}
-		const V3Plan v2like = v3_plan(M, N, K, sms, fake_clusters, 0, 0, 0);
+		const V3Plan v2like = v3_plan(M, N, K, sms, fake_clusters, 0, 0, 0, nullptr);
 		expect(tiles256 >= sms ? v2like.splits == 1 : v2like.splits == 0, "use_cluster 0 defers to v2", M, N, K, sms,
 		       v2like);
-		const V3Plan pinned = v3_plan(M, N, K, sms, fake_clusters, 128, 128, 1);
+		const V3Plan pinned = v3_plan(M, N, K, sms, fake_clusters, 128, 128, 1, nullptr);
 		expect(pinned.bn == 128, "pinned width", M, N, K, sms, pinned);
+		expect(!p.pair && !v2like.pair && !pinned.pair, "no pair without pair_clusters", M, N, K, sms, p);
+		const V3Plan pp = v3_plan(M, N, K, sms, fake_clusters, 0, 0, 1, fake_pairs);
+		if (tiles256 >= sms) {
+			expect(pp.pair && pp.splits == 1 && !pp.cluster && (pp.bn == 256 || pp.bn == 192), "large M pair plan", M, N,
+			       K, sms, pp);
+		} else {
+			expect(pp.bn == p.bn && pp.splits == p.splits && pp.cluster == p.cluster &&
+				       (!pp.pair || (pp.splits == 1 && pp.bn == 256 && tm % 2 == 0)),
+			       "mid M: the same plan, paired only unsplit with even tile rows", M, N, K, sms, pp);
+		}
 	}
 	/* H200-like: 132 SMs in GPCs of 16-18 */
 	const int h200[8] = { 16, 16, 16, 16, 16, 16, 18, 18 };
@@ -94,21 +111,25 @@ int main(int argc, char **argv)
 		g_gpc[i] = h200[i];
 	const int shapes[4][2] = { { 6144, 4096 }, { 4096, 4096 }, { 28672, 4096 }, { 4096, 14336 } };
 	const int ms[] = { 17, 32, 64, 77, 128, 256, 512, 1000, 1024, 2048, 4096, 5000, 8192 };
-	printf("plans on 132 SMs (bn x splits, c = cluster):\n%-11s", "M");
-	for (unsigned i = 0; i < sizeof ms / sizeof ms[0]; i++)
-		printf(" %6d", ms[i]);
-	printf("\n");
-	for (int s = 0; s < 4; s++) {
-		printf("%5dx%-5d", shapes[s][0], shapes[s][1]);
-		for (unsigned i = 0; i < sizeof ms / sizeof ms[0]; i++) {
-			const V3Plan p = v3_plan(ms[i], shapes[s][0], shapes[s][1], 132, fake_clusters, 0, 0, 1);
-			printf(" %3dx%d%s", p.bn, p.splits, p.cluster ? "c" : " ");
-		}
+	for (int pairs = 0; pairs < 2; pairs++) {
+		printf("plans on 132 SMs%s (bn x splits, c = cluster split-K, p = pair multicast):\n%-11s",
+		       pairs ? " with pairs (SF_GEMM_V3_PAIR=1)" : "", "M");
+		for (unsigned i = 0; i < sizeof ms / sizeof ms[0]; i++)
+			printf(" %6d", ms[i]);
 		printf("\n");
+		for (int s = 0; s < 4; s++) {
+			printf("%5dx%-5d", shapes[s][0], shapes[s][1]);
+			for (unsigned i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+				const V3Plan p = v3_plan(ms[i], shapes[s][0], shapes[s][1], 132, fake_clusters, 0, 0, 1,
+							 pairs ? fake_pairs : nullptr);
+				printf(" %3dx%d%s", p.bn, p.splits, p.cluster ? "c" : (p.pair ? "p" : " "));
+			}
+			printf("\n");
+		}
 	}
-	const V3Plan q = v3_plan(1024, 6144, 4096, 132, fake_clusters, 0, 0, 1);
+	const V3Plan q = v3_plan(1024, 6144, 4096, 132, fake_clusters, 0, 0, 1, nullptr);
 	expect(q.bn == 192 && q.splits == 1, "6144x4096 M=1024 plan (2 waves of 128 x 192)", 1024, 6144, 4096, 132, q);
-	const V3Plan r = v3_plan(128, 4096, 4096, 132, fake_clusters, 0, 0, 1);
+	const V3Plan r = v3_plan(128, 4096, 4096, 132, fake_clusters, 0, 0, 1, nullptr);
 	expect(r.cluster && r.splits * ((r.bn == 256) ? 16 : 32) <= 132, "4096^2 M=128 plan (one wave of clusters)", 128, 4096,
 	       4096, 132, r);
 	printf("%d passed, %d failed\n", passed, failed);

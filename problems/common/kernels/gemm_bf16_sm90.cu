@@ -52,6 +52,9 @@
 #ifndef SF_GEMM_V3_CLUSTER /* v3: 0 keeps mid M on v2's split-K (only the tile width plan is new) */
 #define SF_GEMM_V3_CLUSTER 1
 #endif
+#ifndef SF_GEMM_V3_PAIR /* v3: 1 runs large M on clusters of 2 CTAs sharing B by TMA multicast */
+#define SF_GEMM_V3_PAIR 0
+#endif
 #ifndef SF_GEMM_V3_SPLIT_BN /* v3: pin the mid-M (cluster split-K) tile width (128 or 256; 0: planned) */
 #define SF_GEMM_V3_SPLIT_BN 0
 #endif
@@ -205,11 +208,11 @@ int make_map(CUtensorMap *map, const void *ptr, int rows, int K, int box_rows)
 }
 
 /* Sets the dynamic shared memory limit of one wgmma kernel instantiation once; 0 on success. */
-template <int BN, bool kCluster> int wg_attr(void)
+template <int BN, int kMode> int wg_attr(void)
 {
 	static bool set = false;
 	if (!set) {
-		if (cudaFuncSetAttribute(sfgemm::gemm_wgmma_kernel<BN, kCluster>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+		if (cudaFuncSetAttribute(sfgemm::gemm_wgmma_kernel<BN, kMode>, cudaFuncAttributeMaxDynamicSharedMemorySize,
 					 sfgemm::WgCfg<BN>::kSmemBytes) != cudaSuccess)
 			return -1;
 		set = true;
@@ -222,10 +225,10 @@ template <int BN>
 int launch_persistent(const CUtensorMap &ma, const CUtensorMap &mb, __nv_bfloat16 *C, int M, int N, int K, int splits,
 		      int units, cudaStream_t stream)
 {
-	if (wg_attr<BN, false>())
+	if (wg_attr<BN, sfgemm::kWgPersistent>())
 		return SF_ERR_CUDA;
 	const int grid = units < sm_count() ? units : sm_count();
-	sfgemm::gemm_wgmma_kernel<BN, false>
+	sfgemm::gemm_wgmma_kernel<BN, sfgemm::kWgPersistent>
 		<<<grid, sfgemm::kWgThreads, sfgemm::WgCfg<BN>::kSmemBytes, stream>>>(ma, mb, C, M, N, K, splits, g_part, g_cnt, 0);
 	return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
 }
@@ -236,7 +239,7 @@ int launch_wgmma(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *
 {
 	using namespace sfgemm;
 	const int kWgBN = 256;
-	if (wg_attr<kWgBN, false>())
+	if (wg_attr<kWgBN, kWgPersistent>())
 		return SF_ERR_CUDA;
 	CUtensorMap ma, mb;
 	if (make_map(&ma, A, M, K, kWgBM) || make_map(&mb, B, N, K, kWgBN))
@@ -263,7 +266,7 @@ int launch_wgmma(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *
 		float *part = g_part;
 		int *cnt = g_cnt;
 		void *args[] = { &ma, &mb, &C, &Mi, &Ni, &Ki, &si, &part, &cnt, &spread };
-		if (cudaLaunchCooperativeKernel((const void *)gemm_wgmma_kernel<kWgBN, false>, dim3(grid), dim3(kWgThreads),
+		if (cudaLaunchCooperativeKernel((const void *)gemm_wgmma_kernel<kWgBN, kWgPersistent>, dim3(grid), dim3(kWgThreads),
 						args, WgCfg<kWgBN>::kSmemBytes, stream) == cudaSuccess)
 			return SF_OK;
 		(void)cudaGetLastError(); /* not launchable cooperatively: the last-unit reduction instead */
@@ -274,10 +277,11 @@ int launch_wgmma(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *
 /*
  * Version 3 host plan (SF_GEMM_V3=1; GEMM_NOTES.md, "Version 3"). A plan is a tile width bn (128, 192,
  * 256; tile 128 x bn) and a K split count; cluster != 0 means the splits run as one thread-block cluster
- * per tile and are reduced through distributed shared memory (gemm_wgmma_kernel<bn, true>).
+ * per tile and are reduced through distributed shared memory (gemm_wgmma_kernel<bn, kWgSplitCluster>);
+ * pair != 0 means persistent clusters of 2 CTAs sharing B by TMA multicast (<bn, kWgPairMulticast>).
  */
 struct V3Plan {
-	int bn, splits, cluster;
+	int bn, splits, cluster, pair;
 };
 
 /* Relative cost of one 128 x bn tile-column per unit of N at tile width bn (the narrower wgmma reads A
@@ -291,10 +295,13 @@ double v3_width_cost(int bn)
  * The v3 plan for C[M, N] = A[M, K] B[N, K]^T on sms SMs. max_clusters(bn, s) is how many clusters of s
  * CTAs of the kernel with width bn can be resident at once (< 1: not launchable). force_bn (large M) /
  * split_bn (mid M), when non-zero, pin the tile width; use_cluster = 0 keeps mid M on the v2
- * split-K (returned as {256, 0, 0}: the caller runs v2's launch). Rules:
+ * split-K (returned as {256, 0, 0, 0}: the caller runs v2's launch); pair_clusters (null: no pairs) is
+ * how many clusters of 2 of the pair-multicast kernel of width bn (256 or 192) can be resident. Rules:
  *   - tiles of 128 x 256 >= sms (large M): persistent, no split; bn minimizing
  *     ceil(tiles(bn) / sms) * bn * v3_width_cost(bn) (whole waves of equal tiles: 6144 x 4096 at M = 1024
- *     is 2 waves of 128 x 192 instead of 1.45 -> 2 waves of 128 x 256);
+ *     is 2 waves of 128 x 192 instead of 1.45 -> 2 waves of 128 x 256); with pair_clusters, the same
+ *     over pair units (ceil(tiles_m / 2) x tiles_n) and resident clusters of 2, widths 256 / 192 (and an
+ *     unsplit 128 x 256 mid-M plan with an even tile-row count runs paired if no wave is added);
  *   - otherwise (mid M): bn in {256, 128} and s in 1..8 (no empty split) minimizing
  *     the sum over waves (ceil(tiles / clusters resident), the last one partial) of
  *     max(flops per CTA * width cost / 5.5 TF, bytes per CTA / 120 GB/s, the wave's DRAM bytes / bw)
@@ -303,11 +310,27 @@ double v3_width_cost(int bn)
  * Every returned split count leaves no split empty: ceil(kb / ceil(kb / s)) == s for kb = ceil(K / 64).
  */
 V3Plan v3_plan(int M, int N, int K, int sms, int (*max_clusters)(int bn, int s), int force_bn, int split_bn,
-	       int use_cluster)
+	       int use_cluster, int (*pair_clusters)(int bn))
 {
 	const int tm = (M + 127) / 128, kbc = (K + 63) / 64;
 	const int tiles256 = tm * ((N + 255) / 256);
-	V3Plan best = { 256, 1, 0 };
+	V3Plan best = { 256, 1, 0, 0 };
+	if (tiles256 >= sms && pair_clusters) {
+		double best_cost = 0.0;
+		for (int bn = 256; bn >= 192; bn -= 64) {
+			const int slots = pair_clusters(bn), pu = (tm + 1) / 2 * ((N + bn - 1) / bn);
+			if ((force_bn && bn != force_bn) || slots < 1)
+				continue;
+			const double cost = (double)((pu + slots - 1) / slots) * bn * v3_width_cost(bn);
+			if (best_cost == 0.0 || cost < best_cost) {
+				best_cost = cost;
+				best.bn = bn;
+				best.pair = 1;
+			}
+		}
+		if (best.pair)
+			return best;
+	}
 	if (tiles256 >= sms) {
 		static const int widths[3] = { 256, 192, 128 };
 		double best_cost = 0.0;
@@ -366,10 +389,17 @@ V3Plan v3_plan(int M, int N, int K, int sms, int (*max_clusters)(int bn, int s),
 			}
 		}
 	}
+	/* an unsplit mid-M plan (e.g. 4096 x 4096 at M = 1024: 128 tiles) runs paired when the tile rows pair up
+	 * evenly and the pairs fit the same number of waves */
+	if (pair_clusters && best.splits == 1 && best.bn == 256 && tm % 2 == 0) {
+		const int slots = pair_clusters(256), pu = tm / 2 * ((N + 255) / 256), tiles = tm * ((N + 255) / 256);
+		if (slots >= 1 && (pu + slots - 1) / slots <= (tiles + sms - 1) / sms)
+			best.pair = 1;
+	}
 	return best;
 }
 
-/* Clusters of s CTAs of gemm_wgmma_kernel<BN, true> resident at once (cached; 0: not launchable). */
+/* Clusters of s CTAs of gemm_wgmma_kernel<BN, sfgemm::kWgSplitCluster> resident at once (cached; 0: not launchable). */
 template <int BN> int v3_max_clusters_bn(int s)
 {
 	static int cache[sfgemm::kWgMaxCluster + 1];
@@ -377,7 +407,7 @@ template <int BN> int v3_max_clusters_bn(int s)
 		return 0;
 	if (cache[s] == 0) {
 		cache[s] = -1;
-		if (!wg_attr<BN, true>()) {
+		if (!wg_attr<BN, sfgemm::kWgSplitCluster>()) {
 			cudaLaunchConfig_t cfg = {};
 			cudaLaunchAttribute at[1];
 			at[0].id = cudaLaunchAttributeClusterDimension;
@@ -390,7 +420,7 @@ template <int BN> int v3_max_clusters_bn(int s)
 			cfg.attrs = at;
 			cfg.numAttrs = 1;
 			int n = 0;
-			if (cudaOccupancyMaxActiveClusters(&n, (void *)sfgemm::gemm_wgmma_kernel<BN, true>, &cfg) == cudaSuccess &&
+			if (cudaOccupancyMaxActiveClusters(&n, (void *)sfgemm::gemm_wgmma_kernel<BN, sfgemm::kWgSplitCluster>, &cfg) == cudaSuccess &&
 			    n > 0)
 				cache[s] = n;
 			else
@@ -400,17 +430,81 @@ template <int BN> int v3_max_clusters_bn(int s)
 	return cache[s] > 0 ? cache[s] : 0;
 }
 
+/* Clusters of 2 of gemm_wgmma_kernel<BN, kWgPairMulticast> resident at once (cached; 0: not launchable). */
+template <int BN> int v3_pair_clusters_bn(void)
+{
+	static int cache;
+	if (cache == 0) {
+		cache = -1;
+		if (!wg_attr<BN, sfgemm::kWgPairMulticast>()) {
+			cudaLaunchConfig_t cfg = {};
+			cudaLaunchAttribute at[1];
+			at[0].id = cudaLaunchAttributeClusterDimension;
+			at[0].val.clusterDim.x = 2;
+			at[0].val.clusterDim.y = 1;
+			at[0].val.clusterDim.z = 1;
+			cfg.gridDim = dim3((unsigned)(2 * sm_count()));
+			cfg.blockDim = dim3(sfgemm::kWgThreads);
+			cfg.dynamicSmemBytes = sfgemm::WgCfg<BN>::kSmemBytes;
+			cfg.attrs = at;
+			cfg.numAttrs = 1;
+			int n = 0;
+			if (cudaOccupancyMaxActiveClusters(&n, (void *)sfgemm::gemm_wgmma_kernel<BN, sfgemm::kWgPairMulticast>, &cfg) ==
+				    cudaSuccess &&
+			    n > 0)
+				cache = n;
+			else
+				(void)cudaGetLastError();
+		}
+	}
+	return cache > 0 ? cache : 0;
+}
+
+int v3_pair_clusters(int bn)
+{
+	return bn == 256 ? v3_pair_clusters_bn<256>() : (bn == 192 ? v3_pair_clusters_bn<192>() : 0);
+}
+
+/* Persistent clusters of 2 CTAs sharing B (gemm_wgmma_kernel<BN, kWgPairMulticast>); mb's box is BN / 2 rows. */
+template <int BN>
+int launch_pair(const CUtensorMap &ma, const CUtensorMap &mb, __nv_bfloat16 *C, int M, int N, int K, cudaStream_t stream)
+{
+	const int pu = ((M + 127) / 128 + 1) / 2 * ((N + BN - 1) / BN), slots = v3_pair_clusters(BN);
+	if (slots < 1 || wg_attr<BN, sfgemm::kWgPairMulticast>())
+		return SF_ERR_CUDA;
+	cudaLaunchConfig_t cfg = {};
+	cudaLaunchAttribute at[1];
+	at[0].id = cudaLaunchAttributeClusterDimension;
+	at[0].val.clusterDim.x = 2;
+	at[0].val.clusterDim.y = 1;
+	at[0].val.clusterDim.z = 1;
+	cfg.gridDim = dim3((unsigned)(2 * (pu < slots ? pu : slots)));
+	cfg.blockDim = dim3(sfgemm::kWgThreads);
+	cfg.dynamicSmemBytes = sfgemm::WgCfg<BN>::kSmemBytes;
+	cfg.stream = stream;
+	cfg.attrs = at;
+	cfg.numAttrs = 1;
+	float *no_part = nullptr;
+	int *no_cnt = nullptr;
+	if (cudaLaunchKernelEx(&cfg, sfgemm::gemm_wgmma_kernel<BN, sfgemm::kWgPairMulticast>, ma, mb, C, M, N, K, 1, no_part,
+			       no_cnt, 0) != cudaSuccess) {
+		(void)cudaGetLastError();
+		return SF_ERR_CUDA;
+	}
+	return SF_OK;
+}
+
 int v3_max_clusters(int bn, int s)
 {
 	return bn == 256 ? v3_max_clusters_bn<256>(s) : (bn == 128 ? v3_max_clusters_bn<128>(s) : 0);
 }
 
-/* One cluster of `splits` CTAs per 128 x BN tile (gemm_wgmma_kernel<BN, true>); SF_OK or an error. */
+/* One cluster of `splits` CTAs per 128 x BN tile (gemm_wgmma_kernel<BN, sfgemm::kWgSplitCluster>); SF_OK or an error. */
 template <int BN>
 int launch_cluster(const CUtensorMap &ma, const CUtensorMap &mb, __nv_bfloat16 *C, int M, int N, int K, int splits,
 		   cudaStream_t stream)
 {
-	if (wg_attr<BN, true>())
+	if (wg_attr<BN, sfgemm::kWgSplitCluster>())
 		return SF_ERR_CUDA;
 	const int tiles = ((M + 127) / 128) * ((N + BN - 1) / BN);
 	cudaLaunchConfig_t cfg = {};
@@ -427,7 +521,7 @@ int launch_cluster(const CUtensorMap &ma, const CUtensorMap &mb, __nv_bfloat16 *
 	cfg.numAttrs = 1;
 	float *no_part = nullptr;
 	int *no_cnt = nullptr;
-	if (cudaLaunchKernelEx(&cfg, sfgemm::gemm_wgmma_kernel<BN, true>, ma, mb, C, M, N, K, splits, no_part, no_cnt, 0) !=
+	if (cudaLaunchKernelEx(&cfg, sfgemm::gemm_wgmma_kernel<BN, sfgemm::kWgSplitCluster>, ma, mb, C, M, N, K, splits, no_part, no_cnt, 0) !=
 	    cudaSuccess) {
 		(void)cudaGetLastError();
 		return SF_ERR_CUDA;
@@ -441,12 +535,16 @@ int launch_v3(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, 
 	      cudaStream_t stream)
 {
 	const V3Plan p = v3_plan(M, N, K, sm_count(), v3_max_clusters, SF_GEMM_V3_BN, SF_GEMM_V3_SPLIT_BN,
-				 SF_GEMM_V3_CLUSTER);
+				 SF_GEMM_V3_CLUSTER, SF_GEMM_V3_PAIR ? v3_pair_clusters : nullptr);
 	if (p.splits == 0)
 		return launch_wgmma(A, B, C, M, N, K, stream);
 	CUtensorMap ma, mb;
-	if (make_map(&ma, A, M, K, sfgemm::kWgBM) || make_map(&mb, B, N, K, p.bn))
+	if (make_map(&ma, A, M, K, sfgemm::kWgBM) || make_map(&mb, B, N, K, p.pair ? p.bn / 2 : p.bn))
 		return launch_mma(A, B, C, M, N, K, stream);
+	if (p.pair) {
+		const int rc = p.bn == 256 ? launch_pair<256>(ma, mb, C, M, N, K, stream) : launch_pair<192>(ma, mb, C, M, N, K, stream);
+		return rc == SF_OK ? SF_OK : launch_wgmma(A, B, C, M, N, K, stream);
+	}
 	if (p.cluster) {
 		const int rc = p.bn == 256 ? launch_cluster<256>(ma, mb, C, M, N, K, p.splits, stream)
 					   : launch_cluster<128>(ma, mb, C, M, N, K, p.splits, stream);

@@ -36,6 +36,8 @@
 namespace sfgemm {
 
 const int kWgBM = 128, kWgBK = 64, kWgGroupM = 8, kWgMaxCluster = 8;
+/* gemm_wgmma_kernel modes (see its contract) */
+const int kWgPersistent = 0, kWgSplitCluster = 1, kWgPairMulticast = 2;
 const int kWgThreads = 384; /* producer warpgroup + 2 consumer warpgroups */
 const int kWgABytes = kWgBM * kWgBK * 2;
 
@@ -89,6 +91,24 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap *map
 		     "[%2];" ::"r"(dst),
 		     "l"((uint64_t)map), "r"(bar), "r"(c0), "r"(c1)
 		     : "memory");
+}
+
+/* tma_load_2d into the same shared-memory offset (data and barrier) of every CTA of the cluster in mask. */
+__device__ __forceinline__ void tma_load_2d_mc(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1,
+					       uint16_t mask)
+{
+	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+		     "[%0], [%1, {%3, %4}], [%2], %5;" ::"r"(dst),
+		     "l"((uint64_t)map), "r"(bar), "r"(c0), "r"(c1), "h"(mask)
+		     : "memory");
+}
+
+/* Arrive on the mbarrier at CTA-local address bar of cluster CTA rank (release, cluster scope). */
+__device__ __forceinline__ void mbar_arrive_remote(uint32_t bar, uint32_t rank)
+{
+	uint32_t remote;
+	asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(rank));
+	asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
 }
 
 /* wgmma shared-memory descriptor of a K-major, 128B-swizzled tile starting at byte address addr. */
@@ -146,7 +166,7 @@ __device__ __forceinline__ float2 dsmem_ld_f2(uint32_t addr, uint32_t rank)
  * The wgmma GEMM, tile 128 x BN (BN = 128, 192, 256; consumer warpgroup c owns rows 64 c .. 64 c + 63
  * and BN / 2 fp32 accumulators per thread). kWgThreads threads, WgCfg<BN>::kSmemBytes dynamic shared memory.
  *
- * kCluster == false (v2 for BN = 256): grid min(tiles * splits, SMs), persistent. A work unit u is
+ * kMode == kWgPersistent (v2 for BN = 256): grid min(tiles * splits, SMs), persistent. A work unit u is
  * (tile u / splits, K split u % splits); every split has at least one K block (the host makes sure).
  * With splits > 1, part holds one 128 x BN fp32 slab per unit, written in register order (element i of
  * consumer thread j at i * 256 + j: coalesced, and the same (i, j) is the same output in every unit of a
@@ -156,7 +176,7 @@ __device__ __forceinline__ float2 dsmem_ld_f2(uint32_t addr, uint32_t rank)
  * counters; every unit waits until all slabs of its tile are written and then sums a 1/splits share of
  * the tile (still in split order); the last unit to finish resets both counters.
  *
- * kCluster == true (v3 mid M): grid tiles * splits, launched with clusters of splits (<= 8) CTAs along
+ * kMode == kWgSplitCluster (v3 mid M): grid tiles * splits, launched with clusters of splits (<= 8) CTAs along
  * x, one unit per CTA: the CTAs of a cluster are the K splits of one tile (tile blockIdx.x / splits, K
  * split blockIdx.x % splits = the cluster rank). After its K loop a CTA writes its accumulators into its
  * own (now idle) stage ring as a 128 x BN fp32 slab, float pair p = i / 2 of thread j at (p * 256 + j) * 2
@@ -164,49 +184,71 @@ __device__ __forceinline__ float2 dsmem_ld_f2(uint32_t addr, uint32_t rank)
  * sums pairs [r * share, (r + 1) * share) over the cluster's slabs through distributed shared memory in
  * rank order (deterministic), stores bf16, and a second cluster barrier keeps every slab alive until all
  * ranks have read it. No global scratch, no atomics.
+ *
+ * kMode == kWgPairMulticast (v3 large M candidate): persistent over clusters of 2 CTAs along x (grid 2 x
+ * clusters, splits 1); cluster k takes pair units k, k + gridDim.x / 2, ...: a pair unit is the tiles
+ * (2 pm + rank, tn) of both CTAs (a padded tile row past M when tiles_m is odd: zero-filled, never
+ * stored). Each CTA loads its own A tile and half of the shared B tile (rows rank * BN / 2 ..), multicast
+ * into both CTAs' rings at the same offset, so B crosses L2 once per pair (L2 -> SM bytes per tile 48 KB
+ * -> 32 KB at BN = 256). A full barrier expects the whole stage (own A + both halves); an empty barrier
+ * counts the 8 consumer warps of both CTAs (each warp arrives locally and remotely), because a producer's
+ * multicast overwrites the slot in both CTAs. Cluster barriers after the barrier init (no multicast into
+ * an uninitialized peer) and before exit (no remote arrive on an exited peer).
  */
-template <int BN, bool kCluster>
+template <int BN, int kMode>
 __global__ void __launch_bounds__(kWgThreads, 1)
 	gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
 			  __nv_bfloat16 *__restrict__ C, int M, int N, int K, int splits, float *part, int *cnt, int spread)
 {
 	typedef WgCfg<BN> Cfg;
+	const bool kCluster = kMode == kWgSplitCluster, kPair = kMode == kWgPairMulticast;
 	const int kStages = Cfg::kStages, kStageBytes = Cfg::kStageBytes, kNR = BN / 2;
 	extern __shared__ uint8_t smem_raw[];
 	const uint32_t raw = (uint32_t)__cvta_generic_to_shared(smem_raw);
 	const uint32_t base = (raw + 1023) & ~1023u;
 	const uint32_t bar_full = base + kStages * kStageBytes, bar_empty = bar_full + 8 * kStages;
 	const int wg = threadIdx.x / 128;
-	const int tiles_m = (M + kWgBM - 1) / kWgBM, tiles_n = (N + BN - 1) / BN;
+	/* scheduled tile rows: pairs of tile rows in kPair mode */
+	const int tiles_m = kPair ? ((M + kWgBM - 1) / kWgBM + 1) / 2 : (M + kWgBM - 1) / kWgBM, tiles_n = (N + BN - 1) / BN;
 	const int tiles = tiles_m * tiles_n, kb_count = (K + kWgBK - 1) / kWgBK;
 	const int units = tiles * splits, kb_per = (kb_count + splits - 1) / splits;
+	const int u_first = kPair ? (int)(blockIdx.x >> 1) : (int)blockIdx.x, u_step = kPair ? (int)(gridDim.x >> 1) : (int)gridDim.x;
+	const int tiles_m_real = (M + kWgBM - 1) / kWgBM;
+	const int pr = kPair ? (int)(blockIdx.x & 1) : 0; /* rank in the pair (the cluster rank: clusters of 2 along x) */
 	volatile int *last_flag = (volatile int *)(smem_raw + (bar_empty + 8 * kStages - raw));
 
 	if (threadIdx.x == 0) {
 		for (int s = 0; s < kStages; s++) {
 			mbar_init(bar_full + 8 * s, 1);
-			mbar_init(bar_empty + 8 * s, 8);
+			mbar_init(bar_empty + 8 * s, kPair ? 16 : 8);
 		}
 		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 	}
 	__syncthreads();
+	if (kPair)
+		cluster_sync(); /* the peer's barriers are initialized before any multicast or remote arrive */
 
 	if (wg == 0) {
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
 		if (threadIdx.x == 0) {
 			uint32_t it = 0;
-			for (int u = blockIdx.x; u < units; u += gridDim.x) {
+			for (int u = u_first; u < units; u += u_step) {
 				const int t = u / splits, kb0 = (u % splits) * kb_per, kb1 = min(kb0 + kb_per, kb_count);
 				const int group = t / (kWgGroupM * tiles_n), first_m = group * kWgGroupM;
 				const int gsz = min(tiles_m - first_m, kWgGroupM), r = t % (kWgGroupM * tiles_n);
-				const int tm = first_m + r % gsz, tn = r / gsz;
+				const int tm = kPair ? 2 * (first_m + r % gsz) + pr : first_m + r % gsz, tn = r / gsz;
 				for (int kb = kb0; kb < kb1; kb++, it++) {
 					const uint32_t s = it % kStages, ph = (it / kStages) & 1;
 					mbar_wait(bar_empty + 8 * s, ph ^ 1);
 					const uint32_t sa = base + s * kStageBytes;
 					mbar_expect_tx(bar_full + 8 * s, kStageBytes);
-					tma_load_2d(sa, &tm_a, bar_full + 8 * s, kb * kWgBK, tm * kWgBM);
-					tma_load_2d(sa + kWgABytes, &tm_b, bar_full + 8 * s, kb * kWgBK, tn * BN);
+					/* kPair: the padded tile row past M (odd tile rows) loads the last real one (never stored) */
+					tma_load_2d(sa, &tm_a, bar_full + 8 * s, kb * kWgBK, min(tm, tiles_m_real - 1) * kWgBM);
+					if (kPair)
+						tma_load_2d_mc(sa + kWgABytes + pr * (Cfg::kBBytes / 2), &tm_b, bar_full + 8 * s, kb * kWgBK,
+							       tn * BN + pr * (BN / 2), 3);
+					else
+						tma_load_2d(sa + kWgABytes, &tm_b, bar_full + 8 * s, kb * kWgBK, tn * BN);
 				}
 			}
 		}
@@ -214,6 +256,8 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 			cluster_sync();
 			cluster_sync();
 		}
+		if (kPair)
+			cluster_sync(); /* the consumers' exit barrier */
 		return;
 	}
 
@@ -222,11 +266,11 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 	const int tid = threadIdx.x - 128 * wg, warp = tid >> 5, lane = tid & 31;
 	uint32_t it = 0;
 	float d[kNR];
-	for (int u = blockIdx.x; u < units; u += gridDim.x) {
+	for (int u = u_first; u < units; u += u_step) {
 		const int t = u / splits, kb0 = (u % splits) * kb_per, kb1 = min(kb0 + kb_per, kb_count);
 		const int group = t / (kWgGroupM * tiles_n), first_m = group * kWgGroupM;
 		const int gsz = min(tiles_m - first_m, kWgGroupM), r = t % (kWgGroupM * tiles_n);
-		const int tm = first_m + r % gsz, tn = r / gsz;
+		const int tm = kPair ? 2 * (first_m + r % gsz) + pr : first_m + r % gsz, tn = r / gsz;
 #pragma unroll
 		for (int i = 0; i < kNR; i++)
 			d[i] = 0.0f;
@@ -242,14 +286,20 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 			wgmma_commit();
 			if (kb > kb0) {
 				wgmma_wait<1>();
-				if (lane == 0)
+				if (lane == 0) {
 					mbar_arrive(bar_empty + 8 * prev);
+					if (kPair)
+						mbar_arrive_remote(bar_empty + 8 * prev, (uint32_t)(pr ^ 1));
+				}
 			}
 			prev = s;
 		}
 		wgmma_wait<0>();
-		if (kb1 > kb0 && lane == 0)
+		if (kb1 > kb0 && lane == 0) {
 			mbar_arrive(bar_empty + 8 * prev);
+			if (kPair)
+				mbar_arrive_remote(bar_empty + 8 * prev, (uint32_t)(pr ^ 1));
+		}
 
 		const int g = lane >> 2, q = lane & 3;
 		if (kCluster) {
@@ -367,6 +417,8 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 			}
 		}
 	}
+	if (kPair)
+		cluster_sync(); /* no CTA exits while its peer may still arrive on its barriers */
 }
 
 } /* namespace sfgemm */
