@@ -9,16 +9,20 @@
  *   larger M          SF_GEMM_LARGE == 2 (the default since the first H200 run showed it correct and at
  *                     0.85-0.99x cuBLASLt): TMA + mbarrier ring + wgmma, warp-specialized, persistent,
  *                     split-K at mid M (gemm_bf16_sm90_wgmma.cuh);
+ *                     with SF_GEMM_V3 == 1 the v3 plan instead (v3_plan below): tile width 128/192/256
+ *                     by whole waves, cluster split-K reduced through DSMEM at mid M, optionally
+ *                     (SF_GEMM_V3_PAIR) clusters of 2 sharing B by TMA multicast at large M;
  *                     SF_GEMM_LARGE == 1: cp.async + ldmatrix + mma.sync (gemm_bf16_sm90_mma.cuh), ~0.4x;
  *                     also taken when a TMA descriptor cannot be encoded;
  *   anything the fast paths cannot take (K % 8 != 0, unaligned pointers, odd N) goes to a plain
  *   tiled kernel, slow but correct for every shape.
  * Tuning macros (tools/gpu_gemm.sh times candidates): SF_GEMM_SM_RG, SF_GEMM_SM_U (small M),
- * SF_GEMM_SMALL_MAX_M, SF_GEMM_WG_SPLITK, SF_GEMM_WG_REDUCE, SF_GEMM_WG_SPLIT_DIV (mid M).
+ * SF_GEMM_SMALL_MAX_M, SF_GEMM_WG_SPLITK, SF_GEMM_WG_REDUCE, SF_GEMM_WG_SPLIT_DIV (mid M), SF_GEMM_V3,
+ * SF_GEMM_V3_BN, SF_GEMM_V3_CLUSTER, SF_GEMM_V3_SPLIT_BN, SF_GEMM_V3_PAIR (v3, GEMM_NOTES.md "Version 3").
  *
  * State kept between calls (lazily, never pointers to inputs or outputs): the SM count, the wgmma
  * split-K scratch (fp32 slabs and two counters per tile, grown on demand; counters are zero between
- * calls), and the driver's cuTensorMapEncodeTiled entry point. TMA descriptors are encoded on the
+ * calls), the resident-cluster counts of the v3 kernels, and the driver's cuTensorMapEncodeTiled entry point. TMA descriptors are encoded on the
  * host on every call (the runner rotates input buffers) and passed as __grid_constant__ parameters.
  * All work is enqueued on call->stream.
  */

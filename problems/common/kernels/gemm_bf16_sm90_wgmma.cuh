@@ -1,28 +1,28 @@
 /*
- * gemm_bf16_sm90_wgmma.cuh - the large-M path of gemm_bf16_sm90.cu (-DSF_GEMM_LARGE=2):
- * a persistent, warp-specialized Hopper GEMM. TMA loads A and B tiles into a kWgStages-deep
- * shared-memory ring guarded by mbarriers; two consumer warpgroups run wgmma m64n256k16 (bf16 in, fp32
- * accumulate in registers) on 64-row halves of a 128 x 256 output tile; one producer warpgroup (one
- * thread of it) issues the TMA copies. setmaxnreg moves registers from the producer to the consumers.
+ * gemm_bf16_sm90_wgmma.cuh - the large- and mid-M path of gemm_bf16_sm90.cu (-DSF_GEMM_LARGE=2):
+ * a warp-specialized Hopper GEMM. TMA loads A and B tiles into a shared-memory ring guarded by mbarriers;
+ * two consumer warpgroups run wgmma m64nBNk16 (bf16 in, fp32 accumulate in registers) on 64-row halves of
+ * a 128 x BN output tile; one producer warpgroup (one thread of it) issues the TMA copies. setmaxnreg
+ * moves registers from the producer to the consumers.
  *
- * Tiles: 128 (M) x 256 (N) x 64 (K). A stage holds A [128][64] and B [256][64] bf16 (16 + 32 KB), both
- * K-major with the 128-byte swizzle that TMA writes (rows of 128 bytes, 16-byte chunk c of row r at
- * chunk c ^ (r % 8), 1024-byte atoms of 8 rows) and that the wgmma descriptors below describe
- * (layout 1 = 128B swizzle, stride byte offset 1024 between 8-row atoms; the k16 step inside the
- * 64-wide K block moves the start address by 32 bytes).
+ * Tiles: 128 (M) x BN (N) x 64 (K), BN = 256 (v2), 192 or 128 (v3); the ring holds WgCfg<BN>::kStages
+ * stages of A [128][64] and B [BN][64] bf16, both K-major with the 128-byte swizzle that TMA writes (rows
+ * of 128 bytes, 16-byte chunk c of row r at chunk c ^ (r % 8), 1024-byte atoms of 8 rows) and that the
+ * wgmma descriptors below describe (layout 1 = 128B swizzle, stride byte offset 1024 between 8-row
+ * atoms; the k16 step inside the 64-wide K block moves the start address by 32 bytes).
  *
  * Barriers: full[s] (1 arrival + the TMA transaction bytes) and empty[s] (one arrival per consumer warp,
- * 8). A running stage counter it gives the slot it % kWgStages and the phase (it / kWgStages) & 1; the
- * producer waits on empty with the opposite parity, so its first pass over a fresh ring does not block.
- * Consumers keep one wgmma batch in flight: after committing stage it they wait for the batch of stage
- * it - 1 and release that slot.
+ * 8; 16 in the pair mode). A running stage counter it gives the slot it % kStages and the phase
+ * (it / kStages) & 1; the producer waits on empty with the opposite parity, so its first pass over a
+ * fresh ring does not block. Consumers keep one wgmma batch in flight: after committing stage it they
+ * wait for the batch of stage it - 1 and release that slot.
  *
- * Scheduler: CTA b processes work units b, b + gridDim.x, ...; unit u is tile u / splits, K split
- * u % splits (splits > 1 only when the tiles alone leave SMs idle: mid M, see gemm_wgmma_kernel);
- * tile t maps to (tm, tn) through groups of kWgGroupM M-tiles (the CTAs running at once share A and B
- * tiles in L2). Out-of-range rows and K are
- * zero-filled by TMA; stores are bounds-checked. The epilogue converts to bf16 and stores directly from
- * the accumulator registers while the producer already loads the next tile.
+ * Scheduler and modes (gemm_wgmma_kernel's contract): persistent work units (tile, K split) with global
+ * split-K slabs (v2), cluster split-K reduced through distributed shared memory (v3, mid M), or
+ * persistent clusters of 2 CTAs sharing B by TMA multicast (v3 candidate, large M); tile t maps to
+ * (tm, tn) through groups of kWgGroupM M-tiles (the CTAs running at once share A and B tiles in L2).
+ * Out-of-range rows and K are zero-filled by TMA; stores are bounds-checked. The epilogue converts to bf16
+ * and stores directly from the accumulator registers while the producer already loads the next tile.
  *
  * Requirements (checked by the host): K % 8 == 0, A and B 16-byte aligned, N % 2 == 0.
  */
