@@ -243,7 +243,7 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 					const uint32_t sa = base + s * kStageBytes;
 					mbar_expect_tx(bar_full + 8 * s, kStageBytes);
 					/* kPair: the padded tile row past M (odd tile rows) loads the last real one (never stored) */
-					tma_load_2d(sa, &tm_a, bar_full + 8 * s, kb * kWgBK, min(tm, tiles_m_real - 1) * kWgBM);
+					tma_load_2d(sa, &tm_a, bar_full + 8 * s, kb * kWgBK, (kPair ? min(tm, tiles_m_real - 1) : tm) * kWgBM);
 					if (kPair)
 						tma_load_2d_mc(sa + kWgABytes + pr * (Cfg::kBBytes / 2), &tm_b, bar_full + 8 * s, kb * kWgBK,
 							       tn * BN + pr * (BN / 2), 3);
