@@ -16,7 +16,7 @@
 #   eval     build/solforge eval of solutions/fast.cu (the default) on gemm_bf16_n4096_k4096, workloads
 #            matching -m1 (M = 1, 16, 128, 1024), --rounds 1 --budget-ms 200, if time is left
 # Candidates (one -D each; the default of every macro is in gemm_bf16_sm90.cu; GEMM_NOTES.md "Version 3"):
-#   v3      -DSF_GEMM_V3=1                         the v3 plan: tile width by whole waves at large M (128 x 192
+#   v3      -DSF_GEMM_V3=1 (+ _TRACE=1)            the v3 plan: tile width by whole waves at large M (128 x 192
 #                                                  for 6144 x 4096 at M ~1000), cluster split-K reduced
 #                                                  through DSMEM at mid M (width 128 or 256, 2..8 splits)
 #   v3w     -DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0  the width plan only (mid M stays on v2's split-K)
@@ -24,8 +24,10 @@
 #   v3c128  -DSF_GEMM_V3=1 -DSF_GEMM_V3_SPLIT_BN=128  mid M: cluster split-K with 128 x 128 tiles only
 #   v3n192  -DSF_GEMM_V3=1 -DSF_GEMM_V3_BN=192     large M: 128 x 192 tiles everywhere (width efficiency)
 #   v3n128  -DSF_GEMM_V3=1 -DSF_GEMM_V3_BN=128     large M: 128 x 128 tiles everywhere
-#   v3p     -DSF_GEMM_V3=1 -DSF_GEMM_V3_PAIR=1     v3 + large M on persistent clusters of 2 CTAs that share the
+#   v3p     -DSF_GEMM_V3=1 -DSF_GEMM_V3_PAIR=1 (+ _TRACE=1)  v3 + large M on persistent clusters of 2 CTAs that share the
 #                                                  B tile by TMA multicast (L2 -> SM bytes per tile -1/3)
+# v3 and v3p print the plan of each new shape to stderr (SF_GEMM_V3_TRACE, in logs/check.log): the summary
+# counts plans launched and fallbacks to v2 (a refused cluster launch would otherwise look like "no gain").
 # STEPS selects steps (default: all). Exit status 0 when every step passed.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -52,10 +54,10 @@ src=problems/common/kernels/gemm_bf16_sm90.cu
 nv="nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Xcompiler -fPIC -shared -Iinclude -Xptxas -v"
 # name, flags, M range it can change (gemm_check's @MAXM or @MINM-[MAXM]; empty: all M), the M list of its
 # precheck when it launches clusters (empty: none)
-variants=("v2|||" "v3|-DSF_GEMM_V3=1|17-|$MS_MID" "v3w|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0|17-|"
+variants=("v2|||" "v3|-DSF_GEMM_V3=1 -DSF_GEMM_V3_TRACE=1|17-|$MS_MID" "v3w|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0|17-|"
 	"v3c256|-DSF_GEMM_V3=1 -DSF_GEMM_V3_SPLIT_BN=256|17-512|$MS_MID" "v3c128|-DSF_GEMM_V3=1 -DSF_GEMM_V3_SPLIT_BN=128|17-512|$MS_MID"
 	"v3n192|-DSF_GEMM_V3=1 -DSF_GEMM_V3_BN=192|513-|" "v3n128|-DSF_GEMM_V3=1 -DSF_GEMM_V3_BN=128|513-|"
-	"v3p|-DSF_GEMM_V3=1 -DSF_GEMM_V3_PAIR=1|17-|128,256,640,1000,1024,2048")
+	"v3p|-DSF_GEMM_V3=1 -DSF_GEMM_V3_PAIR=1 -DSF_GEMM_V3_TRACE=1|17-|128,256,640,1000,1024,2048")
 
 {
 	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit --format=csv
@@ -142,6 +144,7 @@ if has check; then
 	rc=$?
 	nfail=$(grep -c ' FAIL' "$logs/check.log")
 	nok=$(grep -c ' ok ' "$logs/check.log")
+	note "v3 plans (SF_GEMM_V3_TRACE of v3 / v3p): $(grep -c '^v3 plan.*: launched' "$logs/check.log") launched, $(grep -c '^v3 plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^v3 plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
 	if [ $rc = 0 ] && [ "$nok" -gt 0 ]; then
 		note "check: all $nok passed (every variant), at $(($(date +%s) - t0)) s"
 	else

@@ -30,6 +30,7 @@
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "solforge/solution.h"
 #include "gemm_bf16_sm90_smallm.cuh"
 #include "gemm_bf16_sm90_mma.cuh"
@@ -58,6 +59,9 @@
 #endif
 #ifndef SF_GEMM_V3_PAIR /* v3: 1 runs large M on clusters of 2 CTAs sharing B by TMA multicast */
 #define SF_GEMM_V3_PAIR 0
+#endif
+#ifndef SF_GEMM_V3_TRACE /* 1: print the v3 plan of each new shape to stderr (dev builds only) */
+#define SF_GEMM_V3_TRACE 0
 #endif
 #ifndef SF_GEMM_V3_SPLIT_BN /* v3: pin the mid-M (cluster split-K) tile width (128 or 256; 0: planned) */
 #define SF_GEMM_V3_SPLIT_BN 0
@@ -535,25 +539,49 @@ int launch_cluster(const CUtensorMap &ma, const CUtensorMap &mb, __nv_bfloat16 *
 
 /* The v3 wgmma path: v3_plan, then the persistent or the cluster kernel of the planned width; v2's
  * launch where the plan says so or a cluster launch is refused. */
+/* SF_GEMM_V3_TRACE (dev builds of tools/gpu_gemm.sh only): one stderr line per new (M, N, K) saying which
+ * plan ran, so that a silent fallback to v2 shows in the log. */
+void v3_trace(int M, int N, int K, V3Plan p, const char *what)
+{
+#if SF_GEMM_V3_TRACE
+	static int last[3];
+	if (last[0] == M && last[1] == N && last[2] == K)
+		return;
+	last[0] = M;
+	last[1] = N;
+	last[2] = K;
+	fprintf(stderr, "v3 plan %dx%d M=%d: bn %d splits %d cluster %d pair %d: %s\n", N, K, M, p.bn, p.splits, p.cluster,
+		p.pair, what);
+#else
+	(void)M, (void)N, (void)K, (void)p, (void)what;
+#endif
+}
+
 int launch_v3(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K,
 	      cudaStream_t stream)
 {
 	const V3Plan p = v3_plan(M, N, K, sm_count(), v3_max_clusters, SF_GEMM_V3_BN, SF_GEMM_V3_SPLIT_BN,
 				 SF_GEMM_V3_CLUSTER, SF_GEMM_V3_PAIR ? v3_pair_clusters : nullptr);
-	if (p.splits == 0)
+	if (p.splits == 0) {
+		v3_trace(M, N, K, p, "v2 split-K");
 		return launch_wgmma(A, B, C, M, N, K, stream);
+	}
 	CUtensorMap ma, mb;
-	if (make_map(&ma, A, M, K, sfgemm::kWgBM) || make_map(&mb, B, N, K, p.pair ? p.bn / 2 : p.bn))
+	if (make_map(&ma, A, M, K, sfgemm::kWgBM) || make_map(&mb, B, N, K, p.pair ? p.bn / 2 : p.bn)) {
+		v3_trace(M, N, K, p, "FALLBACK mma.sync (no TMA map)");
 		return launch_mma(A, B, C, M, N, K, stream);
-	if (p.pair) {
-		const int rc = p.bn == 256 ? launch_pair<256>(ma, mb, C, M, N, K, stream) : launch_pair<192>(ma, mb, C, M, N, K, stream);
+	}
+	if (p.pair || p.cluster) {
+		int rc;
+		if (p.pair)
+			rc = p.bn == 256 ? launch_pair<256>(ma, mb, C, M, N, K, stream) : launch_pair<192>(ma, mb, C, M, N, K, stream);
+		else
+			rc = p.bn == 256 ? launch_cluster<256>(ma, mb, C, M, N, K, p.splits, stream)
+					 : launch_cluster<128>(ma, mb, C, M, N, K, p.splits, stream);
+		v3_trace(M, N, K, p, rc == SF_OK ? "launched" : "FALLBACK v2 (cluster launch refused)");
 		return rc == SF_OK ? SF_OK : launch_wgmma(A, B, C, M, N, K, stream);
 	}
-	if (p.cluster) {
-		const int rc = p.bn == 256 ? launch_cluster<256>(ma, mb, C, M, N, K, p.splits, stream)
-					   : launch_cluster<128>(ma, mb, C, M, N, K, p.splits, stream);
-		return rc == SF_OK ? SF_OK : launch_wgmma(A, B, C, M, N, K, stream);
-	}
+	v3_trace(M, N, K, p, "launched");
 	const int units = ((M + 127) / 128) * ((N + p.bn - 1) / p.bn);
 	if (p.bn == 256)
 		return launch_persistent<256>(ma, mb, C, M, N, K, 1, units, stream);
