@@ -17,7 +17,6 @@ PATH = os.path.join(HERE, "..", "..", "problems", "common", "kernels", "gemm_bf1
 
 def op(n):
     r = n // 2
-    regs = ", ".join("%%%d" % i for i in range(r))
     lines = []
     lines.append("/* d[%d] += A (64 x 16, descriptor da) . B (%d x 16, descriptor db)^T */" % (r, n))
     lines.append("template <>")
@@ -38,7 +37,6 @@ def op(n):
     lines.append('\t\t     : "l"(da), "l"(db), "r"(1)')
     lines.append('\t\t     : "memory");')
     lines.append("}")
-    del regs
     return "\n".join(lines)
 
 
