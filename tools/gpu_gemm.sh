@@ -7,8 +7,8 @@
 #            baseline, all with -Xptxas -v, in parallel with `make` (the eval step needs build/solforge)
 #   sass     cuobjdump of v2 and v3: HGMMA / UTMALDG counts (the large-M path must show HGMMA)
 #   precheck the candidates that launch thread-block clusters (a wrong cluster barrier hangs) checked
-#            alone, untimed, at the M where they use clusters, under a 45 s `timeout`; only those that
-#            pass join the timed run
+#            apart from the rest (one process each, side by side), untimed, at the M where they use
+#            clusters, each under a 45 s `timeout`; only those that pass join the timed run
 #   check    ONE tools/gemm_dev/gemm_check.py process: every variant checked against an fp32 torch
 #            reference (NaN-filled output, canary) and timed beside cuBLASLt (CUDA events, L2 flushed,
 #            median of 10) on the 4 shapes x $MS; a candidate only at the M it can change
@@ -108,17 +108,29 @@ if has sass; then
 	done
 fi
 
-# candidates that launch clusters: checked alone first (a hang there must not cost the timed run)
+# candidates that launch clusters: checked alone first (a hang there must not cost the timed run), side by
+# side (untimed, so they may share the GPU), each under its own timeout
 declare -A ok_cluster
 if has precheck; then
+	pre=()
+	pre_pids=()
 	for v in "${variants[@]}"; do
 		IFS='|' read -r name _ _ pms <<<"$v"
 		[ -n "$pms" ] && [ -f "$dev/$name.so" ] || continue
-		timeout -s KILL 45 python3 tools/gemm_dev/gemm_check.py --ref "cublasLt=$dev/cublaslt.so" --no-time \
-			--sol "$name=$dev/$name.so" --ms "$pms" >"$logs/precheck_$name.log" 2>&1
-		rc=$?
-		note "precheck $name (M $pms, untimed): rc $rc$([ $rc = 137 ] && echo ' (killed by timeout: hang?)'), $(grep -c ' ok ' "$logs/precheck_$name.log") ok, $(grep -c ' FAIL' "$logs/precheck_$name.log") FAILED"
-		if [ $rc = 0 ]; then
+		(
+			timeout -s KILL 45 python3 tools/gemm_dev/gemm_check.py --ref "cublasLt=$dev/cublaslt.so" --no-time \
+				--sol "$name=$dev/$name.so" --ms "$pms" >"$logs/precheck_$name.log" 2>&1
+			echo $? >"$logs/precheck_$name.rc"
+		) &
+		pre_pids+=($!)
+		pre+=("$name|$pms")
+	done
+	[ ${#pre_pids[@]} -gt 0 ] && wait "${pre_pids[@]}"
+	for v in "${pre[@]}"; do
+		IFS='|' read -r name pms <<<"$v"
+		rc=$(cat "$logs/precheck_$name.rc" 2>/dev/null || echo 1)
+		note "precheck $name (M $pms, untimed): rc $rc$([ "$rc" = 137 ] && echo ' (killed by timeout: hang?)'), $(grep -c ' ok ' "$logs/precheck_$name.log") ok, $(grep -c ' FAIL' "$logs/precheck_$name.log") FAILED"
+		if [ "$rc" = 0 ]; then
 			ok_cluster[$name]=1
 		else
 			grep -A1 ' FAIL' "$logs/precheck_$name.log" | head -6
@@ -126,6 +138,7 @@ if has precheck; then
 			status=1
 		fi
 	done
+	note "precheck: done at $(($(date +%s) - t0)) s"
 fi
 
 if has check; then
