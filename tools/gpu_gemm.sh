@@ -7,7 +7,7 @@
 #            baseline, all with -Xptxas -v, in parallel with `make` (the eval step needs build/solforge)
 #   sass     cuobjdump of v2 and v3: HGMMA / UTMALDG counts (the large-M path must show HGMMA)
 #   precheck the candidates that launch thread-block clusters (a wrong cluster barrier hangs) checked
-#            apart from the rest (one process each, side by side), untimed, at the M where they use
+#            apart from the rest (one process each, in turn), untimed, at the M where they use
 #            clusters, each under a 45 s `timeout`; only those that pass join the timed run
 #   check    ONE tools/gemm_dev/gemm_check.py process: every variant checked against an fp32 torch
 #            reference (NaN-filled output, canary) and timed beside cuBLASLt (CUDA events, L2 flushed,
@@ -108,12 +108,11 @@ if has sass; then
 	done
 fi
 
-# candidates that launch clusters: checked alone first (a hang there must not cost the timed run), side by
-# side (untimed, so they may share the GPU), each under its own timeout
+# candidates that launch clusters: checked alone first (a hang there must not cost the timed run), one
+# process each, one after the other, each under its own timeout
 declare -A ok_cluster
 if has precheck; then
 	pre=()
-	pre_pids=()
 	for v in "${variants[@]}"; do
 		IFS='|' read -r name _ _ pms <<<"$v"
 		[ -n "$pms" ] && [ -f "$dev/$name.so" ] || continue
@@ -122,10 +121,9 @@ if has precheck; then
 				--sol "$name=$dev/$name.so" --ms "$pms" >"$logs/precheck_$name.log" 2>&1
 			echo $? >"$logs/precheck_$name.rc"
 		) &
-		pre_pids+=($!)
+		wait $! # one at a time: a hung kernel holds SMs and would slow (and time out) its neighbours
 		pre+=("$name|$pms")
 	done
-	[ ${#pre_pids[@]} -gt 0 ] && wait "${pre_pids[@]}"
 	for v in "${pre[@]}"; do
 		IFS='|' read -r name pms <<<"$v"
 		rc=$(cat "$logs/precheck_$name.rc" 2>/dev/null || echo 1)
