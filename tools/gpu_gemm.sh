@@ -1,26 +1,33 @@
 #!/usr/bin/env bash
 # gpu_gemm.sh - one-shot GPU check and tuning run of the from-scratch bf16 GEMM
-# (problems/common/kernels/gemm_bf16_sm90.cu) on an H200, in under 150 s. Full logs go to $OUT (the device
-# tool) or build/gpu-gemm, packed into gpu_gemm_logs.tgz beside summary.txt; the table is printed last.
+# (problems/common/kernels/gemm_bf16_sm90.cu) on an H200, in under ~3 minutes. Full logs go to $OUT (the
+# device tool) or build/gpu-gemm, packed into gpu_gemm_logs.tgz beside summary.txt; the table is printed last.
 #
-#   build    the default variant (v2) and the candidate variants below as plain .so files, plus the
-#            cuBLASLt baseline, all with -Xptxas -v, in parallel with `make` (the eval step needs build/solforge)
-#   sass     cuobjdump of v2: HGMMA / HMMA / LDG counts (the large-M path must show HGMMA)
-#   check    ONE tools/gemm_dev/gemm_check.py process: every variant but red checked against an fp32 torch
-#            reference and timed beside cuBLASLt (CUDA events, L2 flushed, median of 10) on the 4 shapes x
-#            $MS; a candidate only at the M it can change (NAME=PATH@MAXM); under `timeout` (a hang costs
-#            at most $CHECK_TIMEOUT s); then red alone at M in $MS_MID (35 s limit)
+#   build    the default variant (v2) and the v3 candidates below as plain .so files, plus the cuBLASLt
+#            baseline, all with -Xptxas -v, in parallel with `make` (the eval step needs build/solforge)
+#   sass     cuobjdump of v2 and v3: HGMMA / UTMALDG counts (the large-M path must show HGMMA)
+#   precheck the candidates that launch thread-block clusters (a wrong cluster barrier hangs) checked
+#            apart from the rest (one process each, in turn), untimed, at the M where they use
+#            clusters, each under a 45 s `timeout`; only those that pass join the timed run
+#   check    ONE tools/gemm_dev/gemm_check.py process: every variant checked against an fp32 torch
+#            reference (NaN-filled output, canary) and timed beside cuBLASLt (CUDA events, L2 flushed,
+#            median of 10) on the 4 shapes x $MS; a candidate only at the M it can change
+#            (NAME=PATH@MINM-); under `timeout` (a hang costs at most $CHECK_TIMEOUT s)
 #   eval     build/solforge eval of solutions/fast.cu (the default) on gemm_bf16_n4096_k4096, workloads
 #            matching -m1 (M = 1, 16, 128, 1024), --rounds 1 --budget-ms 200, if time is left
-# Candidates (one -D each; the default of every macro is in gemm_bf16_sm90.cu / its headers):
-#   rg2   -DSF_GEMM_SM_RG=2         small M: 16 rows of B per block (4 K slices per row group), 2x fewer blocks
-#   u4    -DSF_GEMM_SM_U=4          small M: 4 loads of B in flight per lane instead of 8 (tests the in-flight hypothesis)
-#   pipe4 -DSF_GEMM_SM_PIPE=1 -DSF_GEMM_SM_U=4  small M: batches of 4, the next batch loaded before this one's mma
-#   ilv   -DSF_GEMM_SM_ILV=1        small M: K batches interleaved over the warps (contiguous stretches of each row)
-#   ilvp4 ilv + pipe4
-#   sm64  -DSF_GEMM_SMALL_MAX_M=64  M 17..64 on the small-M kernel instead of the wgmma path (the default)
-#   red   -DSF_GEMM_WG_REDUCE=1     mid M: split-K slabs reduced by all units of a tile (cooperative launch)
-#   div2  -DSF_GEMM_WG_SPLIT_DIV=2  mid M: half as many K splits (half the slab traffic, half the CTAs)
+# Candidates (one -D each; the default of every macro is in gemm_bf16_sm90.cu; GEMM_NOTES.md "Version 3"):
+#   v3      -DSF_GEMM_V3=1 (+ _TRACE=1)            the v3 plan: tile width by whole waves at large M (128 x 192
+#                                                  for 6144 x 4096 at M ~1000), cluster split-K reduced
+#                                                  through DSMEM at mid M (width 128 or 256, 2..8 splits)
+#   v3w     -DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0  the width plan only (mid M stays on v2's split-K)
+#   v3c256  -DSF_GEMM_V3=1 -DSF_GEMM_V3_SPLIT_BN=256  mid M: cluster split-K with 128 x 256 tiles only
+#   v3c128  -DSF_GEMM_V3=1 -DSF_GEMM_V3_SPLIT_BN=128  mid M: cluster split-K with 128 x 128 tiles only
+#   v3n192  -DSF_GEMM_V3=1 -DSF_GEMM_V3_BN=192     large M: 128 x 192 tiles everywhere (width efficiency)
+#   v3n128  -DSF_GEMM_V3=1 -DSF_GEMM_V3_BN=128     large M: 128 x 128 tiles everywhere
+#   v3p     -DSF_GEMM_V3=1 -DSF_GEMM_V3_PAIR=1 (+ _TRACE=1)  v3 + large M on persistent clusters of 2 CTAs that share the
+#                                                  B tile by TMA multicast (L2 -> SM bytes per tile -1/3)
+# v3 and v3p print the plan of each new shape to stderr (SF_GEMM_V3_TRACE, in logs/check.log): the summary
+# counts plans launched and fallbacks to v2 (a refused cluster launch would otherwise look like "no gain").
 # STEPS selects steps (default: all). Exit status 0 when every step passed.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -28,9 +35,10 @@ out=${OUT:-build/gpu-gemm}
 logs=$out/logs
 mkdir -p "$logs"
 export SOLFORGE_CACHE=${SOLFORGE_CACHE:-$PWD/build/cache}
-steps=${STEPS:-build sass check eval}
-MS=${MS:-1,2,3,4,8,16,32,33,64,77,128,256,512,1000,1024,4096}
-CHECK_TIMEOUT=${CHECK_TIMEOUT:-85}
+steps=${STEPS:-build sass precheck check eval}
+MS=${MS:-1,3,8,16,17,32,33,64,77,128,192,256,384,512,768,1000,1024,2048,4096,5000}
+MS_MID=${MS_MID:-17,77,128,256,512}
+CHECK_TIMEOUT=${CHECK_TIMEOUT:-120}
 EVAL_PROBLEM=${EVAL_PROBLEM:-gemm_bf16_n4096_k4096}
 has() { case " $steps " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 summary=()
@@ -44,11 +52,12 @@ dev=build/gemm_dev
 mkdir -p "$dev"
 src=problems/common/kernels/gemm_bf16_sm90.cu
 nv="nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Xcompiler -fPIC -shared -Iinclude -Xptxas -v"
-# name, flags, largest M the candidate can change (empty: all M)
-variants=("v2||" "rg2|-DSF_GEMM_SM_RG=2|16" "u4|-DSF_GEMM_SM_U=4|16" "pipe4|-DSF_GEMM_SM_PIPE=1 -DSF_GEMM_SM_U=4|16"
-	"ilv|-DSF_GEMM_SM_ILV=1|16" "ilvp4|-DSF_GEMM_SM_ILV=1 -DSF_GEMM_SM_PIPE=1 -DSF_GEMM_SM_U=4|16"
-	"sm64|-DSF_GEMM_SMALL_MAX_M=64|64" "div2|-DSF_GEMM_WG_SPLIT_DIV=2|512" "red|-DSF_GEMM_WG_REDUCE=1|512")
-# red spins on a per-tile counter: a bug there hangs, so it is checked in its own process after the rest
+# name, flags, M range it can change (gemm_check's @MAXM or @MINM-[MAXM]; empty: all M), the M list of its
+# precheck when it launches clusters (empty: none)
+variants=("v2|||" "v3|-DSF_GEMM_V3=1 -DSF_GEMM_V3_TRACE=1|17-|$MS_MID" "v3w|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0|17-|"
+	"v3c256|-DSF_GEMM_V3=1 -DSF_GEMM_V3_SPLIT_BN=256|17-512|$MS_MID" "v3c128|-DSF_GEMM_V3=1 -DSF_GEMM_V3_SPLIT_BN=128|17-512|$MS_MID"
+	"v3n192|-DSF_GEMM_V3=1 -DSF_GEMM_V3_BN=192|513-|" "v3n128|-DSF_GEMM_V3=1 -DSF_GEMM_V3_BN=128|513-|"
+	"v3p|-DSF_GEMM_V3=1 -DSF_GEMM_V3_PAIR=1 -DSF_GEMM_V3_TRACE=1|17-|128,256,640,1000,1024,2048")
 
 {
 	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit --format=csv
@@ -60,7 +69,7 @@ if has build; then
 	mk=$!
 	pids=()
 	for v in "${variants[@]}"; do
-		IFS='|' read -r name flags _ <<<"$v"
+		IFS='|' read -r name flags _ _ <<<"$v"
 		# shellcheck disable=SC2086
 		$nv $flags "$src" -o "$dev/$name.so" >"$logs/ptxas_$name.log" 2>&1 &
 		pids+=($!)
@@ -69,10 +78,10 @@ if has build; then
 	pids+=($!)
 	wait "${pids[@]}"
 	wait $mk || { note "make: FAILED (see logs/make.log)"; status=1; }
-	for v in "${variants[@]}" "cublaslt||"; do
-		IFS='|' read -r name _ _ <<<"$v"
+	for v in "${variants[@]}" "cublaslt|||"; do
+		IFS='|' read -r name _ _ _ <<<"$v"
 		if [ -f "$dev/$name.so" ]; then
-			[ "$name" = v2 ] && note "build v2: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); sub(/kernel.*/, "", k); sub(/EEEvPK.*/, "", k)} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
+			[ "$name" = v2 ] || [ "$name" = v3 ] && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
 		else
 			note "build $name: FAILED (see logs/ptxas_$name.log)"
 			tail -20 "$logs/ptxas_$name.log"
@@ -89,24 +98,64 @@ if has eval && [ -x build/solforge ]; then
 	prep=$!
 fi
 
-if has sass && [ -f "$dev/v2.so" ]; then
-	cuobjdump --dump-sass "$dev/v2.so" >"$logs/sass_v2.txt" 2>&1
-	n=$(grep -c HGMMA "$logs/sass_v2.txt")
-	note "sass v2: HGMMA $n UTMALDG $(grep -c UTMALDG "$logs/sass_v2.txt") HMMA $(grep -c 'HMMA\.' "$logs/sass_v2.txt") LDG.E.NA.128 $(grep -c 'LDG.E.NA.128' "$logs/sass_v2.txt")"
-	[ "${n:-0}" -gt 0 ] || { note "sass: no HGMMA in v2"; status=1; }
+if has sass; then
+	for name in v2 v3; do
+		[ -f "$dev/$name.so" ] || continue
+		cuobjdump --dump-sass "$dev/$name.so" >"$logs/sass_$name.txt" 2>&1
+		n=$(grep -c HGMMA "$logs/sass_$name.txt")
+		note "sass $name: HGMMA $n UTMALDG $(grep -c UTMALDG "$logs/sass_$name.txt") HMMA $(grep -c 'HMMA\.' "$logs/sass_$name.txt") LDG.E.NA.128 $(grep -c 'LDG.E.NA.128' "$logs/sass_$name.txt")"
+		[ "${n:-0}" -gt 0 ] || { note "sass: no HGMMA in $name"; status=1; }
+	done
+fi
+
+# candidates that launch clusters: checked alone first (a hang there must not cost the timed run), one
+# process each, one after the other, each under its own timeout
+declare -A ok_cluster
+if has precheck; then
+	pre=()
+	for v in "${variants[@]}"; do
+		IFS='|' read -r name _ _ pms <<<"$v"
+		[ -n "$pms" ] && [ -f "$dev/$name.so" ] || continue
+		(
+			timeout -s KILL 45 python3 tools/gemm_dev/gemm_check.py --ref "cublasLt=$dev/cublaslt.so" --no-time \
+				--sol "$name=$dev/$name.so" --ms "$pms" >"$logs/precheck_$name.log" 2>&1
+			echo $? >"$logs/precheck_$name.rc"
+		) &
+		wait $! # one at a time: a hung kernel holds SMs and would slow (and time out) its neighbours
+		pre+=("$name|$pms")
+	done
+	for v in "${pre[@]}"; do
+		IFS='|' read -r name pms <<<"$v"
+		rc=$(cat "$logs/precheck_$name.rc" 2>/dev/null || echo 1)
+		note "precheck $name (M $pms, untimed): rc $rc$([ "$rc" = 137 ] && echo ' (killed by timeout: hang?)'), $(grep -c ' ok ' "$logs/precheck_$name.log") ok, $(grep -c ' FAIL' "$logs/precheck_$name.log") FAILED"
+		if [ "$rc" = 0 ]; then
+			ok_cluster[$name]=1
+		else
+			grep -A1 ' FAIL' "$logs/precheck_$name.log" | head -6
+			tail -2 "$logs/precheck_$name.log"
+			status=1
+		fi
+	done
+	note "precheck: done at $(($(date +%s) - t0)) s"
 fi
 
 if has check; then
 	sols=()
 	for v in "${variants[@]}"; do
-		IFS='|' read -r name _ maxm <<<"$v"
-		[ "$name" != red ] && [ -f "$dev/$name.so" ] && sols+=(--sol "$name=$dev/$name.so${maxm:+@$maxm}")
+		IFS='|' read -r name _ range pms <<<"$v"
+		[ -f "$dev/$name.so" ] || continue
+		if [ -n "$pms" ] && has precheck && [ -z "${ok_cluster[$name]:-}" ]; then
+			note "check: $name left out (its precheck failed)"
+			continue
+		fi
+		sols+=(--sol "$name=$dev/$name.so${range:+@$range}")
 	done
 	timeout -s KILL "$CHECK_TIMEOUT" python3 tools/gemm_dev/gemm_check.py --ref "cublasLt=$dev/cublaslt.so" \
 		"${sols[@]}" --ms "$MS" >"$logs/check.log" 2>&1
 	rc=$?
 	nfail=$(grep -c ' FAIL' "$logs/check.log")
 	nok=$(grep -c ' ok ' "$logs/check.log")
+	note "v3 plans (SF_GEMM_V3_TRACE of v3 / v3p): $(grep -c '^v3 plan.*: launched' "$logs/check.log") launched, $(grep -c '^v3 plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^v3 plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
 	if [ $rc = 0 ] && [ "$nok" -gt 0 ]; then
 		note "check: all $nok passed (every variant), at $(($(date +%s) - t0)) s"
 	else
@@ -117,13 +166,6 @@ if has check; then
 	fi
 fi
 
-if has check && [ -f "$dev/red.so" ]; then
-	timeout -s KILL 35 python3 tools/gemm_dev/gemm_check.py --ref "cublasLt=$dev/cublaslt.so" \
-		--sol "red=$dev/red.so" --ms "${MS_MID:-77,128,256,512}" >"$logs/check_red.log" 2>&1
-	rc=$?
-	note "check red: rc $rc$([ $rc = 137 ] && echo ' (killed by timeout: hang?)'), $(grep -c ' ok ' "$logs/check_red.log") ok, $(grep -c ' FAIL' "$logs/check_red.log") FAILED (candidate: not counted in the status)"
-fi
-
 evaltab=""
 if has eval; then
 	[ -n "${prep:-}" ] && wait "$prep"
@@ -131,7 +173,7 @@ if has eval; then
 	if [ ! -x build/solforge ]; then
 		note "eval: skipped (no build/solforge)"
 		status=1
-	elif [ $now -gt 125 ]; then
+	elif [ $now -gt 170 ]; then
 		note "eval: skipped (time, ${now}s used)"
 	else
 		timeout -s KILL 40 build/solforge eval "problems/llama/$EVAL_PROBLEM" "problems/llama/$EVAL_PROBLEM/solutions/fast.cu" \
@@ -145,8 +187,7 @@ fi
 
 table=""
 if [ -f "$logs/check.log" ]; then
-	cat "$logs/check.log" "$logs"/check_red.log >"$logs/check_all.log" 2>/dev/null
-	table=$(python3 tools/gemm_dev/gemm_table.py "$logs/check_all.log" --default v2)
+	table=$(python3 tools/gemm_dev/gemm_table.py "$logs/check.log" --default v2)
 fi
 echo "$table" >"$logs/table.txt"
 {

@@ -2,7 +2,11 @@
 # gemm_fragments.sh - the register-fragment index math of the bf16 GEMM's mma.sync kernels
 # (problems/common/kernels/gemm_bf16_sm90_smallm.cuh, _mma.cuh), emulated lane by lane in numpy from the
 # PTX ISA fragment layouts (tools/gemm_dev/emulate_fragments.py: odd M/N/K, partial K steps, row groups,
-# batch depths) and compared with A . B^T. No GPU needed. Ends with "N passed, M failed".
+# batch depths) and compared with A . B^T; the wgmma kernel's scheduler, accumulator layout and v3
+# epilogues (tools/gemm_dev/emulate_wgmma.py: widths 128/192/256, cluster split-K through DSMEM); the
+# generated wgmma wrappers are up to date (gen_wgmma_ops.py --check); and, where nvcc exists, the v3 host
+# plan's invariants on random shapes and GPUs (tests/gemm/v3_plan_test.cu, host code only). No GPU
+# needed. Ends with "N passed, M failed".
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
 if ! python3 -c 'import numpy' 2>/dev/null; then
@@ -10,14 +14,40 @@ if ! python3 -c 'import numpy' 2>/dev/null; then
 	echo "0 passed, 1 failed"
 	exit 1
 fi
-out=$(python3 tools/gemm_dev/emulate_fragments.py 2>&1)
-rc=$?
-pass=$(echo "$out" | grep -c 'max err')
+pass=0
 fail=0
-if [ $rc != 0 ]; then
-	echo "$out" | sed 's/^/FAIL /'
-	fail=1
-	pass=0
+for script in emulate_fragments.py emulate_wgmma.py; do
+	out=$(python3 "tools/gemm_dev/$script" 2>&1)
+	if [ $? = 0 ]; then
+		pass=$((pass + $(echo "$out" | grep -c 'max err')))
+	else
+		echo "$out" | tail -15 | sed "s/^/FAIL $script: /"
+		fail=$((fail + 1))
+	fi
+done
+if python3 tools/gemm_dev/gen_wgmma_ops.py --check; then
+	pass=$((pass + 1))
+else
+	echo "FAIL gen_wgmma_ops: problems/common/kernels/gemm_bf16_sm90_wgmma_ops.cuh differs from the generator's output"
+	fail=$((fail + 1))
+fi
+nvcc=${NVCC:-nvcc}
+if command -v "$nvcc" >/dev/null 2>&1; then
+	bin=${BUILD:-build}/suites
+	mkdir -p "$bin"
+	seed=$(od -An -N8 -tu8 /dev/urandom | tr -d ' ')
+	if ! "$nvcc" -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a -Xcompiler -Wall,-Wextra,-Wshadow,-Werror -Iinclude \
+		-o "$bin/v3_plan_test" tests/gemm/v3_plan_test.cu >"$bin/v3_plan_test.log" 2>&1; then
+		echo "FAIL v3_plan_test: build (see $bin/v3_plan_test.log)"
+		fail=$((fail + 1))
+	elif out=$("$bin/v3_plan_test" "$seed" 2>&1); then
+		pass=$((pass + 1))
+	else
+		echo "$out" | grep FAIL | sed "s/^/(seed $seed) /"
+		fail=$((fail + 1))
+	fi
+else
+	echo "skip v3_plan_test: nvcc not found"
 fi
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]

@@ -6,11 +6,11 @@ ctypes, calls them on torch CUDA tensors, checks every output against an fp32 to
 off) with the problems' tolerance (|d| <= 1e-3 + 1e-2 |ref|), and times them with CUDA events
 (L2 flushed before every repetition, median) beside a reference library (the cuBLASLt baseline .so).
 
-    gemm_check.py --ref NAME=PATH.so --sol NAME=PATH.so[@MAXM] [--sol ...] [--shapes N:K,...] [--ms 1,3,...]
-                  [--reps N] [--no-time]
+    gemm_check.py --ref NAME=PATH.so --sol NAME=PATH.so[@MAXM|@MINM-[MAXM]] [--sol ...] [--shapes N:K,...]
+                  [--ms 1,3,...] [--reps N] [--no-time]
 
 A solution given as NAME=PATH.so@MAXM is checked and timed only for M <= MAXM (candidate variants that
-differ from the default only at small M).
+differ from the default only at small M); NAME=PATH.so@MINM- only for M >= MINM, @MINM-MAXM for both.
 
 The output C is pre-filled with NaN (an output that is not written fails) and followed by a canary
 region (a write past the end fails). Inputs are random normal (A std 1, B std 1/sqrt(K)) with a fresh
@@ -59,10 +59,15 @@ class Lib:
 
     def __init__(self, name, path):
         self.name = name
-        self.max_m = None
+        self.min_m = self.max_m = None
         if "@" in path:
             path, m = path.rsplit("@", 1)
-            self.max_m = int(m)
+            if "-" in m:
+                lo, hi = m.split("-", 1)
+                self.min_m = int(lo)
+                self.max_m = int(hi) if hi else None
+            else:
+                self.max_m = int(m)
         self.lib = ctypes.CDLL(path)
         self.lib.run.argtypes = [ctypes.POINTER(Call)]
         self.lib.run.restype = ctypes.c_int
@@ -128,7 +133,7 @@ def main():
                 ref.call(A, B, Cr)
                 ref_us = 1000 * time_ms(lambda: ref.call(A, B, Cr), flush, a.reps)
             for s in sols:
-                if s.max_m is not None and M > s.max_m:
+                if (s.max_m is not None and M > s.max_m) or (s.min_m is not None and M < s.min_m):
                     continue
                 buf = torch.full((M * N + canary,), float("nan"), dtype=torch.bfloat16, device="cuda")
                 buf[M * N:] = 7.0

@@ -9,16 +9,20 @@
  *   larger M          SF_GEMM_LARGE == 2 (the default since the first H200 run showed it correct and at
  *                     0.85-0.99x cuBLASLt): TMA + mbarrier ring + wgmma, warp-specialized, persistent,
  *                     split-K at mid M (gemm_bf16_sm90_wgmma.cuh);
+ *                     with SF_GEMM_V3 == 1 the v3 plan instead (v3_plan below): tile width 128/192/256
+ *                     by whole waves, cluster split-K reduced through DSMEM at mid M, optionally
+ *                     (SF_GEMM_V3_PAIR) clusters of 2 sharing B by TMA multicast at large M;
  *                     SF_GEMM_LARGE == 1: cp.async + ldmatrix + mma.sync (gemm_bf16_sm90_mma.cuh), ~0.4x;
  *                     also taken when a TMA descriptor cannot be encoded;
  *   anything the fast paths cannot take (K % 8 != 0, unaligned pointers, odd N) goes to a plain
  *   tiled kernel, slow but correct for every shape.
  * Tuning macros (tools/gpu_gemm.sh times candidates): SF_GEMM_SM_RG, SF_GEMM_SM_U (small M),
- * SF_GEMM_SMALL_MAX_M, SF_GEMM_WG_SPLITK, SF_GEMM_WG_REDUCE, SF_GEMM_WG_SPLIT_DIV (mid M).
+ * SF_GEMM_SMALL_MAX_M, SF_GEMM_WG_SPLITK, SF_GEMM_WG_REDUCE, SF_GEMM_WG_SPLIT_DIV (mid M), SF_GEMM_V3,
+ * SF_GEMM_V3_BN, SF_GEMM_V3_CLUSTER, SF_GEMM_V3_SPLIT_BN, SF_GEMM_V3_PAIR (v3, GEMM_NOTES.md "Version 3").
  *
  * State kept between calls (lazily, never pointers to inputs or outputs): the SM count, the wgmma
  * split-K scratch (fp32 slabs and two counters per tile, grown on demand; counters are zero between
- * calls), and the driver's cuTensorMapEncodeTiled entry point. TMA descriptors are encoded on the
+ * calls), the resident-cluster counts of the v3 kernels, and the driver's cuTensorMapEncodeTiled entry point. TMA descriptors are encoded on the
  * host on every call (the runner rotates input buffers) and passed as __grid_constant__ parameters.
  * All work is enqueued on call->stream.
  */
@@ -26,6 +30,7 @@
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "solforge/solution.h"
 #include "gemm_bf16_sm90_smallm.cuh"
 #include "gemm_bf16_sm90_mma.cuh"
@@ -42,6 +47,24 @@
 #endif
 #ifndef SF_GEMM_WG_SPLIT_DIV /* split-K count = SMs / tiles / this */
 #define SF_GEMM_WG_SPLIT_DIV 1
+#endif
+#ifndef SF_GEMM_V3 /* 1: the v3 host plan (tile width by wave count, cluster split-K at mid M) */
+#define SF_GEMM_V3 0
+#endif
+#ifndef SF_GEMM_V3_BN /* v3: pin the persistent tile width (128, 192, 256; 0: chosen by wave count) */
+#define SF_GEMM_V3_BN 0
+#endif
+#ifndef SF_GEMM_V3_CLUSTER /* v3: 0 keeps mid M on v2's split-K (only the tile width plan is new) */
+#define SF_GEMM_V3_CLUSTER 1
+#endif
+#ifndef SF_GEMM_V3_PAIR /* v3: 1 runs large M on clusters of 2 CTAs sharing B by TMA multicast */
+#define SF_GEMM_V3_PAIR 0
+#endif
+#ifndef SF_GEMM_V3_TRACE /* 1: print the v3 plan of each new shape to stderr (dev builds only) */
+#define SF_GEMM_V3_TRACE 0
+#endif
+#ifndef SF_GEMM_V3_SPLIT_BN /* v3: pin the mid-M (cluster split-K) tile width (128 or 256; 0: planned) */
+#define SF_GEMM_V3_SPLIT_BN 0
 #endif
 #ifndef SF_GEMM_SMALL_MAX_M /* 16: M 17..64 go to wgmma (see GEMM_NOTES.md, version 2) */
 #define SF_GEMM_SMALL_MAX_M 16
@@ -192,18 +215,40 @@ int make_map(CUtensorMap *map, const void *ptr, int rows, int K, int box_rows)
 		       : -1;
 }
 
+/* Sets the dynamic shared memory limit of one wgmma kernel instantiation once; 0 on success. */
+template <int BN, int kMode> int wg_attr(void)
+{
+	static bool set = false;
+	if (!set) {
+		if (cudaFuncSetAttribute(sfgemm::gemm_wgmma_kernel<BN, kMode>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+					 sfgemm::WgCfg<BN>::kSmemBytes) != cudaSuccess)
+			return -1;
+		set = true;
+	}
+	return 0;
+}
+
+/* Persistent launch of the wgmma kernel with tile width BN: grid min(units, SMs). */
+template <int BN>
+int launch_persistent(const CUtensorMap &ma, const CUtensorMap &mb, __nv_bfloat16 *C, int M, int N, int K, int splits,
+		      int units, cudaStream_t stream)
+{
+	if (wg_attr<BN, sfgemm::kWgPersistent>())
+		return SF_ERR_CUDA;
+	const int grid = units < sm_count() ? units : sm_count();
+	sfgemm::gemm_wgmma_kernel<BN, sfgemm::kWgPersistent>
+		<<<grid, sfgemm::kWgThreads, sfgemm::WgCfg<BN>::kSmemBytes, stream>>>(ma, mb, C, M, N, K, splits, g_part, g_cnt, 0);
+	return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
+}
+
 /* The wgmma path (or the mma.sync one when a TMA descriptor cannot be made). */
 int launch_wgmma(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K,
 		 cudaStream_t stream)
 {
 	using namespace sfgemm;
-	static bool attr_set = false;
-	if (!attr_set) {
-		if (cudaFuncSetAttribute(gemm_wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kWgSmemBytes) !=
-		    cudaSuccess)
-			return SF_ERR_CUDA;
-		attr_set = true;
-	}
+	const int kWgBN = 256;
+	if (wg_attr<kWgBN, kWgPersistent>())
+		return SF_ERR_CUDA;
 	CUtensorMap ma, mb;
 	if (make_map(&ma, A, M, K, kWgBM) || make_map(&mb, B, N, K, kWgBN))
 		return launch_mma(A, B, C, M, N, K, stream); /* no TMA descriptor: the mma.sync path instead */
@@ -229,13 +274,320 @@ int launch_wgmma(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *
 		float *part = g_part;
 		int *cnt = g_cnt;
 		void *args[] = { &ma, &mb, &C, &Mi, &Ni, &Ki, &si, &part, &cnt, &spread };
-		if (cudaLaunchCooperativeKernel((const void *)gemm_wgmma_kernel, dim3(grid), dim3(kWgThreads), args,
-						kWgSmemBytes, stream) == cudaSuccess)
+		if (cudaLaunchCooperativeKernel((const void *)gemm_wgmma_kernel<kWgBN, kWgPersistent>, dim3(grid), dim3(kWgThreads),
+						args, WgCfg<kWgBN>::kSmemBytes, stream) == cudaSuccess)
 			return SF_OK;
 		(void)cudaGetLastError(); /* not launchable cooperatively: the last-unit reduction instead */
 	}
-	gemm_wgmma_kernel<<<grid, kWgThreads, kWgSmemBytes, stream>>>(ma, mb, C, M, N, K, splits, g_part, g_cnt, 0);
-	return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
+	return launch_persistent<kWgBN>(ma, mb, C, M, N, K, splits, units, stream);
+}
+
+/*
+ * Version 3 host plan (SF_GEMM_V3=1; GEMM_NOTES.md, "Version 3"). A plan is a tile width bn (128, 192,
+ * 256; tile 128 x bn) and a K split count; cluster != 0 means the splits run as one thread-block cluster
+ * per tile and are reduced through distributed shared memory (gemm_wgmma_kernel<bn, kWgSplitCluster>);
+ * pair != 0 means persistent clusters of 2 CTAs sharing B by TMA multicast (<bn, kWgPairMulticast>).
+ */
+struct V3Plan {
+	int bn, splits, cluster, pair;
+};
+
+/* Relative cost of one 128 x bn tile-column per unit of N at tile width bn (the narrower wgmma reads A
+ * from shared memory more often per output): used to compare tile widths. */
+double v3_width_cost(int bn)
+{
+	return bn == 256 ? 1.0 : (bn == 192 ? 1.04 : 1.12);
+}
+
+/*
+ * The v3 plan for C[M, N] = A[M, K] B[N, K]^T on sms SMs. max_clusters(bn, s) is how many clusters of s
+ * CTAs of the kernel with width bn can be resident at once (< 1: not launchable). force_bn (large M) /
+ * split_bn (mid M), when non-zero, pin the tile width; use_cluster = 0 keeps mid M on the v2
+ * split-K (returned as {256, 0, 0, 0}: the caller runs v2's launch); pair_clusters (null: no pairs) is
+ * how many clusters of 2 of the pair-multicast kernel of width bn (256 or 192) can be resident. Rules:
+ *   - tiles of 128 x 256 >= sms (large M): persistent, no split; bn minimizing
+ *     ceil(tiles(bn) / sms) * bn * v3_width_cost(bn) (whole waves of equal tiles: 6144 x 4096 at M = 1024
+ *     is 2 waves of 128 x 192 instead of 1.45 -> 2 waves of 128 x 256); with pair_clusters, the same
+ *     over pair units (ceil(tiles_m / 2) x tiles_n) and resident clusters of 2, widths 256 / 192 (and an
+ *     unsplit 128 x 256 mid-M plan with an even tile-row count runs paired if no wave is added);
+ *   - otherwise (mid M): bn in {256, 128} and s in 1..8 (no empty split) minimizing
+ *     the sum over waves (ceil(tiles / clusters resident), the last one partial) of
+ *     max(flops per CTA * width cost / 5.5 TF, bytes per CTA / 120 GB/s, the wave's DRAM bytes / bw)
+ *     + (s > 1: 1 us + a 128 x bn fp32 slab at 100 GB/s of DSMEM), bw = 3.3 TB/s scaled down by the
+ *     CTAs of the wave when they are fewer than 85% of the SMs.
+ * Every returned split count leaves no split empty: ceil(kb / ceil(kb / s)) == s for kb = ceil(K / 64).
+ */
+V3Plan v3_plan(int M, int N, int K, int sms, int (*max_clusters)(int bn, int s), int force_bn, int split_bn,
+	       int use_cluster, int (*pair_clusters)(int bn))
+{
+	const int tm = (M + 127) / 128, kbc = (K + 63) / 64;
+	const int tiles256 = tm * ((N + 255) / 256);
+	V3Plan best = { 256, 1, 0, 0 };
+	if (tiles256 >= sms && pair_clusters) {
+		double best_cost = 0.0;
+		for (int bn = 256; bn >= 192; bn -= 64) {
+			const int slots = pair_clusters(bn), pu = (tm + 1) / 2 * ((N + bn - 1) / bn);
+			if ((force_bn && bn != force_bn) || slots < 1)
+				continue;
+			const double cost = (double)((pu + slots - 1) / slots) * bn * v3_width_cost(bn);
+			if (best_cost == 0.0 || cost < best_cost) {
+				best_cost = cost;
+				best.bn = bn;
+				best.pair = 1;
+			}
+		}
+		if (best.pair)
+			return best;
+	}
+	if (tiles256 >= sms) {
+		static const int widths[3] = { 256, 192, 128 };
+		double best_cost = 0.0;
+		for (int w = 0; w < 3; w++) {
+			const int bn = widths[w];
+			if (force_bn && bn != force_bn)
+				continue;
+			const int tiles = tm * ((N + bn - 1) / bn);
+			const double cost = (double)((tiles + sms - 1) / sms) * bn * v3_width_cost(bn);
+			if (best_cost == 0.0 || cost < best_cost) {
+				best_cost = cost;
+				best.bn = bn;
+			}
+		}
+		return best;
+	}
+	if (!use_cluster) {
+		best.splits = 0; /* v2's split-K */
+		return best;
+	}
+	const double dram = 2.0 * ((double)N * K + (double)M * K + (double)M * N);
+	double best_t = 0.0;
+	for (int bn = 256; bn >= 128; bn -= 128) {
+		if (split_bn && bn != split_bn)
+			continue;
+		const int tiles = tm * ((N + bn - 1) / bn);
+		for (int s = 1; s <= sfgemm::kWgMaxCluster && s <= kbc; s++) {
+			const int per = (kbc + s - 1) / s;
+			if ((kbc + per - 1) / per != s)
+				continue;
+			/* resident at once: CTAs (s == 1, persistent) or clusters of s */
+			const int slots = s == 1 ? sms : max_clusters(bn, s);
+			if (slots < 1)
+				continue;
+			const int waves = (tiles + slots - 1) / slots, last = tiles - (waves - 1) * slots;
+			const double flops = 2.0 * 128 * bn * per * 64 * v3_width_cost(bn) / 5.5e12;
+			const double bytes = (128.0 + bn) * 2 * per * 64 / 120e9;
+			double t = s > 1 ? 1e-6 + 128.0 * bn * 4 / 100e9 : 0.0;
+			for (int w = 0; w < 2; w++) { /* the full waves, then the last one */
+				const int n_w = w == 0 ? waves - 1 : 1, tiles_w = w == 0 ? slots : last;
+				if (n_w < 1)
+					continue;
+				/* fewer CTAs than ~85% of the SMs draw less than the full DRAM bandwidth */
+				const double active = (double)tiles_w * s;
+				const double bw = 3.3e12 * (active < 0.85 * sms ? active / (0.85 * sms) : 1.0);
+				double tw = dram * tiles_w / tiles / bw;
+				tw = tw > flops ? tw : flops;
+				tw = tw > bytes ? tw : bytes;
+				t += n_w * tw;
+			}
+			if (best_t == 0.0 || t < best_t) {
+				best_t = t;
+				best.bn = bn;
+				best.splits = s;
+				best.cluster = s > 1;
+			}
+		}
+	}
+	/* an unsplit mid-M plan (e.g. 4096 x 4096 at M = 1024: 128 tiles) runs paired when the tile rows pair up
+	 * evenly and the pairs fit the same number of waves */
+	if (pair_clusters && best.splits == 1 && best.bn == 256 && tm % 2 == 0) {
+		const int slots = pair_clusters(256), pu = tm / 2 * ((N + 255) / 256), tiles = tm * ((N + 255) / 256);
+		if (slots >= 1 && (pu + slots - 1) / slots <= (tiles + sms - 1) / sms)
+			best.pair = 1;
+	}
+	return best;
+}
+
+/* Clusters of s CTAs of gemm_wgmma_kernel<BN, sfgemm::kWgSplitCluster> resident at once (cached; 0: not launchable). */
+template <int BN> int v3_max_clusters_bn(int s)
+{
+	static int cache[sfgemm::kWgMaxCluster + 1];
+	if (s < 2 || s > sfgemm::kWgMaxCluster)
+		return 0;
+	if (cache[s] == 0) {
+		cache[s] = -1;
+		if (!wg_attr<BN, sfgemm::kWgSplitCluster>()) {
+			cudaLaunchConfig_t cfg = {};
+			cudaLaunchAttribute at[1];
+			at[0].id = cudaLaunchAttributeClusterDimension;
+			at[0].val.clusterDim.x = (unsigned)s;
+			at[0].val.clusterDim.y = 1;
+			at[0].val.clusterDim.z = 1;
+			cfg.gridDim = dim3((unsigned)(s * sm_count()));
+			cfg.blockDim = dim3(sfgemm::kWgThreads);
+			cfg.dynamicSmemBytes = sfgemm::WgCfg<BN>::kSmemBytes;
+			cfg.attrs = at;
+			cfg.numAttrs = 1;
+			int n = 0;
+			if (cudaOccupancyMaxActiveClusters(&n, (void *)sfgemm::gemm_wgmma_kernel<BN, sfgemm::kWgSplitCluster>, &cfg) == cudaSuccess &&
+			    n > 0)
+				cache[s] = n;
+			else
+				(void)cudaGetLastError();
+		}
+	}
+	return cache[s] > 0 ? cache[s] : 0;
+}
+
+/* Clusters of 2 of gemm_wgmma_kernel<BN, kWgPairMulticast> resident at once (cached; 0: not launchable). */
+template <int BN> int v3_pair_clusters_bn(void)
+{
+	static int cache;
+	if (cache == 0) {
+		cache = -1;
+		if (!wg_attr<BN, sfgemm::kWgPairMulticast>()) {
+			cudaLaunchConfig_t cfg = {};
+			cudaLaunchAttribute at[1];
+			at[0].id = cudaLaunchAttributeClusterDimension;
+			at[0].val.clusterDim.x = 2;
+			at[0].val.clusterDim.y = 1;
+			at[0].val.clusterDim.z = 1;
+			cfg.gridDim = dim3((unsigned)(2 * sm_count()));
+			cfg.blockDim = dim3(sfgemm::kWgThreads);
+			cfg.dynamicSmemBytes = sfgemm::WgCfg<BN>::kSmemBytes;
+			cfg.attrs = at;
+			cfg.numAttrs = 1;
+			int n = 0;
+			if (cudaOccupancyMaxActiveClusters(&n, (void *)sfgemm::gemm_wgmma_kernel<BN, sfgemm::kWgPairMulticast>, &cfg) ==
+				    cudaSuccess &&
+			    n > 0)
+				cache = n;
+			else
+				(void)cudaGetLastError();
+		}
+	}
+	return cache > 0 ? cache : 0;
+}
+
+int v3_pair_clusters(int bn)
+{
+	return bn == 256 ? v3_pair_clusters_bn<256>() : (bn == 192 ? v3_pair_clusters_bn<192>() : 0);
+}
+
+/* Persistent clusters of 2 CTAs sharing B (gemm_wgmma_kernel<BN, kWgPairMulticast>); mb's box is BN / 2 rows. */
+template <int BN>
+int launch_pair(const CUtensorMap &ma, const CUtensorMap &mb, __nv_bfloat16 *C, int M, int N, int K, cudaStream_t stream)
+{
+	const int pu = ((M + 127) / 128 + 1) / 2 * ((N + BN - 1) / BN), slots = v3_pair_clusters(BN);
+	if (slots < 1 || wg_attr<BN, sfgemm::kWgPairMulticast>())
+		return SF_ERR_CUDA;
+	cudaLaunchConfig_t cfg = {};
+	cudaLaunchAttribute at[1];
+	at[0].id = cudaLaunchAttributeClusterDimension;
+	at[0].val.clusterDim.x = 2;
+	at[0].val.clusterDim.y = 1;
+	at[0].val.clusterDim.z = 1;
+	cfg.gridDim = dim3((unsigned)(2 * (pu < slots ? pu : slots)));
+	cfg.blockDim = dim3(sfgemm::kWgThreads);
+	cfg.dynamicSmemBytes = sfgemm::WgCfg<BN>::kSmemBytes;
+	cfg.stream = stream;
+	cfg.attrs = at;
+	cfg.numAttrs = 1;
+	float *no_part = nullptr;
+	int *no_cnt = nullptr;
+	if (cudaLaunchKernelEx(&cfg, sfgemm::gemm_wgmma_kernel<BN, sfgemm::kWgPairMulticast>, ma, mb, C, M, N, K, 1, no_part,
+			       no_cnt, 0) != cudaSuccess) {
+		(void)cudaGetLastError();
+		return SF_ERR_CUDA;
+	}
+	return SF_OK;
+}
+
+int v3_max_clusters(int bn, int s)
+{
+	return bn == 256 ? v3_max_clusters_bn<256>(s) : (bn == 128 ? v3_max_clusters_bn<128>(s) : 0);
+}
+
+/* One cluster of `splits` CTAs per 128 x BN tile (gemm_wgmma_kernel<BN, sfgemm::kWgSplitCluster>); SF_OK or an error. */
+template <int BN>
+int launch_cluster(const CUtensorMap &ma, const CUtensorMap &mb, __nv_bfloat16 *C, int M, int N, int K, int splits,
+		   cudaStream_t stream)
+{
+	if (wg_attr<BN, sfgemm::kWgSplitCluster>())
+		return SF_ERR_CUDA;
+	const int tiles = ((M + 127) / 128) * ((N + BN - 1) / BN);
+	cudaLaunchConfig_t cfg = {};
+	cudaLaunchAttribute at[1];
+	at[0].id = cudaLaunchAttributeClusterDimension;
+	at[0].val.clusterDim.x = (unsigned)splits;
+	at[0].val.clusterDim.y = 1;
+	at[0].val.clusterDim.z = 1;
+	cfg.gridDim = dim3((unsigned)(tiles * splits));
+	cfg.blockDim = dim3(sfgemm::kWgThreads);
+	cfg.dynamicSmemBytes = sfgemm::WgCfg<BN>::kSmemBytes;
+	cfg.stream = stream;
+	cfg.attrs = at;
+	cfg.numAttrs = 1;
+	float *no_part = nullptr;
+	int *no_cnt = nullptr;
+	if (cudaLaunchKernelEx(&cfg, sfgemm::gemm_wgmma_kernel<BN, sfgemm::kWgSplitCluster>, ma, mb, C, M, N, K, splits, no_part, no_cnt, 0) !=
+	    cudaSuccess) {
+		(void)cudaGetLastError();
+		return SF_ERR_CUDA;
+	}
+	return SF_OK;
+}
+
+/* The v3 wgmma path: v3_plan, then the persistent or the cluster kernel of the planned width; v2's
+ * launch where the plan says so or a cluster launch is refused. */
+/* SF_GEMM_V3_TRACE (dev builds of tools/gpu_gemm.sh only): one stderr line per new (M, N, K) saying which
+ * plan ran, so that a silent fallback to v2 shows in the log. */
+void v3_trace(int M, int N, int K, V3Plan p, const char *what)
+{
+#if SF_GEMM_V3_TRACE
+	static int last[3];
+	if (last[0] == M && last[1] == N && last[2] == K)
+		return;
+	last[0] = M;
+	last[1] = N;
+	last[2] = K;
+	fprintf(stderr, "v3 plan %dx%d M=%d: bn %d splits %d cluster %d pair %d: %s\n", N, K, M, p.bn, p.splits, p.cluster,
+		p.pair, what);
+#else
+	(void)M, (void)N, (void)K, (void)p, (void)what;
+#endif
+}
+
+int launch_v3(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K,
+	      cudaStream_t stream)
+{
+	const V3Plan p = v3_plan(M, N, K, sm_count(), v3_max_clusters, SF_GEMM_V3_BN, SF_GEMM_V3_SPLIT_BN,
+				 SF_GEMM_V3_CLUSTER, SF_GEMM_V3_PAIR ? v3_pair_clusters : nullptr);
+	if (p.splits == 0) {
+		v3_trace(M, N, K, p, "v2 split-K");
+		return launch_wgmma(A, B, C, M, N, K, stream);
+	}
+	CUtensorMap ma, mb;
+	if (make_map(&ma, A, M, K, sfgemm::kWgBM) || make_map(&mb, B, N, K, p.pair ? p.bn / 2 : p.bn)) {
+		v3_trace(M, N, K, p, "FALLBACK mma.sync (no TMA map)");
+		return launch_mma(A, B, C, M, N, K, stream);
+	}
+	if (p.pair || p.cluster) {
+		int rc;
+		if (p.pair)
+			rc = p.bn == 256 ? launch_pair<256>(ma, mb, C, M, N, K, stream) : launch_pair<192>(ma, mb, C, M, N, K, stream);
+		else
+			rc = p.bn == 256 ? launch_cluster<256>(ma, mb, C, M, N, K, p.splits, stream)
+					 : launch_cluster<128>(ma, mb, C, M, N, K, p.splits, stream);
+		v3_trace(M, N, K, p, rc == SF_OK ? "launched" : "FALLBACK v2 (cluster launch refused)");
+		return rc == SF_OK ? SF_OK : launch_wgmma(A, B, C, M, N, K, stream);
+	}
+	v3_trace(M, N, K, p, "launched");
+	const int units = ((M + 127) / 128) * ((N + p.bn - 1) / p.bn);
+	if (p.bn == 256)
+		return launch_persistent<256>(ma, mb, C, M, N, K, 1, units, stream);
+	if (p.bn == 192)
+		return launch_persistent<192>(ma, mb, C, M, N, K, 1, units, stream);
+	return launch_persistent<128>(ma, mb, C, M, N, K, 1, units, stream);
 }
 
 int is_bf16(const sf_tensor *t)
@@ -272,6 +624,8 @@ SF_EXPORT int run(const sf_call *call)
 			  N < (1 << 30) && K < (1 << 30) && M * K < ((int64_t)1 << 40);
 	if (fast && M <= kSmallMaxM && M <= 64)
 		return launch_small(A, B, C, (int)M, (int)N, (int)K, stream);
+	if (fast && SF_GEMM_LARGE == 2 && SF_GEMM_V3)
+		return launch_v3(A, B, C, (int)M, (int)N, (int)K, stream);
 	if (fast && SF_GEMM_LARGE == 2)
 		return launch_wgmma(A, B, C, (int)M, (int)N, (int)K, stream);
 	if (fast && SF_GEMM_LARGE == 1)

@@ -1,0 +1,137 @@
+/*
+ * v3_plan_test.cu - host-side check of the bf16 GEMM's version-3 plan (v3_plan in
+ * problems/common/kernels/gemm_bf16_sm90.cu, included whole; no GPU needed): for random shapes (M, N, K
+ * in 1..20000 x 8..30000 x 8..20000, K % 8 == 0), random SM counts and random cluster occupancies (a
+ * GPU of random GPC sizes: clusters of s resident = sum over GPCs of floor(SMs in it / s)), every plan
+ * must have: a supported width; no empty K split; splits 1..8; a cluster only with >= 2 splits, a
+ * launchable cluster size and width 128 / 256; large M (tiles of 128 x 256 >= SMs) never split and its
+ * width the cheapest by whole waves (brute force); mid M never worse in the plan's own cost than v2's
+ * unsplit 128 x 256; with pair_clusters, large M always paired (width 192 / 256), mid M the same plan,
+ * paired only when unsplit at width 256 with an even tile-row count.
+ * Then prints the plans of the four Llama shapes on an H200-like GPU (132 SMs, GPCs of 16-18 SMs),
+ * without and with pairs, for GEMM_NOTES.md. Prints "N passed, M failed"; exit status 1 on a failure.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdint.h>
+#define SF_GEMM_V3 1
+#include "../../problems/common/kernels/gemm_bf16_sm90.cu"
+
+static int g_gpc[16], g_ngpc;
+
+static int fake_clusters(int bn, int s)
+{
+	(void)bn;
+	int n = 0;
+	for (int i = 0; i < g_ngpc; i++)
+		n += g_gpc[i] / s;
+	return n;
+}
+
+static int fake_pairs(int bn)
+{
+	return fake_clusters(bn, 2);
+}
+
+static uint64_t g_rng;
+
+static uint32_t rnd(uint32_t n)
+{
+	g_rng ^= g_rng << 13;
+	g_rng ^= g_rng >> 7;
+	g_rng ^= g_rng << 17;
+	return (uint32_t)(g_rng % n);
+}
+
+static int failed, passed;
+
+static void expect(int ok, const char *what, int M, int N, int K, int sms, V3Plan p)
+{
+	if (ok) {
+		passed++;
+		return;
+	}
+	if (failed++ < 20)
+		printf("FAIL %s: M %d N %d K %d sms %d -> bn %d splits %d cluster %d\n", what, M, N, K, sms, p.bn, p.splits,
+		       p.cluster);
+}
+
+int main(int argc, char **argv)
+{
+	g_rng = argc > 1 ? strtoull(argv[1], 0, 10) | 1 : 88172645463325252ull;
+	for (int iter = 0; iter < 20000; iter++) {
+		g_ngpc = 4 + (int)rnd(5);
+		int sms = 0;
+		for (int i = 0; i < g_ngpc; i++)
+			sms += g_gpc[i] = 8 + (int)rnd(11);
+		const int M = 1 + (int)rnd(iter & 1 ? 600 : 20000), N = 8 + 2 * (int)rnd(15000), K = 8 * (1 + (int)rnd(2500));
+		const V3Plan p = v3_plan(M, N, K, sms, fake_clusters, 0, 0, 1, nullptr);
+		const int kbc = (K + 63) / 64, tm = (M + 127) / 128;
+		expect(p.bn == 128 || p.bn == 192 || p.bn == 256, "width", M, N, K, sms, p);
+		expect(p.splits >= 1 && p.splits <= 8 && p.splits <= kbc, "split range", M, N, K, sms, p);
+		if (p.splits >= 1) {
+			const int per = (kbc + p.splits - 1) / p.splits;
+			expect((kbc + per - 1) / per == p.splits, "no empty split", M, N, K, sms, p);
+		}
+		expect(!p.cluster || (p.splits >= 2 && p.bn != 192 && fake_clusters(p.bn, p.splits) >= 1), "cluster", M, N, K,
+		       sms, p);
+		const int tiles256 = tm * ((N + 255) / 256);
+		if (tiles256 >= sms) {
+			expect(p.splits == 1 && !p.cluster, "large M unsplit", M, N, K, sms, p);
+			double best = 1e300;
+			for (int bn = 128; bn <= 256; bn += 64) {
+				const double c = (double)((tm * ((N + bn - 1) / bn) + sms - 1) / sms) * bn * v3_width_cost(bn);
+				best = c < best ? c : best;
+			}
+			const double got = (double)((tm * ((N + p.bn - 1) / p.bn) + sms - 1) / sms) * p.bn * v3_width_cost(p.bn);
+			expect(got <= best, "large M cheapest width", M, N, K, sms, p);
+		} else {
+			expect(p.bn != 192, "mid M width", M, N, K, sms, p);
+		}
+		const V3Plan v2like = v3_plan(M, N, K, sms, fake_clusters, 0, 0, 0, nullptr);
+		expect(tiles256 >= sms ? v2like.splits == 1 : v2like.splits == 0, "use_cluster 0 defers to v2", M, N, K, sms,
+		       v2like);
+		const V3Plan pinned = v3_plan(M, N, K, sms, fake_clusters, 128, 128, 1, nullptr);
+		expect(pinned.bn == 128, "pinned width", M, N, K, sms, pinned);
+		expect(!p.pair && !v2like.pair && !pinned.pair, "no pair without pair_clusters", M, N, K, sms, p);
+		const V3Plan pp = v3_plan(M, N, K, sms, fake_clusters, 0, 0, 1, fake_pairs);
+		if (tiles256 >= sms) {
+			expect(pp.pair && pp.splits == 1 && !pp.cluster && (pp.bn == 256 || pp.bn == 192), "large M pair plan", M, N,
+			       K, sms, pp);
+		} else {
+			expect(pp.bn == p.bn && pp.splits == p.splits && pp.cluster == p.cluster &&
+				       (!pp.pair || (pp.splits == 1 && pp.bn == 256 && tm % 2 == 0)),
+			       "mid M: the same plan, paired only unsplit with even tile rows", M, N, K, sms, pp);
+		}
+	}
+	/* H200-like: 132 SMs in GPCs of 16-18 */
+	const int h200[8] = { 16, 16, 16, 16, 16, 16, 18, 18 };
+	g_ngpc = 8;
+	for (int i = 0; i < 8; i++)
+		g_gpc[i] = h200[i];
+	const int shapes[4][2] = { { 6144, 4096 }, { 4096, 4096 }, { 28672, 4096 }, { 4096, 14336 } };
+	const int ms[] = { 17, 32, 64, 77, 128, 256, 512, 1000, 1024, 2048, 4096, 5000, 8192 };
+	for (int pairs = 0; pairs < 2; pairs++) {
+		printf("plans on 132 SMs%s (bn x splits, c = cluster split-K, p = pair multicast):\n%-11s",
+		       pairs ? " with pairs (SF_GEMM_V3_PAIR=1)" : "", "M");
+		for (unsigned i = 0; i < sizeof ms / sizeof ms[0]; i++)
+			printf(" %6d", ms[i]);
+		printf("\n");
+		for (int s = 0; s < 4; s++) {
+			printf("%5dx%-5d", shapes[s][0], shapes[s][1]);
+			for (unsigned i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+				const V3Plan p = v3_plan(ms[i], shapes[s][0], shapes[s][1], 132, fake_clusters, 0, 0, 1,
+							 pairs ? fake_pairs : nullptr);
+				printf(" %3dx%d%s", p.bn, p.splits, p.cluster ? "c" : (p.pair ? "p" : " "));
+			}
+			printf("\n");
+		}
+	}
+	const V3Plan q = v3_plan(1024, 6144, 4096, 132, fake_clusters, 0, 0, 1, nullptr);
+	expect(q.bn == 192 && q.splits == 1, "6144x4096 M=1024 plan (2 waves of 128 x 192)", 1024, 6144, 4096, 132, q);
+	const V3Plan r = v3_plan(128, 4096, 4096, 132, fake_clusters, 0, 0, 1, nullptr);
+	expect(r.cluster && r.splits * ((r.bn == 256) ? 16 : 32) <= 132, "4096^2 M=128 plan (one wave of clusters)", 128, 4096,
+	       4096, 132, r);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}

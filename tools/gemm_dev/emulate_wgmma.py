@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""emulate_wgmma.py - CPU emulation (numpy) of the index math of the wgmma GEMM kernel
+(problems/common/kernels/gemm_bf16_sm90_wgmma.cuh, gemm_wgmma_kernel<BN, kCluster>): the work-unit
+scheduler (persistent grid, grouped rasterization, K splits), the wgmma m64nNk16 accumulator layout
+(PTX ISA: warp w of a warpgroup owns rows 16 w .. 16 w + 15; register 4 j + e of lane (g = lane / 4,
+q = lane % 4) is row g + 8 (e >= 2), column 8 j + 2 q + e % 2), TMA's zero fill past M, N and K, and the
+two epilogues v3 adds: the direct store for tile widths 128 / 192 / 256 and the cluster split-K
+reduction through distributed shared memory (slab pair p of thread j at p * 256 + j, rank r summing
+pairs [r * share, (r + 1) * share) over all ranks in rank order), and the pair-multicast schedule (clusters
+of 2 over pair units, B stages assembled from the two ranks' multicast halves, the padded tile row past
+M loading the last real one). Every output must be written exactly once and equal A . B^T. It does not model timing, barriers or the hardware's descriptor decoding.
+
+    python3 tools/gemm_dev/emulate_wgmma.py     # exit status 1 on a mismatch
+"""
+import sys
+
+import numpy as np
+
+BM, BK, GROUP_M = 128, 64, 8
+
+
+def reg_map(bn):
+    """row[c][tid][i], col[c][tid][i] inside a 128 x bn tile of accumulator register i of consumer c, thread tid."""
+    nr = bn // 2
+    row = np.zeros((2, 128, nr), dtype=np.int64)
+    col = np.zeros((2, 128, nr), dtype=np.int64)
+    for c in range(2):
+        for tid in range(128):
+            warp, lane = tid >> 5, tid & 31
+            g, q = lane >> 2, lane & 3
+            for i in range(nr):
+                j, e = i >> 2, i & 3
+                row[c, tid, i] = c * 64 + warp * 16 + g + (8 if e >= 2 else 0)
+                col[c, tid, i] = 8 * j + 2 * q + (e & 1)
+    return row, col
+
+
+def tile_of(t, tiles_m, tiles_n):
+    """the kernel's grouped rasterization: tile t -> (tm, tn)"""
+    group = t // (GROUP_M * tiles_n)
+    first_m = group * GROUP_M
+    gsz = min(tiles_m - first_m, GROUP_M)
+    r = t % (GROUP_M * tiles_n)
+    return first_m + r % gsz, r // gsz
+
+
+def box(X, r0, rows):
+    """TMA box of rows [r0, r0 + rows) of X, zero past its last row"""
+    out = np.zeros((rows, X.shape[1]))
+    r = X[r0:min(r0 + rows, X.shape[0])]
+    if r.shape[0] > 0:
+        out[:r.shape[0]] = r
+    return out
+
+
+def partial_tile(A, B, tm, tn, bn, kb0, kb1, pair=False):
+    """128 x bn product of the TMA boxes (zero past M, N, K) over K blocks [kb0, kb1); pair: the padded tile
+    row past M loads the last real one, and B arrives as two halves (rank r: rows tn * bn + r * bn / 2 ..
+    at stage offset r * bn / 2 rows)"""
+    M, K = A.shape
+    tiles_m_real = (M + BM - 1) // BM
+    a = box(A, min(tm, tiles_m_real - 1) * BM if pair else tm * BM, BM)
+    if pair:
+        b = np.full((bn, K), np.nan)
+        for r in range(2):
+            b[r * (bn // 2):(r + 1) * (bn // 2)] = box(B, tn * bn + r * (bn // 2), bn // 2)
+        assert not np.isnan(b).any(), "B stage not fully written by the two halves"
+    else:
+        b = box(B, tn * bn, bn)
+    k0, k1 = kb0 * BK, min(kb1 * BK, K)
+    return a[:, k0:k1] @ b[:, k0:k1].T
+
+
+def run(A, B, bn, splits, cluster, sms=132, pair=False):
+    """C as the kernel writes it (NaN where never written) and the per-output write count; pair: the
+    pair-multicast mode with sms resident clusters of 2"""
+    M, K = A.shape
+    N = B.shape[0]
+    tiles_m_real = (M + BM - 1) // BM
+    tiles_m, tiles_n = ((tiles_m_real + 1) // 2 if pair else tiles_m_real), (N + bn - 1) // bn
+    tiles, kbc = tiles_m * tiles_n, (K + BK - 1) // BK
+    units, kb_per = tiles * splits, (kbc + splits - 1) // splits
+    grid = units if cluster else (2 * min(units, sms) if pair else min(units, sms))
+    row, col = reg_map(bn)
+    nr = bn // 2
+    C = np.full((M, N), np.nan)
+    writes = np.zeros((M, N), dtype=np.int64)
+
+    def store(r, n, v):
+        if r < M and n < N:
+            C[r, n] = v
+            writes[r, n] += 1
+
+    if not cluster:
+        assert splits == 1, "this emulation covers the direct-store epilogue only"
+        for cta in range(grid):
+            u_first, u_step, pr = (cta >> 1, grid >> 1, cta & 1) if pair else (cta, grid, 0)
+            for u in range(u_first, units, u_step):
+                t = u // splits
+                kb0 = (u % splits) * kb_per
+                kb1 = min(kb0 + kb_per, kbc)
+                tm, tn = tile_of(t, tiles_m, tiles_n)
+                if pair:
+                    tm = 2 * tm + pr
+                d = partial_tile(A, B, tm, tn, bn, kb0, kb1, pair)[row, col]  # regs [2][128][nr]
+                for c in range(2):
+                    for tid in range(128):
+                        warp, lane = tid >> 5, tid & 31
+                        g, q = lane >> 2, lane & 3
+                        row0, col0 = tm * BM + c * 64 + warp * 16 + g, tn * bn + q * 2
+                        for j in range(bn // 8):
+                            n = col0 + j * 8
+                            if n < N:
+                                if row0 < M:
+                                    store(row0, n, d[c, tid, 4 * j])
+                                    store(row0, n + 1, d[c, tid, 4 * j + 1])
+                                if row0 + 8 < M:
+                                    store(row0 + 8, n, d[c, tid, 4 * j + 2])
+                                    store(row0 + 8, n + 1, d[c, tid, 4 * j + 3])
+        return C, writes
+    assert 1 <= splits <= 8 and grid % splits == 0
+    for cl in range(grid // splits):
+        slabs = []  # per rank: the float2 slab [nr / 2 * 256][2]
+        for rank in range(splits):
+            u = cl * splits + rank  # blockIdx.x; the cluster rank is blockIdx.x % splits
+            t = u // splits
+            assert t == cl
+            kb0 = (u % splits) * kb_per
+            kb1 = min(kb0 + kb_per, kbc)
+            assert kb1 > kb0, "empty split"
+            tm, tn = tile_of(t, tiles_m, tiles_n)
+            d = partial_tile(A, B, tm, tn, bn, kb0, kb1)[row, col]
+            slab = np.full((nr // 2 * 256, 2), np.nan)
+            for c in range(2):
+                for tid in range(128):
+                    j = tid + 128 * c
+                    for p in range(nr // 2):
+                        slab[p * 256 + j] = (d[c, tid, 2 * p], d[c, tid, 2 * p + 1])
+            assert not np.isnan(slab).any(), "slab position left unwritten"
+            assert slab.nbytes // 2 <= 4 * BM * bn, "slab larger than 128 x bn fp32"
+            slabs.append(slab)
+        tm, tn = tile_of(cl, tiles_m, tiles_n)
+        share = (nr // 2 + splits - 1) // splits
+        for rank in range(splits):
+            p0, p1 = rank * share, min(rank * share + share, nr // 2)
+            for c in range(2):
+                for tid in range(128):
+                    j = tid + 128 * c
+                    warp, lane = tid >> 5, tid & 31
+                    g, q = lane >> 2, lane & 3
+                    row_b, col_b = tm * BM + c * 64 + warp * 16 + g, tn * bn + q * 2
+                    for p in range(p0, p1, 2):  # two pairs per round trip, the second guarded
+                        for h in range(2):
+                            ph = p + h
+                            if ph >= p1:
+                                continue
+                            s0 = s1 = 0.0
+                            for r2 in range(splits):
+                                s0 += slabs[r2][ph * 256 + j][0]
+                                s1 += slabs[r2][ph * 256 + j][1]
+                            r, n = row_b + (8 if ph & 1 else 0), col_b + (ph >> 1) * 8
+                            if r < M and n < N:
+                                store(r, n, s0)
+                                store(r, n + 1, s1)
+    return C, writes
+
+
+def main():
+    rng = np.random.default_rng()
+    bad = 0
+    cases = [  # M, N, K, bn, splits, cluster, sms (pair cases: resident clusters of 2)
+        (77, 200, 136, 128, 1, False, 3), (130, 390, 200, 192, 1, False, 4), (257, 514, 72, 256, 1, False, 5),
+        (3, 256, 64, 256, 1, False, 132), (1000, 392, 128, 192, 1, False, 7),
+        (128, 256, 1024, 256, 8, True, 132), (33, 260, 584, 128, 3, True, 132), (200, 130, 200, 128, 4, True, 132),
+        (77, 512, 136, 256, 2, True, 132), (129, 386, 420, 256, 7, True, 132), (5, 136, 520, 128, 5, True, 132),
+    ]
+    pairs = [(300, 520, 136, 256, 1, False, 2), (1000, 400, 72, 192, 1, False, 3), (129, 200, 64, 192, 1, False, 5),
+             (513, 260, 128, 256, 1, False, 1)]
+    for (M, N, K, bn, splits, cluster, sms, pair) in [c + (False,) for c in cases] + [c + (True,) for c in pairs]:
+        A = rng.standard_normal((M, K))
+        B = rng.standard_normal((N, K))
+        kbc = (K + BK - 1) // BK
+        per = (kbc + splits - 1) // splits
+        assert (kbc + per - 1) // per == splits, "case with an empty split"
+        C, writes = run(A, B, bn, splits, cluster, sms, pair)
+        err = np.abs(C - A @ B.T).max()  # NaN (never written) fails too
+        once = bool((writes == 1).all())
+        print("wgmma M=%d N=%d K=%d BN=%d splits=%d %s max err %.2e, every output written once: %s" %
+              (M, N, K, bn, splits, "pair" if pair else ("cluster" if cluster else "persistent"), err, once))
+        bad += not (err <= 1e-9 and once)
+    print("emulate_wgmma: %s" % ("FAILED" if bad else "ok"))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
