@@ -21,6 +21,11 @@
  *   end:            issue O += P V(t) and do not wait: it overlaps the next tile's barrier and S.
  * K(t + 2) has about 1.5 tiles and V(t + 1) one tile to arrive. 82 KiB of shared memory: 2 CTAs per SM,
  * whose softmax phases interleave with each other's MMAs.
+ *
+ * Overlapped order (OVL, -DSF_PREFILL_WGMMA=2): at the top of tile t (K(t), V(t - 1) landed, barrier)
+ * S(t) and PV(t - 1) are committed as two groups; wgmma wait 1 gives S(t), whose softmax then runs while
+ * the tensor core still works on PV(t - 1); wait 0, rescale O, barrier (buffers free), gathers of
+ * V(t + 1) and K(t + 2). PV of the last tile follows the loop.
  */
 #pragma once
 #include "sm90_wgmma_util.cuh"
@@ -61,8 +66,100 @@ __device__ __forceinline__ void cp_wait_n(void)
 	asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
 
-/* Same contract and arguments as prefill_attend (version 1); WG_SMEM_BYTES of dynamic shared memory. */
-template <int PS>
+/* Issues S = Q K^T for one kv tile (8 x m64n64k16; not committed). Accumulator element 4 j + e of a
+ * thread is row a = 16 warp + lane / 4 (e < 2) or row b = a + 8, position 8 j + 2 (lane % 4) + e % 2. */
+__device__ __forceinline__ void qk_tile(float (&s)[32], uint32_t s_q, uint32_t kt)
+{
+#pragma unroll
+	for (int kk = 0; kk < D / 16; kk++)
+		sfwg::wgmma_m64n64k16_ss(s, sfwg::wg_desc(s_q + (kk >> 2) * (BM * 128) + (kk & 3) * 32),
+					 sfwg::wg_desc(kt + (kk >> 2) * (BN * 128) + (kk & 3) * 32), kk);
+}
+
+/* Issues O += P V for one kv tile (4 x m64n128k16, P from registers, V MN-major; not committed). */
+__device__ __forceinline__ void pv_tile(float (&o)[64], const uint32_t (&pa)[BN / 16][4], uint32_t vt)
+{
+#pragma unroll
+	for (int kk = 0; kk < BN / 16; kk++)
+		sfwg::wgmma_m64n128k16_rs_tb(o, pa[kk], sfwg::wg_desc_mn(vt + kk * 2048, BN * 128));
+}
+
+/*
+ * Online softmax of kv tile t on this thread's 32 scores (rows a and b): scale to base 2, causal mask
+ * when the tile reaches past the tile's smallest limit, running max over the quad, exp2, running sums
+ * (per lane; the quad sums them at the end). Writes P as bf16 A fragments: k-step kk covers positions
+ * 16 kk .. +15 = accumulator columns j = 2 kk, 2 kk + 1, i.e. a0 = row a cols 2c, 2c+1; a1 = row b;
+ * a2 = row a cols 8 + 2c, +1; a3 = row b. corr_* = 2^(old max - new max) for the O rescale.
+ */
+__device__ __forceinline__ void softmax_tile(float (&s)[32], uint32_t (&pa)[BN / 16][4], int t, int lim_a, int lim_b,
+					     int lim_min, int c, float scale_log2, float &m_a, float &m_b, float &l_a,
+					     float &l_b, float &corr_a, float &corr_b)
+{
+	const bool need_mask = t * BN + BN - 1 > lim_min;
+	float mx_a = m_a, mx_b = m_b;
+#pragma unroll
+	for (int j = 0; j < BN / 8; j++) {
+#pragma unroll
+		for (int e = 0; e < 2; e++) {
+			float xa = s[4 * j + e] * scale_log2, xb = s[4 * j + 2 + e] * scale_log2;
+			if (need_mask) {
+				const int kv = t * BN + j * 8 + 2 * c + e;
+				if (kv > lim_a)
+					xa = -INFINITY;
+				if (kv > lim_b)
+					xb = -INFINITY;
+			}
+			s[4 * j + e] = xa;
+			s[4 * j + 2 + e] = xb;
+			mx_a = fmaxf(mx_a, xa);
+			mx_b = fmaxf(mx_b, xb);
+		}
+	}
+	mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 1));
+	mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 2));
+	mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 1));
+	mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 2));
+	/* a row with no visible key so far keeps m = -inf: subtract 0 instead (weights 0, no NaN) */
+	const float mu_a = mx_a == -INFINITY ? 0.0f : mx_a, mu_b = mx_b == -INFINITY ? 0.0f : mx_b;
+	corr_a = exp2f(m_a - mu_a);
+	corr_b = exp2f(m_b - mu_b);
+	m_a = mx_a;
+	m_b = mx_b;
+	float sum_a = 0.0f, sum_b = 0.0f;
+#pragma unroll
+	for (int j = 0; j < BN / 8; j++) {
+		s[4 * j + 0] = exp2f(s[4 * j + 0] - mu_a);
+		s[4 * j + 1] = exp2f(s[4 * j + 1] - mu_a);
+		s[4 * j + 2] = exp2f(s[4 * j + 2] - mu_b);
+		s[4 * j + 3] = exp2f(s[4 * j + 3] - mu_b);
+		sum_a += s[4 * j + 0] + s[4 * j + 1];
+		sum_b += s[4 * j + 2] + s[4 * j + 3];
+	}
+	l_a = l_a * corr_a + sum_a;
+	l_b = l_b * corr_b + sum_b;
+#pragma unroll
+	for (int kk = 0; kk < BN / 16; kk++) {
+		pa[kk][0] = pack_bf16(s[8 * kk + 0], s[8 * kk + 1]);
+		pa[kk][1] = pack_bf16(s[8 * kk + 2], s[8 * kk + 3]);
+		pa[kk][2] = pack_bf16(s[8 * kk + 4], s[8 * kk + 5]);
+		pa[kk][3] = pack_bf16(s[8 * kk + 6], s[8 * kk + 7]);
+	}
+}
+
+__device__ __forceinline__ void rescale_o(float (&o)[64], float corr_a, float corr_b)
+{
+#pragma unroll
+	for (int j = 0; j < D / 8; j++) {
+		o[4 * j + 0] *= corr_a;
+		o[4 * j + 1] *= corr_a;
+		o[4 * j + 2] *= corr_b;
+		o[4 * j + 3] *= corr_b;
+	}
+}
+
+/* Same contract and arguments as prefill_attend (version 1); WG_SMEM_BYTES of dynamic shared memory.
+ * OVL selects the overlapped tile order (-DSF_PREFILL_WGMMA=2) over the plain one (=1). */
+template <int PS, int OVL>
 __global__ void __launch_bounds__(THREADS, 2)
 prefill_attend_wg(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k_cache,
 		  const __nv_bfloat16 *__restrict__ v_cache, const int32_t *__restrict__ qo_indptr,
@@ -130,104 +227,86 @@ prefill_attend_wg(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__re
 		o[i] = 0.0f;
 	float m_a = -INFINITY, m_b = -INFINITY, l_a = 0.0f, l_b = 0.0f;
 
-	for (int t = 0; t < n_tiles; t++) {
-		const int buf = t & 1;
-		cp_wait_n<2>();
-		sfwg::fence_proxy_async();
-		__syncthreads(); /* K(t) (and Q) in shared memory for the async proxy of the whole warpgroup */
+	if (!OVL) {
+		for (int t = 0; t < n_tiles; t++) {
+			const int buf = t & 1;
+			cp_wait_n<2>();
+			sfwg::fence_proxy_async();
+			__syncthreads(); /* K(t) (and Q) in shared memory for the async proxy of the whole warpgroup */
+			float s[32];
+			sfwg::wgmma_fence();
+			qk_tile(s, s_q, s_k + buf * TILE_BYTES);
+			sfwg::wgmma_commit();
+			sfwg::wgmma_wait<0>(); /* S(t) and the previous tile's O += P V are complete */
+			sfwg::fence_regs(s);
+			sfwg::fence_regs(o);
 
-		/* S = Q K^T: accumulator element 4 j + e is row a (e < 2) or b, position 8 j + 2 c + e % 2 */
-		float s[32];
-		sfwg::wgmma_fence();
-		const uint32_t kt = s_k + buf * TILE_BYTES;
+			cp_wait_n<1>();
+			sfwg::fence_proxy_async();
+			__syncthreads(); /* V(t) visible; every warp is past S(t) and PV(t - 1): buffers free */
+			if (t + 1 < n_tiles)
+				load_kv_tile_wg<PS>(s_v + (buf ^ 1) * TILE_BYTES, v_cache, pg_v, ps, kvh, t + 1, tid);
+			cp_commit();
+			if (t + 2 < n_tiles)
+				load_kv_tile_wg<PS>(s_k + buf * TILE_BYTES, k_cache, pg_k, ps, kvh, t + 2, tid);
+			cp_commit();
 #pragma unroll
-		for (int kk = 0; kk < D / 16; kk++)
-			sfwg::wgmma_m64n64k16_ss(s, sfwg::wg_desc(s_q + (kk >> 2) * (BM * 128) + (kk & 3) * 32),
-						 sfwg::wg_desc(kt + (kk >> 2) * (BN * 128) + (kk & 3) * 32), kk);
-		sfwg::wgmma_commit();
-		sfwg::wgmma_wait<0>(); /* S(t) and the previous tile's O += P V are complete */
-		sfwg::fence_regs(s);
-		sfwg::fence_regs(o);
+			for (int i = 0; i < 8; i++)
+				pg_v[i] = pg_k[i];
+			fetch_pages<PS>(pg_k, pages, ps, t + 3, n_kv, tid);
 
-		cp_wait_n<1>();
-		sfwg::fence_proxy_async();
-		__syncthreads(); /* V(t) visible; every warp is past S(t) and PV(t - 1): buffers free */
-		if (t + 1 < n_tiles)
-			load_kv_tile_wg<PS>(s_v + (buf ^ 1) * TILE_BYTES, v_cache, pg_v, ps, kvh, t + 1, tid);
-		cp_commit();
-		if (t + 2 < n_tiles)
-			load_kv_tile_wg<PS>(s_k + buf * TILE_BYTES, k_cache, pg_k, ps, kvh, t + 2, tid);
-		cp_commit();
-#pragma unroll
-		for (int i = 0; i < 8; i++)
-			pg_v[i] = pg_k[i];
-		fetch_pages<PS>(pg_k, pages, ps, t + 3, n_kv, tid);
-
-		/* scale to base 2, causal mask, online softmax */
-		const bool need_mask = t * BN + BN - 1 > lim_min;
-		float mx_a = m_a, mx_b = m_b;
-#pragma unroll
-		for (int j = 0; j < BN / 8; j++) {
-#pragma unroll
-			for (int e = 0; e < 2; e++) {
-				float xa = s[4 * j + e] * scale_log2, xb = s[4 * j + 2 + e] * scale_log2;
-				if (need_mask) {
-					const int kv = t * BN + j * 8 + 2 * c + e;
-					if (kv > lim_a)
-						xa = -INFINITY;
-					if (kv > lim_b)
-						xb = -INFINITY;
-				}
-				s[4 * j + e] = xa;
-				s[4 * j + 2 + e] = xb;
-				mx_a = fmaxf(mx_a, xa);
-				mx_b = fmaxf(mx_b, xb);
-			}
+			uint32_t pa[BN / 16][4];
+			float corr_a, corr_b;
+			softmax_tile(s, pa, t, lim_a, lim_b, lim_min, c, scale_log2, m_a, m_b, l_a, l_b, corr_a, corr_b);
+			rescale_o(o, corr_a, corr_b);
+			sfwg::fence_regs(o);
+			sfwg::wgmma_fence();
+			pv_tile(o, pa, s_v + buf * TILE_BYTES);
+			sfwg::wgmma_commit();
 		}
-		mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 1));
-		mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 2));
-		mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 1));
-		mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 2));
-		/* a row with no visible key so far keeps m = -inf: subtract 0 instead (weights 0, no NaN) */
-		const float mu_a = mx_a == -INFINITY ? 0.0f : mx_a, mu_b = mx_b == -INFINITY ? 0.0f : mx_b;
-		const float corr_a = exp2f(m_a - mu_a), corr_b = exp2f(m_b - mu_b);
-		m_a = mx_a;
-		m_b = mx_b;
-		float sum_a = 0.0f, sum_b = 0.0f;
-#pragma unroll
-		for (int j = 0; j < BN / 8; j++) {
-			s[4 * j + 0] = exp2f(s[4 * j + 0] - mu_a);
-			s[4 * j + 1] = exp2f(s[4 * j + 1] - mu_a);
-			s[4 * j + 2] = exp2f(s[4 * j + 2] - mu_b);
-			s[4 * j + 3] = exp2f(s[4 * j + 3] - mu_b);
-			sum_a += s[4 * j + 0] + s[4 * j + 1];
-			sum_b += s[4 * j + 2] + s[4 * j + 3];
-		}
-		l_a = l_a * corr_a + sum_a;
-		l_b = l_b * corr_b + sum_b;
-#pragma unroll
-		for (int j = 0; j < D / 8; j++) {
-			o[4 * j + 0] *= corr_a;
-			o[4 * j + 1] *= corr_a;
-			o[4 * j + 2] *= corr_b;
-			o[4 * j + 3] *= corr_b;
-		}
-
-		/* P as the A operand: k-step kk covers positions 16 kk .. +15 = accumulator columns j = 2 kk, 2 kk + 1 */
+	} else {
+		/*
+		 * Overlapped order (FA3's intra-warpgroup pipelining): S(t) and PV(t - 1) are queued together,
+		 * the softmax of tile t runs while the tensor core still does PV(t - 1), and only the O
+		 * rescale waits for it. One cp.async wait per tile (K(t) and V(t - 1) landed); the second
+		 * barrier only frees the buffers of S(t) and PV(t - 1) for the gathers of K(t + 2), V(t + 1).
+		 */
 		uint32_t pa[BN / 16][4];
+		float corr_a, corr_b;
+		for (int t = 0; t < n_tiles; t++) {
+			const int buf = t & 1;
+			cp_wait_n<2>();
+			sfwg::fence_proxy_async();
+			__syncthreads(); /* K(t) and V(t - 1) visible to the async proxy */
+			float s[32];
+			sfwg::wgmma_fence();
+			qk_tile(s, s_q, s_k + buf * TILE_BYTES);
+			sfwg::wgmma_commit();
+			if (t > 0)
+				pv_tile(o, pa, s_v + (buf ^ 1) * TILE_BYTES);
+			sfwg::wgmma_commit();
+			sfwg::wgmma_wait<1>(); /* S(t) complete; PV(t - 1) may still run */
+			sfwg::fence_regs(s);
+			softmax_tile(s, pa, t, lim_a, lim_b, lim_min, c, scale_log2, m_a, m_b, l_a, l_b, corr_a, corr_b);
+			sfwg::wgmma_wait<0>();
+			sfwg::fence_regs(o);
+			rescale_o(o, corr_a, corr_b);
+			__syncthreads(); /* every warp is past S(t) and PV(t - 1): K buffer t % 2, V buffer (t + 1) % 2 free */
+			if (t + 1 < n_tiles)
+				load_kv_tile_wg<PS>(s_v + (buf ^ 1) * TILE_BYTES, v_cache, pg_v, ps, kvh, t + 1, tid);
+			cp_commit();
+			if (t + 2 < n_tiles)
+				load_kv_tile_wg<PS>(s_k + buf * TILE_BYTES, k_cache, pg_k, ps, kvh, t + 2, tid);
+			cp_commit();
 #pragma unroll
-		for (int kk = 0; kk < BN / 16; kk++) {
-			pa[kk][0] = pack_bf16(s[8 * kk + 0], s[8 * kk + 1]); /* row a, positions 2c, 2c+1 */
-			pa[kk][1] = pack_bf16(s[8 * kk + 2], s[8 * kk + 3]); /* row b */
-			pa[kk][2] = pack_bf16(s[8 * kk + 4], s[8 * kk + 5]); /* row a, positions 8 + 2c, +1 */
-			pa[kk][3] = pack_bf16(s[8 * kk + 6], s[8 * kk + 7]); /* row b */
+			for (int i = 0; i < 8; i++)
+				pg_v[i] = pg_k[i];
+			fetch_pages<PS>(pg_k, pages, ps, t + 3, n_kv, tid);
 		}
+		/* the last tile's PV: V(n - 1) landed with the last top wait (it is older than K(n - 1)) */
 		sfwg::fence_regs(o);
 		sfwg::wgmma_fence();
-		const uint32_t vt = s_v + buf * TILE_BYTES;
-#pragma unroll
-		for (int kk = 0; kk < BN / 16; kk++)
-			sfwg::wgmma_m64n128k16_rs_tb(o, pa[kk], sfwg::wg_desc_mn(vt + kk * 2048, BN * 128));
+		pv_tile(o, pa, s_v + ((n_tiles - 1) & 1) * TILE_BYTES);
 		sfwg::wgmma_commit();
 	}
 	sfwg::wgmma_wait<0>();
