@@ -26,7 +26,7 @@ side by side, and compares with the float64 reference of tools/attn_emulate.py:
 The PTX semantics are the ISA's documented layouts, not measured on a GPU (the MN-major descriptor in
 particular is the part the GPU run confirms). --mutate swaps in a known mistake (lbo_sbo: LBO and SBO
 of V exchanged; ring: V(t+1) written into the buffer PV(t) reads; mask: causal limit off by one; wait: the middle cp.async.wait_group 2 instead
-of 1, so V(t) may not have landed) to
+of 1, so V(t) may not have landed; tail: the overlapped order's last PV without its cp.async wait) to
 show the emulation catches it. Exit status 1 on any mismatch.
 """
 import argparse
@@ -298,6 +298,8 @@ def emulate_prefill_wg(c, late, ovl):
                 o *= corr
                 gathers(t)
         if ovl and n_tiles > 0:
+            if "tail" not in MUT:
+                ring.wait(0)  # V(n - 1) is younger than the last K waited for
             pending_pv = (pa, s_v + ((n_tiles - 1) & 1) * TILE_BYTES)
         if pending_pv is not None:
             run_pv(pending_pv)
@@ -324,7 +326,7 @@ def main():
     ap.add_argument("--mode", choices=("early", "late", "both"), default="both")
     ap.add_argument("--order", choices=("plain", "ovl", "both"), default="both",
                     help="the kernel's tile order: -DSF_PREFILL_WGMMA=1 (plain) or 2 (ovl)")
-    ap.add_argument("--mutate", choices=("lbo_sbo", "ring", "mask", "wait"))
+    ap.add_argument("--mutate", choices=("lbo_sbo", "ring", "mask", "wait", "tail"))
     args = ap.parse_args()
     if args.mutate:
         MUT.add(args.mutate)

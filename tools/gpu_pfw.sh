@@ -23,7 +23,7 @@ sol=${SOLUTION:-fast.cu}
 rounds=${ROUNDS:-1}
 budget=${BUDGET_MS:-120}
 deadline=${DEADLINE_S:-225}
-S=build/solforge
+S=${SOLFORGE_BIN:-build/solforge} # SOLFORGE_BIN: only for testing this script
 t0=$(date +%s)
 left() { echo $((deadline - ($(date +%s) - t0))); }
 log() { echo "gpu_pfw: $* at $(($(date +%s) - t0)) s" >&2; }

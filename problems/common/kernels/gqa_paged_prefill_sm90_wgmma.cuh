@@ -303,7 +303,10 @@ prefill_attend_wg(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__re
 				pg_v[i] = pg_k[i];
 			fetch_pages<PS>(pg_k, pages, ps, t + 3, n_kv, tid);
 		}
-		/* the last tile's PV: V(n - 1) landed with the last top wait (it is older than K(n - 1)) */
+		/* the last tile's PV: V(n - 1) is younger than the last K waited for, so wait for every group */
+		cp_wait_n<0>();
+		sfwg::fence_proxy_async();
+		__syncthreads();
 		sfwg::fence_regs(o);
 		sfwg::wgmma_fence();
 		pv_tile(o, pa, s_v + ((n_tiles - 1) & 1) * TILE_BYTES);
