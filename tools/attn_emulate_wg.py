@@ -236,21 +236,22 @@ def emulate_prefill_wg(c, late, ovl):
         def softmax(s, t):
             """softmax_tile: returns (P fragments, corr per thread element of O); updates m, l."""
             need_mask = t * BN + BN - 1 > lim_min
-            s = s * scale_log2
             ia = (np.arange(32) % 4) < 2  # elements of row a
             if need_mask:
                 kvpos = t * BN + 8 * (np.arange(32)[None, :] // 4) + 2 * cc[:, None] + (np.arange(32)[None, :] % 2)
                 lim = np.where(ia[None, :], lim_a[:, None], lim_b[:, None])
                 s = np.where(kvpos > lim, -np.inf, s).astype(np.float32)
             quad = lambda x: x.reshape(32, 4).max(axis=1).repeat(4)
-            mx_a = quad(np.maximum(st["m_a"], s[:, ia].max(axis=1)))
-            mx_b = quad(np.maximum(st["m_b"], s[:, ~ia].max(axis=1)))
-            mu_a = np.where(mx_a == -np.inf, 0, mx_a).astype(np.float32)
-            mu_b = np.where(mx_b == -np.inf, 0, mx_b).astype(np.float32)
+            # the raw tile max over the quad, then the running max in base-2 units
+            nm_a = np.maximum(st["m_a"], (quad(s[:, ia].max(axis=1)) * scale_log2).astype(np.float32))
+            nm_b = np.maximum(st["m_b"], (quad(s[:, ~ia].max(axis=1)) * scale_log2).astype(np.float32))
+            mu_a = np.where(nm_a == -np.inf, 0, nm_a).astype(np.float32)
+            mu_b = np.where(nm_b == -np.inf, 0, nm_b).astype(np.float32)
             corr_a, corr_b = np.exp2(st["m_a"] - mu_a), np.exp2(st["m_b"] - mu_b)
-            st["m_a"], st["m_b"] = mx_a, mx_b
+            st["m_a"], st["m_b"] = nm_a, nm_b
             mu = np.where(ia[None, :], mu_a[:, None], mu_b[:, None])
-            s = np.exp2(s - mu).astype(np.float32)
+            with np.errstate(invalid="ignore"):  # fma(s, scale, -mu): one rounding
+                s = np.exp2((s.astype(np.float64) * np.float64(scale_log2) - mu).astype(np.float32))
             st["l_a"] = st["l_a"] * corr_a + s[:, ia].sum(axis=1)
             st["l_b"] = st["l_b"] * corr_b + s[:, ~ia].sum(axis=1)
             io = (np.arange(64) % 4) < 2

@@ -84,54 +84,62 @@ __device__ __forceinline__ void pv_tile(float (&o)[64], const uint32_t (&pa)[BN 
 		sfwg::wgmma_m64n128k16_rs_tb(o, pa[kk], sfwg::wg_desc_mn(vt + kk * 2048, BN * 128));
 }
 
+/* 2^x, flushing denormal results to zero (one MUFU.EX2; 2^-inf = 0) */
+__device__ __forceinline__ float ex2_ftz(float x)
+{
+	float y;
+	asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+	return y;
+}
+
 /*
- * Online softmax of kv tile t on this thread's 32 scores (rows a and b): scale to base 2, causal mask
- * when the tile reaches past the tile's smallest limit, running max over the quad, exp2, running sums
- * (per lane; the quad sums them at the end). Writes P as bf16 A fragments: k-step kk covers positions
- * 16 kk .. +15 = accumulator columns j = 2 kk, 2 kk + 1, i.e. a0 = row a cols 2c, 2c+1; a1 = row b;
- * a2 = row a cols 8 + 2c, +1; a3 = row b. corr_* = 2^(old max - new max) for the O rescale.
+ * Online softmax of kv tile t on this thread's 32 raw scores (rows a and b): causal mask when the tile
+ * reaches past the tile's smallest limit, the tile's row max over the quad on the raw scores (the scale
+ * is positive, so scaling commutes with the max), running max m in base-2 units, p = 2^(s scale - m)
+ * as one FMA and one MUFU, running sums per lane (the quad sums them at the end). Writes P as bf16 A
+ * fragments: k-step kk covers positions 16 kk .. +15 = accumulator columns j = 2 kk, 2 kk + 1, i.e.
+ * a0 = row a cols 2c, 2c+1; a1 = row b; a2 = row a cols 8 + 2c, +1; a3 = row b.
+ * corr_* = 2^(old m - new m) for the O rescale.
  */
 __device__ __forceinline__ void softmax_tile(float (&s)[32], uint32_t (&pa)[BN / 16][4], int t, int lim_a, int lim_b,
 					     int lim_min, int c, float scale_log2, float &m_a, float &m_b, float &l_a,
 					     float &l_b, float &corr_a, float &corr_b)
 {
 	const bool need_mask = t * BN + BN - 1 > lim_min;
-	float mx_a = m_a, mx_b = m_b;
+	float mx_a = -INFINITY, mx_b = -INFINITY;
 #pragma unroll
 	for (int j = 0; j < BN / 8; j++) {
 #pragma unroll
 		for (int e = 0; e < 2; e++) {
-			float xa = s[4 * j + e] * scale_log2, xb = s[4 * j + 2 + e] * scale_log2;
 			if (need_mask) {
 				const int kv = t * BN + j * 8 + 2 * c + e;
 				if (kv > lim_a)
-					xa = -INFINITY;
+					s[4 * j + e] = -INFINITY;
 				if (kv > lim_b)
-					xb = -INFINITY;
+					s[4 * j + 2 + e] = -INFINITY;
 			}
-			s[4 * j + e] = xa;
-			s[4 * j + 2 + e] = xb;
-			mx_a = fmaxf(mx_a, xa);
-			mx_b = fmaxf(mx_b, xb);
+			mx_a = fmaxf(mx_a, s[4 * j + e]);
+			mx_b = fmaxf(mx_b, s[4 * j + 2 + e]);
 		}
 	}
 	mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 1));
 	mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 2));
 	mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 1));
 	mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 2));
+	const float nm_a = fmaxf(m_a, mx_a * scale_log2), nm_b = fmaxf(m_b, mx_b * scale_log2);
 	/* a row with no visible key so far keeps m = -inf: subtract 0 instead (weights 0, no NaN) */
-	const float mu_a = mx_a == -INFINITY ? 0.0f : mx_a, mu_b = mx_b == -INFINITY ? 0.0f : mx_b;
-	corr_a = exp2f(m_a - mu_a);
-	corr_b = exp2f(m_b - mu_b);
-	m_a = mx_a;
-	m_b = mx_b;
+	const float mu_a = nm_a == -INFINITY ? 0.0f : nm_a, mu_b = nm_b == -INFINITY ? 0.0f : nm_b;
+	corr_a = ex2_ftz(m_a - mu_a);
+	corr_b = ex2_ftz(m_b - mu_b);
+	m_a = nm_a;
+	m_b = nm_b;
 	float sum_a = 0.0f, sum_b = 0.0f;
 #pragma unroll
 	for (int j = 0; j < BN / 8; j++) {
-		s[4 * j + 0] = exp2f(s[4 * j + 0] - mu_a);
-		s[4 * j + 1] = exp2f(s[4 * j + 1] - mu_a);
-		s[4 * j + 2] = exp2f(s[4 * j + 2] - mu_b);
-		s[4 * j + 3] = exp2f(s[4 * j + 3] - mu_b);
+		s[4 * j + 0] = ex2_ftz(fmaf(s[4 * j + 0], scale_log2, -mu_a));
+		s[4 * j + 1] = ex2_ftz(fmaf(s[4 * j + 1], scale_log2, -mu_a));
+		s[4 * j + 2] = ex2_ftz(fmaf(s[4 * j + 2], scale_log2, -mu_b));
+		s[4 * j + 3] = ex2_ftz(fmaf(s[4 * j + 3], scale_log2, -mu_b));
 		sum_a += s[4 * j + 0] + s[4 * j + 1];
 		sum_b += s[4 * j + 2] + s[4 * j + 3];
 	}
