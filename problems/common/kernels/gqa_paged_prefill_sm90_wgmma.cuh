@@ -1,7 +1,7 @@
 /*
  * gqa_paged_prefill_sm90_wgmma.cuh - version 2 of the causal GQA paged prefill attend kernel
- * (gqa_paged_prefill_sm90.cu with -DSF_PREFILL_WGMMA=1): the same work items, plan, page gathers and
- * online softmax as version 1, but both products on Hopper's warpgroup MMA (wgmma, sm_90a).
+ * (gqa_paged_prefill_sm90.cu with -DSF_PREFILL_WGMMA=1 or 2): the same work items, plan, page gathers
+ * and online softmax as version 1, but both products on Hopper's warpgroup MMA (wgmma, sm_90a).
  *
  * A CTA is one warpgroup (4 warps) on 16 new tokens x the 4 query heads of one kv head = 64 rows (row
  * r = token r / 4, head r % 4), the M of one wgmma m64. Per kv tile of 64 positions:
@@ -25,7 +25,9 @@
  * Overlapped order (OVL, -DSF_PREFILL_WGMMA=2): at the top of tile t (K(t), V(t - 1) landed, barrier)
  * S(t) and PV(t - 1) are committed as two groups; wgmma wait 1 gives S(t), whose softmax then runs while
  * the tensor core still works on PV(t - 1); wait 0, rescale O, barrier (buffers free), gathers of
- * V(t + 1) and K(t + 2). PV of the last tile follows the loop.
+ * V(t + 1) and K(t + 2). PV of the last tile follows the loop, after a wait for every cp.async group
+ * (V(n - 1) is younger than the last K waited for).
+ * tools/attn_emulate_wg.py replays both orders (fragments, descriptors, cp.async group order) on the CPU.
  */
 #pragma once
 #include "sm90_wgmma_util.cuh"
