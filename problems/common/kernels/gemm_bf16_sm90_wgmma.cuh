@@ -31,9 +31,20 @@
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <stdint.h>
+#include "sm90_wgmma_util.cuh"
 #include "gemm_bf16_sm90_wgmma_ops.cuh"
 
 namespace sfgemm {
+
+/* mbarrier, descriptor and wgmma fence helpers: sm90_wgmma_util.cuh (shared with the attention kernel) */
+using sfwg::mbar_arrive;
+using sfwg::mbar_expect_tx;
+using sfwg::mbar_init;
+using sfwg::mbar_wait;
+using sfwg::wg_desc;
+using sfwg::wgmma_commit;
+using sfwg::wgmma_fence;
+using sfwg::wgmma_wait;
 
 const int kWgBM = 128, kWgBK = 64, kWgGroupM = 8, kWgMaxCluster = 8;
 /* gemm_wgmma_kernel modes (see its contract) */
@@ -49,33 +60,6 @@ template <int BN> struct WgCfg {
 	static const int kStages = (200 * 1024) / kStageBytes;
 	static const int kSmemBytes = kStages * kStageBytes + 1024 /* alignment slack */ + 256 /* barriers */;
 };
-
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count)
-{
-	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity)
-{
-	uint32_t done;
-	do {
-		asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-			     "selp.u32 %0, 1, 0, p;\n\t}"
-			     : "=r"(done)
-			     : "r"(bar), "r"(parity)
-			     : "memory");
-	} while (!done);
-}
-
-__device__ __forceinline__ void mbar_arrive(uint32_t bar)
-{
-	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-}
-
-__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes)
-{
-	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-}
 
 __device__ __forceinline__ int ld_acquire(const int *p)
 {
@@ -109,33 +93,6 @@ __device__ __forceinline__ void mbar_arrive_remote(uint32_t bar, uint32_t rank)
 	uint32_t remote;
 	asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(rank));
 	asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
-}
-
-/* wgmma shared-memory descriptor of a K-major, 128B-swizzled tile starting at byte address addr. */
-__device__ __forceinline__ uint64_t wg_desc(uint32_t addr)
-{
-	uint64_t d = 0;
-	d |= (uint64_t)((addr & 0x3FFFF) >> 4);
-	d |= (uint64_t)1 << 16;		 /* leading byte offset (unused with swizzled K-major) */
-	d |= (uint64_t)(1024 >> 4) << 32; /* stride byte offset: 8 rows x 128 bytes */
-	d |= (uint64_t)1 << 62;		 /* 128-byte swizzle */
-	return d;
-}
-
-__device__ __forceinline__ void wgmma_fence()
-{
-	asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-}
-
-__device__ __forceinline__ void wgmma_commit()
-{
-	asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-}
-
-template <int N>
-__device__ __forceinline__ void wgmma_wait()
-{
-	asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
 }
 
 /* All threads of all CTAs of the cluster: arrive (release) and wait (acquire); not .aligned, so

@@ -14,6 +14,11 @@
  * Scores stay in registers: base-2 online softmax in fp32, P rounded to bf16 for the PV product.
  * A one-CTA plan kernel lists the (sequence, 16-token tile) items; CTAs take them heaviest first
  * (reverse order: last tiles of the last sequence see the most keys).
+ *
+ * -DSF_PREFILL_WGMMA=1 selects version 2 of the attend kernel (gqa_paged_prefill_sm90_wgmma.cuh: the
+ * same items, gathers and softmax on wgmma; Q, K and V tiles 128B-swizzled), 2 the same with the
+ * softmax of a tile overlapping the previous tile's PV product; 0 (default) keeps the mma.sync kernel
+ * below.
  */
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
@@ -35,6 +40,9 @@
 #define SMEM_BYTES (BM * ROW_BYTES + 4 * TILE_BYTES) /* Q, K[2], V[2]: 80 KiB */
 #define PLAN_THREADS 1024
 #define LOG2E 1.4426950408889634f
+#ifndef SF_PREFILL_WGMMA
+#define SF_PREFILL_WGMMA 0
+#endif
 
 struct work_item {
 	int b;    /* sequence */
@@ -383,6 +391,15 @@ prefill_attend(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restr
 	}
 }
 
+#if SF_PREFILL_WGMMA
+#include "gqa_paged_prefill_sm90_wgmma.cuh"
+#define ATTEND_KERNEL(PS) prefill_attend_wg<PS, (SF_PREFILL_WGMMA >= 2)>
+#define ATTEND_SMEM WG_SMEM_BYTES
+#else
+#define ATTEND_KERNEL(PS) prefill_attend<PS>
+#define ATTEND_SMEM SMEM_BYTES
+#endif
+
 static void *g_scratch;
 static size_t g_scratch_bytes;
 
@@ -408,13 +425,13 @@ static int launch(unsigned grid, cudaStream_t stream, const sf_call *call, const
 {
 	static int attr_done;
 	if (!attr_done) {
-		if (cudaFuncSetAttribute(prefill_attend<PS>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES) !=
+		if (cudaFuncSetAttribute(ATTEND_KERNEL(PS), cudaFuncAttributeMaxDynamicSharedMemorySize, ATTEND_SMEM) !=
 		    cudaSuccess)
 			return SF_ERR_CUDA;
 		attr_done = 1;
 	}
 	const sf_tensor *in = call->inputs;
-	prefill_attend<PS><<<grid, THREADS, SMEM_BYTES, stream>>>(
+	ATTEND_KERNEL(PS)<<<grid, THREADS, ATTEND_SMEM, stream>>>(
 		(const __nv_bfloat16 *)in[0].data, (const __nv_bfloat16 *)in[1].data, (const __nv_bfloat16 *)in[2].data,
 		(const int32_t *)in[3].data, (const int32_t *)in[4].data, (const int32_t *)in[5].data, last, ps,
 		scale_log2, items, n_items, (__nv_bfloat16 *)call->outputs[0].data, (float *)call->outputs[1].data);
