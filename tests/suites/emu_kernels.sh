@@ -99,6 +99,8 @@ EMU_FLUX problems/flux/flux_adaln_layernorm_modulate_h3072/solutions/fast.cu
 EMU_COPY tools/calibration/copy/solutions/copy.cu
 EMU_COPY tools/calibration/copy/solutions/copy.cu -DCOPY_BLOCKED=1
 EMU_COPY tools/calibration/copy/solutions/copy.cu -DCOPY_BPS=4 -DCOPY_UNROLL=4 -DCOPY_THREADS=512
+EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2
+EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -DDECODE_V1=1 -DDEC_MIN_CHUNK=64 -DDEC_ITEMS=100000
 LIST
 wait
 for ((j = 1; j <= i; j++)); do

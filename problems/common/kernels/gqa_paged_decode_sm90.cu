@@ -37,6 +37,12 @@
 #ifndef DEC_MIN_CHUNK
 #define DEC_MIN_CHUNK 128
 #endif
+#ifndef DEC_STAGES
+#define DEC_STAGES 3 /* version 2: cp.async ring of 3 steps of 32 KiB (0: K/V straight to registers) */
+#endif
+#ifndef DEC_SCAN_PASS
+#define DEC_SCAN_PASS 256 /* sequences per pass of the CTA's locate scan (<= 256; tests set fewer) */
+#endif
 
 #define HQ 32
 #define HKV 8
@@ -51,6 +57,9 @@
 
 #if DEC_MIN_CHUNK < POS_PER_STEP || DEC_MIN_CHUNK % POS_PER_STEP != 0
 #error "DEC_MIN_CHUNK must be a positive multiple of 64"
+#endif
+#if DEC_SCAN_PASS < 1 || DEC_SCAN_PASS > ATT_THREADS
+#error "DEC_SCAN_PASS must be in 1 .. 256"
 #endif
 
 /* kv_len of sequence b: pages * ps for ps1 (no last-page input), else (pages - 1) * ps + last. */
@@ -87,22 +96,107 @@ __device__ __forceinline__ uint4 ldg_nc(const void *p)
 }
 
 /*
- * The attention of the 4 query heads of kv head kvh of sequence b over kv positions [p_begin, p_end)
- * (p_begin < p_end), pages = the sequence's page ids. Lane l of half-warp hw holds dims 8*(l%16) .. +7
- * of the 4 queries (pre-scaled by sm_scale * log2 e) and of their 4 accumulators. Ends with each
- * warp's state (max m, sum l, unnormalized accumulators) in sm_m / sm_l / sm_acc[warp]; the caller
- * synchronizes the block before reading them.
+ * One half-warp step: scores of positions p0 .. p0 + 3 (K rows kr, V rows vr; positions >= p_end are
+ * masked) for the 4 heads, then the base-2 online softmax update of m, l and acc; mid() runs once
+ * the K rows are consumed (the register loop fetches the next page ids there). Both half-warps of
+ * the warp must call it (xor shuffles within the half-warp).
  */
-template <int PS>
-__device__ __forceinline__ void
-attend_range(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k_cache,
-	     const __nv_bfloat16 *__restrict__ v_cache, const int32_t *__restrict__ pages, int ps, float scale_log2,
-	     int b, int kvh, int p_begin, int p_end, float (*sm_m)[GRP], float (*sm_l)[GRP], float (*sm_acc)[GRP][D])
+template <class F>
+__device__ __forceinline__ void consume_step(const uint4 kr[POS_PER_GROUP], const uint4 vr[POS_PER_GROUP], int p0,
+					     int p_end, const float qf[GRP][8], float m[GRP], float l[GRP],
+					     float acc[GRP][8], F &&mid)
 {
-	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-	const int sub = lane & 15;                 /* lane within the half-warp: dims 8*sub .. 8*sub+7 */
+	float s[POS_PER_GROUP][GRP];
+#pragma unroll
+	for (int j = 0; j < POS_PER_GROUP; j++) {
+		float kf[8];
+		bf16x8_to_float(kr[j], kf);
+#pragma unroll
+		for (int h = 0; h < GRP; h++) {
+			float x = 0.0f;
+#pragma unroll
+			for (int i = 0; i < 8; i++)
+				x = fmaf(qf[h][i], kf[i], x);
+			s[j][h] = x;
+		}
+	}
+#pragma unroll
+	for (int o = 8; o > 0; o >>= 1)
+#pragma unroll
+		for (int j = 0; j < POS_PER_GROUP; j++)
+#pragma unroll
+			for (int h = 0; h < GRP; h++)
+				s[j][h] += __shfl_xor_sync(0xffffffffu, s[j][h], o);
+	mid();
+#pragma unroll
+	for (int j = 0; j < POS_PER_GROUP; j++)
+		if (p0 + j >= p_end)
+#pragma unroll
+			for (int h = 0; h < GRP; h++)
+				s[j][h] = -INFINITY;
+	float pw[POS_PER_GROUP][GRP];
+#pragma unroll
+	for (int h = 0; h < GRP; h++) {
+		float mx = m[h];
+#pragma unroll
+		for (int j = 0; j < POS_PER_GROUP; j++)
+			mx = fmaxf(mx, s[j][h]);
+		/* mx = -inf only when nothing was valid yet: then corr and the weights are 0 */
+		const float mu = mx == -INFINITY ? 0.0f : mx;
+		const float corr = exp2f(m[h] - mu);
+		m[h] = mx;
+		float sum = 0.0f;
+#pragma unroll
+		for (int j = 0; j < POS_PER_GROUP; j++) {
+			pw[j][h] = exp2f(s[j][h] - mu);
+			sum += pw[j][h];
+		}
+		l[h] = l[h] * corr + sum;
+#pragma unroll
+		for (int i = 0; i < 8; i++)
+			acc[h][i] *= corr;
+	}
+#pragma unroll
+	for (int j = 0; j < POS_PER_GROUP; j++) {
+		float vf[8];
+		bf16x8_to_float(vr[j], vf);
+#pragma unroll
+		for (int h = 0; h < GRP; h++)
+#pragma unroll
+			for (int i = 0; i < 8; i++)
+				acc[h][i] = fmaf(pw[j][h], vf[i], acc[h][i]);
+	}
+}
 
-	float qf[GRP][8];
+/* 16-byte global -> shared copy that does not wait (cp.async.cg: L2 only), its commit and wait. */
+__device__ __forceinline__ void cp_async16(void *smem, const void *gmem)
+{
+#ifdef __CUDA_ARCH__
+	const unsigned sa = (unsigned)__cvta_generic_to_shared(smem);
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(sa), "l"(gmem) : "memory");
+#else /* host-side emulation (tests/emu): a plain copy */
+	*(uint4 *)smem = *(const uint4 *)gmem;
+#endif
+}
+__device__ __forceinline__ void cp_async_commit()
+{
+#ifdef __CUDA_ARCH__
+	asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+template <int N> __device__ __forceinline__ void cp_async_wait()
+{
+#ifdef __CUDA_ARCH__
+	asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+#endif
+}
+
+/* Loads the q rows of the 4 heads of kv head kvh (dims 8*sub .. +7), scaled by sm_scale * log2 e, and
+ * clears the softmax state. */
+__device__ __forceinline__ void init_state(const __nv_bfloat16 *__restrict__ q, int b, int kvh, int sub,
+					   float scale_log2, float qf[GRP][8], float m[GRP], float l[GRP],
+					   float acc[GRP][8])
+{
 #pragma unroll
 	for (int h = 0; h < GRP; h++) {
 		const uint4 u = *(const uint4 *)(q + ((size_t)b * HQ + kvh * GRP + h) * D + sub * 8);
@@ -110,106 +204,20 @@ attend_range(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restric
 #pragma unroll
 		for (int i = 0; i < 8; i++)
 			qf[h][i] *= scale_log2;
-	}
-	float acc[GRP][8];
-	float m[GRP], l[GRP];
-#pragma unroll
-	for (int h = 0; h < GRP; h++) {
 		m[h] = -INFINITY;
 		l[h] = 0.0f;
 #pragma unroll
 		for (int i = 0; i < 8; i++)
 			acc[h][i] = 0.0f;
 	}
+}
 
-	/* page ids of the current step, fetched one step ahead (positions clamped to a valid row: a
-	 * masked position reads p_end - 1) */
-	/* with PS a multiple of 4, a step's 4 positions (p0 is a multiple of 4) share one page: one id */
-	constexpr int NPG = (PS >= POS_PER_GROUP && PS % POS_PER_GROUP == 0) ? 1 : POS_PER_GROUP;
-	int pg[NPG];
-	{
-		const int p0 = p_begin + warp * 2 * POS_PER_GROUP + (lane >> 4) * POS_PER_GROUP;
-#pragma unroll
-		for (int j = 0; j < NPG; j++)
-			pg[j] = pages[min(p0 + j, p_end - 1) / ps];
-	}
-	/* warp-uniform trip count (the shuffles need both half-warps): the odd half-warp may see a step
-	 * with no valid position; its scores are then all -inf and the step changes nothing */
-	for (int pw0 = p_begin + warp * 2 * POS_PER_GROUP; pw0 < p_end; pw0 += POS_PER_STEP) {
-		const int p0 = pw0 + (lane >> 4) * POS_PER_GROUP;
-		uint4 kr[POS_PER_GROUP], vr[POS_PER_GROUP];
-#pragma unroll
-		for (int j = 0; j < POS_PER_GROUP; j++) {
-			const int p = min(p0 + j, p_end - 1);
-			const size_t off = (((size_t)pg[NPG == 1 ? 0 : j] * ps + p % ps) * HKV + kvh) * D + sub * 8;
-			kr[j] = ldg_nc(k_cache + off);
-			vr[j] = ldg_nc(v_cache + off);
-		}
-		float s[POS_PER_GROUP][GRP];
-#pragma unroll
-		for (int j = 0; j < POS_PER_GROUP; j++) {
-			float kf[8];
-			bf16x8_to_float(kr[j], kf);
-#pragma unroll
-			for (int h = 0; h < GRP; h++) {
-				float x = 0.0f;
-#pragma unroll
-				for (int i = 0; i < 8; i++)
-					x = fmaf(qf[h][i], kf[i], x);
-				s[j][h] = x;
-			}
-		}
-#pragma unroll
-		for (int o = 8; o > 0; o >>= 1)
-#pragma unroll
-			for (int j = 0; j < POS_PER_GROUP; j++)
-#pragma unroll
-				for (int h = 0; h < GRP; h++)
-					s[j][h] += __shfl_xor_sync(0xffffffffu, s[j][h], o);
-#pragma unroll
-		for (int j = 0; j < NPG; j++) /* the next step's pages (K is consumed) */
-			pg[j] = pages[min(p0 + POS_PER_STEP + j, p_end - 1) / ps];
-#pragma unroll
-		for (int j = 0; j < POS_PER_GROUP; j++)
-			if (p0 + j >= p_end)
-#pragma unroll
-				for (int h = 0; h < GRP; h++)
-					s[j][h] = -INFINITY;
-		float pw[POS_PER_GROUP][GRP];
-#pragma unroll
-		for (int h = 0; h < GRP; h++) {
-			float mx = m[h];
-#pragma unroll
-			for (int j = 0; j < POS_PER_GROUP; j++)
-				mx = fmaxf(mx, s[j][h]);
-			/* mx = -inf only when nothing was valid yet: then corr and the weights are 0 */
-			const float mu = mx == -INFINITY ? 0.0f : mx;
-			const float corr = exp2f(m[h] - mu);
-			m[h] = mx;
-			float sum = 0.0f;
-#pragma unroll
-			for (int j = 0; j < POS_PER_GROUP; j++) {
-				pw[j][h] = exp2f(s[j][h] - mu);
-				sum += pw[j][h];
-			}
-			l[h] = l[h] * corr + sum;
-#pragma unroll
-			for (int i = 0; i < 8; i++)
-				acc[h][i] *= corr;
-		}
-#pragma unroll
-		for (int j = 0; j < POS_PER_GROUP; j++) {
-			float vf[8];
-			bf16x8_to_float(vr[j], vf);
-#pragma unroll
-			for (int h = 0; h < GRP; h++)
-#pragma unroll
-				for (int i = 0; i < 8; i++)
-					acc[h][i] = fmaf(pw[j][h], vf[i], acc[h][i]);
-		}
-	}
-
-	/* merge the two half-warps of the warp (xor 16); the 8 warps' states go to shared memory */
+/* Merges the two half-warps of the warp (xor 16) and stores the warp's state in sm_m / sm_l /
+ * sm_acc[warp] (max m, sum l relative to m, unnormalized accumulators). */
+__device__ __forceinline__ void warp_state_store(float m[GRP], float l[GRP], float acc[GRP][8], float (*sm_m)[GRP],
+						 float (*sm_l)[GRP], float (*sm_acc)[GRP][D])
+{
+	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, sub = lane & 15;
 #pragma unroll
 	for (int h = 0; h < GRP; h++) {
 		const float mo = __shfl_xor_sync(0xffffffffu, m[h], 16);
@@ -238,6 +246,140 @@ attend_range(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restric
 		}
 	}
 }
+
+/*
+ * The attention of the 4 query heads of kv head kvh of sequence b over kv positions [p_begin, p_end)
+ * (p_begin < p_end), pages = the sequence's page ids; K/V straight into registers. Lane l of
+ * half-warp hw holds dims 8*(l%16) .. +7 of the 4 queries and of their 4 accumulators; a CTA step
+ * covers 64 positions, 4 consecutive ones per half-warp (8 loads of 16 B in flight per lane). Ends
+ * with each warp's state in sm_m / sm_l / sm_acc[warp]; the caller synchronizes before reading them.
+ */
+template <int PS>
+__device__ __forceinline__ void
+attend_range(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k_cache,
+	     const __nv_bfloat16 *__restrict__ v_cache, const int32_t *__restrict__ pages, int ps, float scale_log2,
+	     int b, int kvh, int p_begin, int p_end, float (*sm_m)[GRP], float (*sm_l)[GRP], float (*sm_acc)[GRP][D])
+{
+	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+	const int sub = lane & 15;                 /* lane within the half-warp: dims 8*sub .. 8*sub+7 */
+	float qf[GRP][8], acc[GRP][8], m[GRP], l[GRP];
+	init_state(q, b, kvh, sub, scale_log2, qf, m, l, acc);
+
+	/* page ids of the current step, fetched one step ahead (positions clamped to a valid row: a
+	 * masked position reads p_end - 1) */
+	/* with PS a multiple of 4, a step's 4 positions (p0 is a multiple of 4) share one page: one id */
+	constexpr int NPG = (PS >= POS_PER_GROUP && PS % POS_PER_GROUP == 0) ? 1 : POS_PER_GROUP;
+	int pg[NPG];
+	{
+		const int p0 = p_begin + warp * 2 * POS_PER_GROUP + (lane >> 4) * POS_PER_GROUP;
+#pragma unroll
+		for (int j = 0; j < NPG; j++)
+			pg[j] = pages[min(p0 + j, p_end - 1) / ps];
+	}
+	/* warp-uniform trip count (the shuffles need both half-warps): the odd half-warp may see a step
+	 * with no valid position; its scores are then all -inf and the step changes nothing */
+	for (int pw0 = p_begin + warp * 2 * POS_PER_GROUP; pw0 < p_end; pw0 += POS_PER_STEP) {
+		const int p0 = pw0 + (lane >> 4) * POS_PER_GROUP;
+		uint4 kr[POS_PER_GROUP], vr[POS_PER_GROUP];
+#pragma unroll
+		for (int j = 0; j < POS_PER_GROUP; j++) {
+			const int p = min(p0 + j, p_end - 1);
+			const size_t off = (((size_t)pg[NPG == 1 ? 0 : j] * ps + p % ps) * HKV + kvh) * D + sub * 8;
+			kr[j] = ldg_nc(k_cache + off);
+			vr[j] = ldg_nc(v_cache + off);
+		}
+		consume_step(kr, vr, p0, p_end, qf, m, l, acc, [&] {
+#pragma unroll
+			for (int j = 0; j < NPG; j++) /* the next step's pages (K is consumed) */
+				pg[j] = pages[min(p0 + POS_PER_STEP + j, p_end - 1) / ps];
+		});
+	}
+	warp_state_store(m, l, acc, sm_m, sm_l, sm_acc);
+}
+
+#if DEC_STAGES > 0
+/*
+ * attend_range with K/V staged through shared memory: a ring of DEC_STAGES buffers of one CTA step
+ * (64 positions x K and V x 256 B = 32 KiB each) filled by cp.async.cg, DEC_STAGES steps in flight
+ * per CTA (96 KiB for 3) whatever the register budget. Thread t copies 16-byte column t % 16 of rows
+ * t / 16 + 16 j (j < 4) of K and of V; the page ids of the stage issued next are fetched one step
+ * ahead. The math is consume_step on rows warp * 8 + half * 4 + j, as in attend_range. ring: dynamic
+ * shared memory of DEC_STAGES * 32 KiB; sm_acc may alias it (it is written after the last step).
+ */
+template <int PS>
+__device__ __forceinline__ void
+attend_range_cp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k_cache,
+		const __nv_bfloat16 *__restrict__ v_cache, const int32_t *__restrict__ pages, int ps, float scale_log2,
+		int b, int kvh, int p_begin, int p_end, uint4 *ring, float (*sm_m)[GRP], float (*sm_l)[GRP],
+		float (*sm_acc)[GRP][D])
+{
+	constexpr int ROWS = POS_PER_STEP, COLS = D / 8;          /* 64 rows of 16 x 16 B per tensor */
+	constexpr int RPT = ROWS * COLS / ATT_THREADS;            /* rows per thread per tensor: 4 */
+	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+	const int sub = lane & 15, col = tid % COLS, row0 = tid / COLS;
+	const int nsteps = (p_end - p_begin + ROWS - 1) / ROWS;
+	/* the page ids of step s's rows (clamped to p_end - 1) into ids[] */
+#define DEC_FETCH_IDS(ids, s_)                                                                     \
+	do {                                                                                       \
+		_Pragma("unroll") for (int j = 0; j < RPT; j++)                                    \
+			ids[j] = pages[min(p_begin + (s_) * ROWS + row0 + 16 * j, p_end - 1) / ps]; \
+	} while (0)
+	/* copies step s's rows into ring buffer s % DEC_STAGES, page ids from ids[] */
+#define DEC_ISSUE(ids, s_)                                                                         \
+	do {                                                                                       \
+		uint4 *kb_ = ring + (size_t)((s_) % DEC_STAGES) * 2 * ROWS * COLS;                 \
+		_Pragma("unroll") for (int j = 0; j < RPT; j++)                                    \
+		{                                                                                  \
+			const int r_ = row0 + 16 * j;                                              \
+			const int p_ = min(p_begin + (s_) * ROWS + r_, p_end - 1);                 \
+			const size_t off_ = (((size_t)ids[j] * ps + p_ % ps) * HKV + kvh) * D + col * 8; \
+			cp_async16(kb_ + r_ * COLS + col, k_cache + off_);                         \
+			cp_async16(kb_ + (ROWS + r_) * COLS + col, v_cache + off_);                \
+		}                                                                                  \
+	} while (0)
+	int pg[RPT];
+	{
+		/* the first DEC_STAGES steps: every page id load first, then every copy (one latency) */
+		int pg0[DEC_STAGES][RPT];
+#pragma unroll
+		for (int s = 0; s < DEC_STAGES; s++)
+			if (s < nsteps)
+				DEC_FETCH_IDS(pg0[s], s);
+#pragma unroll
+		for (int s = 0; s < DEC_STAGES; s++) {
+			if (s < nsteps)
+				DEC_ISSUE(pg0[s], s);
+			cp_async_commit(); /* one group per step, empty past the end: the wait count is fixed */
+		}
+	}
+	float qf[GRP][8], acc[GRP][8], m[GRP], l[GRP];
+	init_state(q, b, kvh, sub, scale_log2, qf, m, l, acc);
+	for (int s = 0; s < nsteps; s++) {
+		if (s + DEC_STAGES < nsteps)
+			DEC_FETCH_IDS(pg, s + DEC_STAGES);
+		cp_async_wait<DEC_STAGES - 1>(); /* this thread's copies of step s have landed */
+		__syncthreads();                 /* everyone's */
+		const uint4 *kb = ring + (size_t)(s % DEC_STAGES) * 2 * ROWS * COLS;
+		const int r = warp * 2 * POS_PER_GROUP + (lane >> 4) * POS_PER_GROUP;
+		uint4 kr[POS_PER_GROUP], vr[POS_PER_GROUP];
+#pragma unroll
+		for (int j = 0; j < POS_PER_GROUP; j++) {
+			kr[j] = kb[(r + j) * COLS + sub];
+			vr[j] = kb[(ROWS + r + j) * COLS + sub];
+		}
+		consume_step(kr, vr, p_begin + s * ROWS + r, p_end, qf, m, l, acc, [] {});
+		__syncthreads(); /* buffer s % DEC_STAGES is read: refill it */
+		if (s + DEC_STAGES < nsteps)
+			DEC_ISSUE(pg, s + DEC_STAGES);
+		cp_async_commit();
+	}
+#undef DEC_FETCH_IDS
+#undef DEC_ISSUE
+	cp_async_wait<0>();
+	__syncthreads(); /* sm_acc may alias the ring */
+	warp_state_store(m, l, acc, sm_m, sm_l, sm_acc);
+}
+#endif
 
 /*
  * Combines the 8 warp states in shared memory (max m, sum l relative to m, unnormalized acc) into the
@@ -277,10 +419,26 @@ __device__ __forceinline__ void combine_store(const float (*sm_m)[GRP], const fl
 }
 
 #if !DECODE_V1
+#if DEC_STAGES > 0
+#define DEC_RING_BYTES ((size_t)DEC_STAGES * 2 * POS_PER_STEP * D * 2) /* 32 KiB per stage */
+/* The K/V ring of attend_range_cp: the kernel's dynamic shared memory (DEC_RING_BYTES). */
+__device__ __forceinline__ uint4 *dec_ring()
+{
+#ifdef SF_EMU_H
+	return emu_shared<uint4>(1000, DEC_RING_BYTES / 16);
+#else
+	extern __shared__ __align__(16) uint4 dec_ring_smem[];
+	return dec_ring_smem;
+#endif
+}
+#else
+#define DEC_RING_BYTES ((size_t)0)
+#endif
+
 /*
  * Finds work item `item` in sequence order: every sequence b has max(1, ceil(kv_len / chunk)) items
- * (an empty sequence one). The block scans the counts 256 sequences per pass (warp shuffles, then
- * the 8 warp sums) and stops at the pass that holds the item. Sets *sb (sequence, -1 when item is
+ * (an empty sequence one). The block scans the counts DEC_SCAN_PASS (256) sequences per pass (warp
+ * shuffles, then the 8 warp sums) and stops at the pass that holds the item. Sets *sb (sequence, -1 when item is
  * past the last one), *sc (chunk within it), *sn (its item count), *s0 (its first item). Every
  * thread of the block must call it; it ends with the block synchronized.
  */
@@ -293,9 +451,9 @@ __device__ __forceinline__ void locate_item(const int32_t *__restrict__ kv_indpt
 		*sb = -1;
 	__syncthreads();
 	int carry = 0;
-	for (int base = 0; base < batch; base += ATT_THREADS) {
+	for (int base = 0; base < batch; base += DEC_SCAN_PASS) {
 		const int b = base + tid;
-		const int cnt = b < batch ? max(1, (kv_len_of(kv_indptr, last_len, ps, b) + chunk - 1) / chunk) : 0;
+		const int cnt = tid < DEC_SCAN_PASS && b < batch ? max(1, (kv_len_of(kv_indptr, last_len, ps, b) + chunk - 1) / chunk) : 0;
 		int x = cnt; /* inclusive scan within the warp */
 #pragma unroll
 		for (int o = 1; o < 32; o <<= 1) {
@@ -394,9 +552,14 @@ decode_fused(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restric
 	     unsigned *__restrict__ counters, __nv_bfloat16 *__restrict__ out, float *__restrict__ lse)
 {
 	__shared__ float sm_m[ATT_WARPS][GRP], sm_l[ATT_WARPS][GRP];
+#if DEC_STAGES > 0
+	uint4 *ring = dec_ring();
+	float(*sm_acc)[GRP][D] = (float(*)[GRP][D])ring; /* 16 KiB, written after the ring's last use */
+#else
 	__shared__ float sm_acc[ATT_WARPS][GRP][D];
+#endif
 	__shared__ int sh_loc[4 + ATT_WARPS]; /* b, chunk, n, first item, warp sums */
-	__shared__ int sh_last;
+	__shared__ int sh_last[1];
 	const int ps = PS ? PS : ps_rt;
 	const int item = blockIdx.x / HKV, kvh = blockIdx.x % HKV;
 	locate_item(kv_indptr, last_len, ps, batch, chunk, item, &sh_loc[0], &sh_loc[1], &sh_loc[2], &sh_loc[3],
@@ -416,8 +579,13 @@ decode_fused(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restric
 		}
 		const int p_begin = c * chunk;
 		const int p_end = min(kv_len, p_begin + chunk);
+#if DEC_STAGES > 0
+		attend_range_cp<PS>(q, k_cache, v_cache, kv_indices + kv_indptr[b], ps, scale_log2, b, kvh, p_begin,
+				    p_end, ring, sm_m, sm_l, sm_acc);
+#else
 		attend_range<PS>(q, k_cache, v_cache, kv_indices + kv_indptr[b], ps, scale_log2, b, kvh, p_begin,
 				 p_end, sm_m, sm_l, sm_acc);
+#endif
 	}
 	__syncthreads();
 	/* re-read after the barrier rather than kept live through the loop (register pressure) */
@@ -434,9 +602,9 @@ decode_fused(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restric
 	__threadfence();
 	__syncthreads();
 	if (threadIdx.x == 0)
-		sh_last = atomicAdd(&counters[b * HKV + kvh], 1u) == (unsigned)(n - 1);
+		sh_last[0] = atomicAdd(&counters[b * HKV + kvh], 1u) == (unsigned)(n - 1);
 	__syncthreads();
-	if (!sh_last)
+	if (!sh_last[0])
 		return;
 	__threadfence(); /* acquire: the other CTAs' partials (ld.cg below reads L2) */
 	merge_partials(part_o, part_lse, s0, n, kvh, sm_m, sm_l, sm_acc);
@@ -725,15 +893,39 @@ SF_EXPORT int run(const sf_call *call)
 		return SF_ERR_CUDA;
 	float *part_lse = (float *)s;
 	float *part_o = (float *)(s + o_po);
-	if (ps == 1)
-		decode_fused<1><<<grid, ATT_THREADS, 0, stream>>>(q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2,
-								 batch, (int)chunk, part_o, part_lse, cnt, out, lse);
-	else if (ps == 16)
-		decode_fused<16><<<grid, ATT_THREADS, 0, stream>>>(q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2,
-								  batch, (int)chunk, part_o, part_lse, cnt, out, lse);
+	/* the ring needs more than the default 48 KiB of dynamic shared memory: opt in once per kernel */
+	static int smem_ok[3];
+	const int kind = ps == 1 ? 0 : ps == 16 ? 1 : 2;
+	if (DEC_RING_BYTES > 0 && !smem_ok[kind]) {
+		cudaError_t e = kind == 0   ? cudaFuncSetAttribute(decode_fused<1>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+								 (int)DEC_RING_BYTES)
+				: kind == 1 ? cudaFuncSetAttribute(decode_fused<16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+								 (int)DEC_RING_BYTES)
+					    : cudaFuncSetAttribute(decode_fused<0>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+								 (int)DEC_RING_BYTES);
+		if (e == cudaSuccess) /* 2 CTAs x 96 KiB per SM: ask for the largest shared-memory carveout */
+			e = kind == 0   ? cudaFuncSetAttribute(decode_fused<1>, cudaFuncAttributePreferredSharedMemoryCarveout,
+							   100)
+			    : kind == 1 ? cudaFuncSetAttribute(decode_fused<16>, cudaFuncAttributePreferredSharedMemoryCarveout,
+							   100)
+					: cudaFuncSetAttribute(decode_fused<0>, cudaFuncAttributePreferredSharedMemoryCarveout,
+							   100);
+		if (e != cudaSuccess)
+			return SF_ERR_CUDA;
+		smem_ok[kind] = 1;
+	}
+	if (kind == 0)
+		decode_fused<1><<<grid, ATT_THREADS, DEC_RING_BYTES, stream>>>(q, kc, vc, kv_indptr, kv_indices, last, ps,
+									       scale_log2, batch, (int)chunk, part_o,
+									       part_lse, cnt, out, lse);
+	else if (kind == 1)
+		decode_fused<16><<<grid, ATT_THREADS, DEC_RING_BYTES, stream>>>(q, kc, vc, kv_indptr, kv_indices, last, ps,
+										scale_log2, batch, (int)chunk, part_o,
+										part_lse, cnt, out, lse);
 	else
-		decode_fused<0><<<grid, ATT_THREADS, 0, stream>>>(q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2,
-								 batch, (int)chunk, part_o, part_lse, cnt, out, lse);
+		decode_fused<0><<<grid, ATT_THREADS, DEC_RING_BYTES, stream>>>(q, kc, vc, kv_indptr, kv_indices, last, ps,
+									       scale_log2, batch, (int)chunk, part_o,
+									       part_lse, cnt, out, lse);
 #endif
 	return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
 }
