@@ -5,16 +5,17 @@
 # solutions/fast.cu of gqa_paged_decode_h32_kv8_d128_ps{1,16} as
 #   v2     the default build (one launch, cp.async ring),
 #   v1     -D DECODE_V1=1 (plan + attend + merge, three launches),
-#   v2reg  -D DEC_STAGES=0 (one launch, K/V straight to registers; only with EXTRA=1),
+# and, named in VARIANTS, v2reg (-D DEC_STAGES=0: one launch, K/V straight to registers), v2s2
+# (-D DEC_STAGES=2), v2i33 / v2i132 (-D DEC_ITEMS=33 / 132: about 1 or 4 waves of chunks),
 # with --no-torch, in phases of priority: the 8 smaller bundled workloads, the held-out compositions
 # of tools/attn_heldout.py, the 5 largest bundled workloads. With 2 or more GPUs each variant runs on
-# its own GPU (lanes in parallel); with one GPU they alternate. Everything stops at DEADLINE_S
-# seconds after the build (default 165): what was not reached is listed as such. Prints a table
-# last: problem, workload, variant, status, T_k, TB/s of the K/V bytes the page table references
+# its own GPU (variant i on GPU i % n, lanes in parallel, one evaluation per GPU at a time); with one
+# GPU they alternate. Evaluations stop at DEADLINE_S seconds after the start (default 170, builds
+# included): what was not reached is listed as such. Prints a table last: problem, workload, variant, status, T_k, TB/s of the K/V bytes the page table references
 # (4096 B per kv position), T_sol / T_k, the trace's SOL score when a baseline ran ("-" with
 # --no-torch), and v1's T_k / v2's T_k.
 #
-# env: DEADLINE_S (165), ROUNDS (1), BUDGET_MS (150), EXTRA=1 adds the v2reg variant, PHASES
+# env: DEADLINE_S (170), ROUNDS (1), BUDGET_MS (150), VARIANTS ("v2 v1"), PHASES
 # ("small heldout big"). Logs: $OUT (device tool) or build/gpu-dec; with $OUT set they are packed
 # into $OUT/gpu_dec_logs.tgz beside $OUT/summary.txt.
 set -u
@@ -25,14 +26,16 @@ export SOLFORGE_CACHE=${SOLFORGE_CACHE:-$PWD/build/cache}
 S=build/solforge
 NAMES="gqa_paged_decode_h32_kv8_d128_ps1 gqa_paged_decode_h32_kv8_d128_ps16"
 BIG="b4-kv32768 b64-kv4096 b256-kv4096 b32-kv32768 b64-kv12288-ragged"
-variants="v2 v1"
-[ "${EXTRA:-0}" = 1 ] && variants="v2 v1 v2reg"
+variants=${VARIANTS:-v2 v1}
 t0=$(date +%s)
 
 defs() { # variant -> solforge eval -D flags
 	case $1 in
 	v1) echo "-D DECODE_V1=1" ;;
 	v2reg) echo "-D DEC_STAGES=0" ;;
+	v2s2) echo "-D DEC_STAGES=2" ;;
+	v2i33) echo "-D DEC_ITEMS=33" ;;
+	v2i132) echo "-D DEC_ITEMS=132" ;;
 	*) echo "" ;;
 	esac
 }
@@ -75,8 +78,8 @@ for name in names:
                     f.write(l)
 PY
 
-# build every variant once (compile cache; one writer per cache entry at a time) and record its
-# registers / spills; then the oracle modules of the set folders
+# build every variant and the oracle modules at once (the compile cache renames finished builds into
+# place, so parallel builds of one entry are safe) and record each variant's registers / spills
 for v in $variants; do
 	for n in $NAMES; do
 		# shellcheck disable=SC2046 # defs: a list of flags
@@ -86,19 +89,19 @@ for v in $variants; do
 	# shellcheck disable=SC2046
 	nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Xptxas -v $(defs "$v" | sed 's/-D /-D/g') \
 		-c "problems/llama/gqa_paged_decode_h32_kv8_d128_ps1/solutions/fast.cu" -o "$out/ptxas_$v.o" \
-		>"$out/ptxas_$v.txt" 2>&1
-	rm -f "$out/ptxas_$v.o"
-	wait
+		>"$out/ptxas_$v.txt" 2>&1 &
 done
 for ph in ${PHASES:-small heldout big}; do
 	for n in $NAMES; do
 		$S eval "$sets/$ph/$n" "problems/llama/$n/solutions/fast.cu" --backend cuda --prepare-only \
-			>>"$out/prepare_sets.log" 2>&1
+			>"$out/prepare_${ph}_$n.log" 2>&1 &
 	done
 done
+wait
+rm -f "$out"/ptxas_*.o
 tb=$(date +%s)
 echo "gpu_dec: built in $((tb - t0)) s, $ngpu GPU(s)" >&2
-deadline=$((tb + ${DEADLINE_S:-165}))
+deadline=$((t0 + ${DEADLINE_S:-170}))
 
 # one lane: the evaluations of the given variants in phase order, each cut at the deadline
 lane() { # gpu variants...
@@ -113,7 +116,8 @@ lane() { # gpu variants...
 					continue
 				fi
 				# shellcheck disable=SC2046
-				CUDA_VISIBLE_DEVICES=$gpu timeout "$left" $S eval "$sets/$ph/$n" \
+				# line-buffered: the traces of the workloads done survive a cut at the deadline
+				CUDA_VISIBLE_DEVICES=$gpu timeout "$left" stdbuf -oL $S eval "$sets/$ph/$n" \
 					"problems/llama/$n/solutions/fast.cu" --backend cuda $(defs "$v") --no-torch \
 					--rounds "${ROUNDS:-1}" --budget-ms "${BUDGET_MS:-150}" --json \
 					>"$out/traces/${ph}_${v}_$n.jsonl" 2>"$out/traces/${ph}_${v}_$n.err"
@@ -124,10 +128,10 @@ lane() { # gpu variants...
 }
 rm -f "$out/not_reached.txt"
 if [ "$ngpu" -ge 2 ]; then
-	g=0
-	for v in $variants; do
-		lane $((g % ngpu)) "$v" 2>>"$out/lanes.log" &
-		g=$((g + 1))
+	for ((g = 0; g < ngpu; g++)); do
+		mine=$(echo "$variants" | tr ' ' '\n' | awk -v g="$g" -v n="$ngpu" '(NR - 1) % n == g')
+		# shellcheck disable=SC2086 # mine: a list
+		[ -n "$mine" ] && lane "$g" $mine 2>>"$out/lanes.log" &
 	done
 	wait
 else
@@ -170,7 +174,7 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.jsonl"))):
     if not any(l.startswith("{") for l in open(path)) and os.path.exists(err):
         tail = [l for l in open(err).read().splitlines() if l.strip()]
         print(f"{os.path.basename(path)}: no traces ({tail[-1] if tail else 'empty log'})")
-order = {"v2": 0, "v2reg": 1, "v1": 2}
+order = {"v2": 0, "v2reg": 1, "v2s2": 2, "v2i33": 3, "v2i132": 4, "v1": 9}
 print(f"{'problem':14s} {'workload':28s} {'variant':7s} {'status':20s} {'T_k us':>9s} {'TB/s KV':>8s} "
       f"{'Tsol/Tk':>8s} {'SOL':>6s} {'v1/this':>8s}")
 for key in sorted(rows, key=lambda k: (k[0], rows[k][5], rows[k][6], k[1], order.get(k[2], 9))):
