@@ -12,6 +12,7 @@
 
 #include <cstdio>
 #include <algorithm>
+#include <numeric>
 #include <random>
 #include <string>
 
@@ -597,10 +598,37 @@ static void test_decode(const std::vector<int> &lens, int ps, int calls, const s
 		       " launches so far)",
 	       why);
 }
+/* n lengths >= 1 summing to total, each drawn around the mean of what is left (as the generator's
+ * ragged compositions) */
+static std::vector<int> ragged_lens(int n, int total)
+{
+	std::vector<int> lens;
+	for (int i = 0; i < n; i++) {
+		const int left = total - (int)std::accumulate(lens.begin(), lens.end(), 0), rest = n - i;
+		if (rest == 1) {
+			lens.push_back(left);
+			break;
+		}
+		const double mean = (double)left / rest;
+		std::uniform_real_distribution<double> u(0.2, 1.8);
+		int x = std::max(1, (int)(mean * u(rng)));
+		lens.push_back(std::min(x, left - (rest - 1)));
+	}
+	return lens;
+}
 static void tests()
 {
 	/* blocks run 4 at a time, so several CTAs of one (sequence, kv head) race for the merge */
 	emu_resident = 4;
+#ifdef EMU_DECODE_HELDOUT
+	/* the default chunking (DEC_ITEMS 66, DEC_MIN_CHUNK 128) on held-out-like compositions
+	 * (tools/attn_heldout.py's smaller ones, scaled to the emulation) */
+	test_decode({ 1 }, 1, 1, "kv1");
+	test_decode({ 1, 1, 1, 1, 1 }, 16, 1, "kv5");
+	test_decode(ragged_lens(17, 600), 1, 1, "kv600-ragged");
+	test_decode(ragged_lens(3, 500), 16, 2, "kv500-ragged");
+	return;
+#endif
 	/* the list lines set a small chunk: several chunks per sequence (v2: 256 positions = 4 steps of
 	 * 64, one more than the 3 ring buffers, so the ring wraps; v1: 64) */
 	const int C = DEC_MIN_CHUNK;
