@@ -83,7 +83,7 @@ PY
 for v in $variants; do
 	for n in $NAMES; do
 		# shellcheck disable=SC2046 # defs: a list of flags
-		$S eval "problems/llama/$n" "problems/llama/$n/solutions/fast.cu" --backend cuda $(defs "$v") \
+		$S eval "$sets/small/$n" "problems/llama/$n/solutions/fast.cu" --backend cuda $(defs "$v") \
 			--prepare-only >"$out/prepare_${v}_$n.log" 2>&1 &
 	done
 	# shellcheck disable=SC2046
@@ -91,7 +91,7 @@ for v in $variants; do
 		-c "problems/llama/gqa_paged_decode_h32_kv8_d128_ps1/solutions/fast.cu" -o "$out/ptxas_$v.o" \
 		>"$out/ptxas_$v.txt" 2>&1 &
 done
-for ph in ${PHASES:-small heldout big}; do
+for ph in heldout big; do # (the oracle modules are keyed by folder: one per set folder)
 	for n in $NAMES; do
 		$S eval "$sets/$ph/$n" "problems/llama/$n/solutions/fast.cu" --backend cuda --prepare-only \
 			>"$out/prepare_${ph}_$n.log" 2>&1 &
