@@ -5,7 +5,7 @@
 # their oracles, over workload, held-out and fallback shapes (tests/emu/emu_test.cpp). No GPU needed:
 # each .cu is rewritten (its CUDA includes dropped, `k<<<g, b, smem, s>>>(...)` turned into
 # `emu_launch(g, b, k, ...)`, `__shared__` arrays turned into per-block arrays) and built with g++.
-# A list line may end with -D flags: a tuning variant of the same source. Prints each binary's ok/FAIL
+# A list line may end with -D flags (a tuning variant of the same source) and -I folders. Prints each binary's ok/FAIL
 # lines and ends with the summed "N passed, M failed".
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)

@@ -6,16 +6,18 @@
  * Memory-bound: every K/V row the page table references is read exactly once. The 4 query heads of a
  * GQA group share each K/V load. Work items are (sequence, chunk of `chunk` kv positions) in sequence
  * order; one CTA (8 warps) per (item, kv head): each half-warp takes 4 consecutive positions per step
- * (16-byte ld.global.nc loads per lane: 8 dims of K and of V), scores the 4 heads, keeps a base-2 online
- * softmax in fp32; the CTA merges its 16 half-warps; a sequence with one chunk writes output and lse
- * directly, otherwise a normalized partial (o, lse) goes to scratch.
+ * (lane: 8 dims of K and of V, 16 bytes each), scores the 4 heads, keeps a base-2 online softmax in
+ * fp32; the CTA merges its 16 half-warps; a sequence with one chunk writes output and lse directly,
+ * otherwise a normalized partial (o, lse) goes to scratch.
  *
  * Version 2 (default): ONE kernel. Each CTA finds its (sequence, chunk) itself: a block-wide scan of
  * the per-sequence chunk counts computed from kv_indptr (256 sequences per pass, early exit). The last
  * CTA of a (sequence, kv head) to finish - an atomic counter in scratch, fenced on both sides - merges
  * that sequence's partials in chunk order (deterministic whoever merges) and resets the counter to 0,
  * so the next call finds every counter zero. An empty sequence gets one item that writes zeros and
- * lse -inf (what the reference writes).
+ * lse -inf (what the reference writes). K/V go through a cp.async ring in shared memory (DEC_STAGES
+ * = 3 steps of 64 positions, 32 KiB each, in flight per CTA); -DDEC_STAGES=0 loads them straight into
+ * registers (ld.global.nc, 8 x 16 B per lane) as version 1 does.
  * Version 1 (-DDECODE_V1=1, kept for side-by-side timing): three kernels - plan (one CTA writes the
  * item list), attend, merge (one warp per (sequence, q head) with >= 2 chunks).
  * Tuning (-D): DEC_ITEMS (66: target chunk count over the batch, ~2 waves of 2 CTAs/SM x 8 kv heads)
