@@ -154,6 +154,7 @@ __device__ __forceinline__ void merge_partials(const float *part_o, const float 
 		for (int i = 0; i < 4; i++)
 			a[h][i] = 0.0f;
 	}
+#pragma unroll 2 /* two chunks' loads in flight per warp */
 	for (int c = warp; c < n; c += ATT_WARPS) {
 		const size_t row = (size_t)(s0 + c) * HQ + kvh * GRP;
 		const float4 ls = __ldcg((const float4 *)(part_lse + row));
