@@ -12,7 +12,9 @@ lane in numpy and compares with a float64 reference of the definitions (natural 
            lane / 4, thread-in-group = lane % 4), causal mask with the prefix, base-2 online softmax
            with P rounded to bf16, the epilogue's row -> (token, head) stores;
   decode   decode_plan's chunking, the half-warp groups' 4-position steps with clamped loads and -inf
-           masking, the warp-uniform trip count, the half-warp / warp / chunk merges.
+           masking, the warp-uniform trip count, the half-warp / warp / chunk merges (version 1,
+           -DDECODE_V1=1; the default version 2 - one launch, cp.async ring, last-CTA merge - runs
+           as CUDA source on the CPU emulation of tests/suites/emu_kernels.sh instead).
 
 Random ragged compositions (empty prefill sequences, prefixes longer than the new tokens, single
 tokens, pages in random order, page sizes 1 and 16). Prints one line per case and a summary; exit 1

@@ -79,9 +79,13 @@ def write_problem(outdir, name, rows, prefill):
     src = os.path.join(ROOT, "problems", "llama", name)
     dst = os.path.join(outdir, name)
     os.makedirs(dst, exist_ok=True)
-    for f in ("definition.json", "oracle.c"):
-        shutil.copy(os.path.join(src, f), os.path.join(dst, f))
+    shutil.copy(os.path.join(src, "oracle.c"), os.path.join(dst, "oracle.c"))
     defn = json.load(open(os.path.join(src, "definition.json")))
+    # baseline sources are relative to the problem folder: made absolute for the copy
+    for b in defn.get("solforge", {}).get("baselines", []):
+        b["source"] = os.path.abspath(os.path.join(src, b["source"]))
+    with open(os.path.join(dst, "definition.json"), "w") as f:
+        json.dump(defn, f, indent=2)
     names = list(defn["inputs"].keys())
     with open(os.path.join(dst, "workload.jsonl"), "w") as f:
         for tag, ax in rows:

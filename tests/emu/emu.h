@@ -6,7 +6,8 @@
  * a test of a kernel whose blocks wait for each other sets more, with emu_sm_count / emu_occupancy
  * to match what the occupancy API reports); the threads of a block are std::threads, __syncthreads is
  * a barrier over the block, __shfl_xor_sync exchanges through a per-warp slot array between two warp
- * barriers (every lane of a warp must call it, as on the GPU with a full mask). The test script
+ * barriers (every lane of a warp must call it, as on the GPU with a full mask; __shfl_up_sync likewise,
+ * for ints). The test script
  * rewrites `__shared__ T a[N], b[M];` to per-block arrays from emu_shared(). atomicAdd / atomicExch /
  * __threadfence / __ldcg map to GCC atomics. A kernel
  * launch `k<<<grid, block, smem, stream>>>(args)` is rewritten by the test script to
@@ -52,6 +53,20 @@ static inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d)
 struct float2 {
 	float x, y;
 };
+struct float4 {
+	float x, y, z, w;
+};
+struct uint2 {
+	unsigned x, y;
+};
+static inline int min(int a, int b)
+{
+	return a < b ? a : b;
+}
+static inline int max(int a, int b)
+{
+	return a > b ? a : b;
+}
 static inline float2 make_float2(float a, float b)
 {
 	return float2{ a, b };
@@ -83,6 +98,10 @@ static inline __nv_bfloat16 __float2bfloat16_rn(float f)
 		return __nv_bfloat16{ 0x7fc0 };
 	u += 0x7fffu + ((u >> 16) & 1u);
 	return __nv_bfloat16{ (unsigned short)(u >> 16) };
+}
+static inline __nv_bfloat16 __float2bfloat16(float f)
+{
+	return __float2bfloat16_rn(f);
 }
 static inline float __bfloat162float(__nv_bfloat16 h)
 {
@@ -161,6 +180,7 @@ struct emu_barrier {
 struct emu_warp {
 	emu_barrier bar;
 	float vals[32];
+	int ivals[32];
 };
 /* one running block: its barrier, warps and shared arrays */
 struct emu_block_ctx {
@@ -194,6 +214,17 @@ static inline float __shfl_xor_sync(unsigned mask, float v, int o)
 	W.vals[lane] = v;
 	W.bar.wait();
 	const float r = W.vals[lane ^ (unsigned)o];
+	W.bar.wait();
+	return r;
+}
+static inline int __shfl_up_sync(unsigned mask, int v, int o)
+{
+	(void)mask;
+	const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+	emu_warp &W = emu_ctx->warps[w];
+	W.ivals[lane] = v;
+	W.bar.wait();
+	const int r = lane >= (unsigned)o ? W.ivals[lane - (unsigned)o] : v;
 	W.bar.wait();
 	return r;
 }
@@ -244,6 +275,21 @@ template <class K> static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMult
 }
 static inline cudaError_t cudaMemset(void *p, int v, size_t n)
 {
+	memset(p, v, n);
+	return cudaSuccess;
+}
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8, cudaFuncAttributePreferredSharedMemoryCarveout = 9 };
+/* accepted and ignored: emulated shared arrays have no size limit */
+template <class K> static inline cudaError_t cudaFuncSetAttribute(K k, cudaFuncAttribute a, int v)
+{
+	(void)k;
+	(void)a;
+	(void)v;
+	return cudaSuccess;
+}
+static inline cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s)
+{
+	(void)s;
 	memset(p, v, n);
 	return cudaSuccess;
 }

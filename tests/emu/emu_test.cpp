@@ -11,6 +11,8 @@
 #include "solforge/solution.h"
 
 #include <cstdio>
+#include <algorithm>
+#include <numeric>
 #include <random>
 #include <string>
 
@@ -484,6 +486,165 @@ static void tests()
 	for (int64_t n : { 1, 7, 8, 9, 16384, 16389, 200003 })
 		test_copy(n, 0);
 	test_copy(1001, 2);
+}
+#endif
+
+#ifdef EMU_DECODE
+/*
+ * GQA paged decode (problems/common/kernels/gqa_paged_decode_sm90.cu): 32 q heads, 8 kv heads, d 128.
+ * lens: kv positions per sequence (0 = empty: no pages); ps: page size (ps 1 has no kv_last_page_len
+ * input); pages are a random permutation of a cache with spare pages. Checks output (bf16, 1e-2) and
+ * the base-2 lse (1e-4) against a double reference, zeros and -inf for empty sequences, the guards,
+ * and that `calls` repeated calls give bit-identical results (merge counters reset, merge order fixed).
+ */
+static void test_decode(const std::vector<int> &lens, int ps, int calls, const std::string &tag)
+{
+	const int B = (int)lens.size(), HQn = 32, HK = 8, Dn = 128;
+	std::vector<int32_t> indptr(B + 1, 0), last(B, 0);
+	for (int b = 0; b < B; b++) {
+		const int np = (lens[b] + ps - 1) / ps;
+		indptr[b + 1] = indptr[b] + np;
+		last[b] = np ? lens[b] - (np - 1) * ps : 0;
+	}
+	const int nidx = indptr[B], npages = nidx + nidx / 2 + 3;
+	std::vector<int32_t> perm(npages);
+	for (int i = 0; i < npages; i++)
+		perm[i] = i;
+	std::shuffle(perm.begin(), perm.end(), rng);
+	buf q, k, v, ip, ix, lp, o, l;
+	q.init((size_t)B * HQn * Dn * 2, 0);
+	k.init((size_t)npages * ps * HK * Dn * 2, 0);
+	v.init((size_t)npages * ps * HK * Dn * 2, 0);
+	ip.init((size_t)(B + 1) * 4, 0);
+	ix.init((size_t)(nidx ? nidx : 1) * 4, 0);
+	lp.init((size_t)B * 4, 0);
+	o.init((size_t)B * HQn * Dn * 2, 0);
+	l.init((size_t)B * HQn * 4, 0);
+	fill(q.data(), (size_t)B * HQn * Dn, 0, 1, 1);
+	fill(k.data(), (size_t)npages * ps * HK * Dn, 0, 1, 1);
+	fill(v.data(), (size_t)npages * ps * HK * Dn, 0, 1, 1);
+	memcpy(ip.data(), indptr.data(), (size_t)(B + 1) * 4);
+	memcpy(ix.data(), perm.data(), (size_t)nidx * 4);
+	memcpy(lp.data(), last.data(), (size_t)B * 4);
+	std::vector<int64_t> sq{ B, HQn, Dn }, sk{ npages, ps, HK, Dn }, sip{ B + 1 }, six{ nidx }, slp{ B }, sl{ B, HQn },
+		ss;
+	std::vector<sf_tensor> in{ mk(sq, q.data(), SF_CODE_BFLOAT, 16), mk(sk, k.data(), SF_CODE_BFLOAT, 16),
+				   mk(sk, v.data(), SF_CODE_BFLOAT, 16), mk(sip, ip.data(), SF_CODE_INT, 32),
+				   mk(six, ix.data(), SF_CODE_INT, 32) };
+	if (ps != 1)
+		in.push_back(mk(slp, lp.data(), SF_CODE_INT, 32));
+	in.push_back(mk(ss, nullptr, SF_CODE_FLOAT, 32));
+	std::vector<sf_tensor> out{ mk(sq, o.data(), SF_CODE_BFLOAT, 16), mk(sl, l.data(), SF_CODE_FLOAT, 32) };
+	const double scale = 0.08838834764831845;
+	std::vector<double> scal(in.size(), NAN);
+	scal.back() = scale;
+
+	/* reference: row (b, h) attends to every position of b with kv head h / 4 */
+	std::vector<double> ref((size_t)B * HQn * Dn, 0.0), rlse((size_t)B * HQn, -INFINITY);
+	const uint16_t *qp = (const uint16_t *)q.data(), *kp = (const uint16_t *)k.data(), *vp = (const uint16_t *)v.data();
+	for (int b = 0; b < B; b++)
+		for (int h = 0; h < HQn; h++) {
+			if (!lens[b])
+				continue;
+			std::vector<double> sc(lens[b]);
+			double mx = -INFINITY;
+			for (int p = 0; p < lens[b]; p++) {
+				const size_t row = ((size_t)perm[indptr[b] + p / ps] * ps + p % ps) * HK + h / 4;
+				double x = 0;
+				for (int d = 0; d < Dn; d++)
+					x += bf16_val(qp[((size_t)b * HQn + h) * Dn + d]) * bf16_val(kp[row * Dn + d]);
+				sc[p] = x * (double)(float)scale;
+				mx = std::max(mx, sc[p]);
+			}
+			double sum = 0;
+			for (int p = 0; p < lens[b]; p++)
+				sum += std::exp(sc[p] - mx);
+			for (int p = 0; p < lens[b]; p++) {
+				const size_t row = ((size_t)perm[indptr[b] + p / ps] * ps + p % ps) * HK + h / 4;
+				const double w = std::exp(sc[p] - mx) / sum;
+				for (int d = 0; d < Dn; d++)
+					ref[((size_t)b * HQn + h) * Dn + d] += w * bf16_val(vp[row * Dn + d]);
+			}
+			rlse[(size_t)b * HQn + h] = (mx + std::log(sum)) / std::log(2.0);
+		}
+
+	std::string why;
+	std::vector<unsigned char> first;
+	for (int call = 0; call < calls && why.empty(); call++) {
+		memset(o.data(), 0xFF, o.bytes);
+		memset(l.data(), 0xFF, l.bytes);
+		why = call_run(in, scal, out);
+		if (why.empty())
+			why = compare(o.data(), ref, 1, 1e-2, 1e-2);
+		const float *lo = (const float *)l.data();
+		for (size_t i = 0; why.empty() && i < rlse.size(); i++) {
+			const bool ok = std::isinf(rlse[i]) ? (std::isinf(lo[i]) && lo[i] < 0)
+							  : std::fabs(lo[i] - rlse[i]) <= 1e-4 + 1e-5 * std::fabs(rlse[i]);
+			if (!ok) {
+				char m[160];
+				snprintf(m, sizeof m, "lse %zu: got %.7g, want %.7g", i, lo[i], rlse[i]);
+				why = m;
+			}
+		}
+		std::vector<unsigned char> now((unsigned char *)o.data(), (unsigned char *)o.data() + o.bytes);
+		now.insert(now.end(), (unsigned char *)l.data(), (unsigned char *)l.data() + l.bytes);
+		if (why.empty() && call > 0 && now != first)
+			why = "call " + std::to_string(call + 1) + " differs from call 1 (not deterministic)";
+		first = now;
+	}
+	if (why.empty() && !(o.guards_ok() && l.guards_ok() && q.guards_ok() && k.guards_ok() && v.guards_ok()))
+		why = "wrote outside the outputs";
+	report("decode-ps" + std::to_string(ps) + "-b" + std::to_string(B) + "-" + tag + " (" + std::to_string(emu_launches) +
+		       " launches so far)",
+	       why);
+}
+/* n lengths >= 1 summing to total, each drawn around the mean of what is left (as the generator's
+ * ragged compositions) */
+static std::vector<int> ragged_lens(int n, int total)
+{
+	std::vector<int> lens;
+	for (int i = 0; i < n; i++) {
+		const int left = total - (int)std::accumulate(lens.begin(), lens.end(), 0), rest = n - i;
+		if (rest == 1) {
+			lens.push_back(left);
+			break;
+		}
+		const double mean = (double)left / rest;
+		std::uniform_real_distribution<double> u(0.2, 1.8);
+		int x = std::max(1, (int)(mean * u(rng)));
+		lens.push_back(std::min(x, left - (rest - 1)));
+	}
+	return lens;
+}
+static void tests()
+{
+	/* blocks run 4 at a time, so several CTAs of one (sequence, kv head) race for the merge */
+	emu_resident = 4;
+#ifdef EMU_DECODE_HELDOUT
+	/* the default chunking (DEC_ITEMS 66, DEC_MIN_CHUNK 128) on held-out-like compositions
+	 * (tools/attn_heldout.py's smaller ones, scaled to the emulation) */
+	test_decode({ 1 }, 1, 1, "kv1");
+	test_decode({ 1, 1, 1, 1, 1 }, 16, 1, "kv5");
+	test_decode(ragged_lens(17, 600), 1, 1, "kv600-ragged");
+	test_decode(ragged_lens(3, 500), 16, 2, "kv500-ragged");
+	return;
+#endif
+	/* the list lines set a small chunk: several chunks per sequence (v2: 256 positions = 4 steps of
+	 * 64, one more than the 3 ring buffers, so the ring wraps; v1: 64) */
+	const int C = DEC_MIN_CHUNK;
+	test_decode({ C + 70, 1, 2 * C + 3 }, 1, 2, "ragged");   /* 2 calls: counters back to 0 */
+	test_decode({ 0, C + 17, 0, 37 }, 16, 1, "empties");     /* partial last pages, empty sequences */
+#if !DECODE_V1
+	test_decode({ 1 }, 1, 1, "len1");
+	test_decode({ C + 9, 3 }, 8, 1, "ps8-runtime"); /* the runtime page-size kernel */
+	/* more sequences than one pass of the CTAs' locate scan holds (5 passes: the list line sets
+	 * DEC_SCAN_PASS 2 to keep the emulation short; the kernel's default is 256) */
+	std::vector<int> many(5 * DEC_SCAN_PASS, 1);
+	many[3] = 0;
+	many[DEC_SCAN_PASS] = C + 2;
+	many[4 * DEC_SCAN_PASS] = C + 1;
+	test_decode(many, 1, 1, "multi-pass");
+#endif
 }
 #endif
 

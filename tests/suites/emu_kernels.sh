@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# emu_kernels.sh - the memory-bound fast.cu kernels (and the calibration copy) run on a CPU emulation
+# emu_kernels.sh - the memory-bound fast.cu kernels (the GQA paged decode kernel, versions 2 and 1, and
+# the calibration copy too) run on a CPU emulation
 # of CUDA (tests/emu/emu.h) and checked element by element against double-precision references of
 # their oracles, over workload, held-out and fallback shapes (tests/emu/emu_test.cpp). No GPU needed:
 # each .cu is rewritten (its CUDA includes dropped, `k<<<g, b, smem, s>>>(...)` turned into
 # `emu_launch(g, b, k, ...)`, `__shared__` arrays turned into per-block arrays) and built with g++.
-# A list line may end with -D flags: a tuning variant of the same source. Prints each binary's ok/FAIL
+# A list line may end with -D flags (a tuning variant of the same source) and -I folders. Prints each binary's ok/FAIL
 # lines and ends with the summed "N passed, M failed".
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -99,6 +100,9 @@ EMU_FLUX problems/flux/flux_adaln_layernorm_modulate_h3072/solutions/fast.cu
 EMU_COPY tools/calibration/copy/solutions/copy.cu
 EMU_COPY tools/calibration/copy/solutions/copy.cu -DCOPY_BLOCKED=1
 EMU_COPY tools/calibration/copy/solutions/copy.cu -DCOPY_BPS=4 -DCOPY_UNROLL=4 -DCOPY_THREADS=512
+EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2
+EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DEMU_DECODE_HELDOUT
+EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDECODE_V1=1 -DDEC_MIN_CHUNK=64 -DDEC_ITEMS=100000
 LIST
 wait
 for ((j = 1; j <= i; j++)); do

@@ -4,21 +4,48 @@
  * it tells them apart by the input count: ps1 has no kv_last_page_len).
  *
  * Memory-bound: every K/V row the page table references is read exactly once. The 4 query heads of a
- * GQA group share each K/V load. Three kernels on the caller's stream:
- *   plan    one CTA: kv_len per sequence, chunks of `chunk` positions, a prefix of chunk counts and
- *           the list of work items (sequence, chunk) in scratch memory;
- *   attend  one CTA (8 warps) per (work item, kv head): each half-warp takes 4 consecutive positions
- *           per step (16-byte ld.global.nc loads per lane: 8 dims of K and of V), scores the 4 heads,
- *           keeps a base-2 online softmax in fp32; the CTA merges its 16 half-warps; a sequence with
- *           one chunk writes output and lse directly, otherwise a partial (o, lse) goes to scratch;
- *   merge   one warp per (sequence, q head) with >= 2 chunks (or none: zeros and -inf).
- * Scratch is allocated once (cudaMalloc) and regrown, the old block freed, when a bigger batch comes.
+ * GQA group share each K/V load. Work items are (sequence, chunk of `chunk` kv positions) in sequence
+ * order; one CTA (8 warps) per (item, kv head): each half-warp takes 4 consecutive positions per step
+ * (lane: 8 dims of K and of V, 16 bytes each), scores the 4 heads, keeps a base-2 online softmax in
+ * fp32; the CTA merges its 16 half-warps; a sequence with one chunk writes output and lse directly,
+ * otherwise a normalized partial (o, lse) goes to scratch.
+ *
+ * Version 2 (default): ONE kernel. Each CTA finds its (sequence, chunk) itself: a block-wide scan of
+ * the per-sequence chunk counts computed from kv_indptr (256 sequences per pass, early exit). The last
+ * CTA of a (sequence, kv head) to finish - an atomic counter in scratch, fenced on both sides - merges
+ * that sequence's partials in chunk order (deterministic whoever merges) and resets the counter to 0,
+ * so the next call finds every counter zero. An empty sequence gets one item that writes zeros and
+ * lse -inf (what the reference writes). K/V go through a cp.async ring in shared memory (DEC_STAGES
+ * = 3 steps of 64 positions, 32 KiB each, in flight per CTA); -DDEC_STAGES=0 loads them straight into
+ * registers (ld.global.nc, 8 x 16 B per lane) as version 1 does.
+ * Version 1 (-DDECODE_V1=1, kept for side-by-side timing): three kernels - plan (one CTA writes the
+ * item list), attend, merge (one warp per (sequence, q head) with >= 2 chunks).
+ * Tuning (-D): DEC_ITEMS (66: target chunk count over the batch, ~2 waves of 2 CTAs/SM x 8 kv heads)
+ * and DEC_MIN_CHUNK (128 positions, a multiple of 64). Scratch (partials, counters) is allocated by
+ * the solution (cudaMalloc) and regrown when a bigger batch comes; notes in problems/llama/ATTN_NOTES.md.
+ * The attention loops and the warp-state combine live in gqa_paged_decode_sm90_attend.cuh.
  */
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <math.h>
 #include <stdint.h>
 #include "solforge/solution.h"
+
+#ifndef DECODE_V1
+#define DECODE_V1 0
+#endif
+#ifndef DEC_ITEMS
+#define DEC_ITEMS 66
+#endif
+#ifndef DEC_MIN_CHUNK
+#define DEC_MIN_CHUNK 128
+#endif
+#ifndef DEC_STAGES
+#define DEC_STAGES 3 /* version 2: cp.async ring of 3 steps of 32 KiB (0: K/V straight to registers) */
+#endif
+#ifndef DEC_SCAN_PASS
+#define DEC_SCAN_PASS 256 /* sequences per pass of the CTA's locate scan (<= 256; tests set fewer) */
+#endif
 
 #define HQ 32
 #define HKV 8
@@ -31,23 +58,224 @@
 #define PLAN_THREADS 1024
 #define LOG2E 1.4426950408889634f
 
+#if DEC_MIN_CHUNK < POS_PER_STEP || DEC_MIN_CHUNK % POS_PER_STEP != 0
+#error "DEC_MIN_CHUNK must be a positive multiple of 64"
+#endif
+#if DEC_SCAN_PASS < 1 || DEC_SCAN_PASS > ATT_THREADS
+#error "DEC_SCAN_PASS must be in 1 .. 256"
+#endif
+
+#include "gqa_paged_decode_sm90_attend.cuh"
+
+#if !DECODE_V1
+#if DEC_STAGES > 0
+#define DEC_RING_BYTES ((size_t)DEC_STAGES * 2 * POS_PER_STEP * D * 2) /* 32 KiB per stage */
+/* The K/V ring of attend_range_cp: the kernel's dynamic shared memory (DEC_RING_BYTES). */
+__device__ __forceinline__ uint4 *dec_ring()
+{
+#ifdef SF_EMU_H
+	return emu_shared<uint4>(1000, DEC_RING_BYTES / 16);
+#else
+	extern __shared__ __align__(16) uint4 dec_ring_smem[];
+	return dec_ring_smem;
+#endif
+}
+#else
+#define DEC_RING_BYTES ((size_t)0)
+#endif
+
+/*
+ * Finds work item `item` in sequence order: every sequence b has max(1, ceil(kv_len / chunk)) items
+ * (an empty sequence one). The block scans the counts DEC_SCAN_PASS (256) sequences per pass (warp
+ * shuffles, then the 8 warp sums) and stops at the pass that holds the item. Sets *sb (sequence, -1
+ * when item is past the last one), *sc (chunk within it), *sn (its item count), *s0 (its first
+ * item). Every thread of the block must call it; it ends with the block synchronized.
+ */
+__device__ __forceinline__ void locate_item(const int32_t *__restrict__ kv_indptr, const int32_t *__restrict__ last_len,
+					    int ps, int batch, int chunk, int item, int *sb, int *sc, int *sn, int *s0,
+					    int *warp_sum)
+{
+	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+	if (tid == 0)
+		*sb = -1;
+	__syncthreads();
+	int carry = 0;
+	for (int base = 0; base < batch; base += DEC_SCAN_PASS) {
+		const int b = base + tid;
+		const int cnt = tid < DEC_SCAN_PASS && b < batch
+					? max(1, (kv_len_of(kv_indptr, last_len, ps, b) + chunk - 1) / chunk)
+					: 0;
+		int x = cnt; /* inclusive scan within the warp */
+#pragma unroll
+		for (int o = 1; o < 32; o <<= 1) {
+			const int y = __shfl_up_sync(0xffffffffu, x, o);
+			if (lane >= o)
+				x += y;
+		}
+		if (lane == 31)
+			warp_sum[warp] = x;
+		__syncthreads();
+		int before = carry, total = carry;
+#pragma unroll
+		for (int w = 0; w < ATT_WARPS; w++) {
+			before += w < warp ? warp_sum[w] : 0;
+			total += warp_sum[w];
+		}
+		const int excl = before + x - cnt;
+		if (cnt > 0 && item >= excl && item < excl + cnt) {
+			*sb = b;
+			*sc = item - excl;
+			*sn = cnt;
+			*s0 = excl;
+		}
+		carry = total;
+		__syncthreads(); /* *sb is final for this pass; warp_sum may be rewritten */
+		if (*sb >= 0 || item < carry)
+			break;
+	}
+}
+
+/*
+ * The last CTA of (sequence, kv head kvh): combines the sequence's n partials (items s0 .. s0 + n - 1)
+ * in chunk order - warp w takes chunks w, w + 8, ..., lane l dims 4l .. 4l + 3 of the 4 heads - into
+ * the warp states of sm_m / sm_l / sm_acc (as attend_range leaves them). Partials are read through
+ * L2 (ld.cg): other SMs wrote them.
+ */
+__device__ __forceinline__ void merge_partials(const float *part_o, const float *part_lse, int s0, int n, int kvh,
+					       float (*sm_m)[GRP], float (*sm_l)[GRP], float (*sm_acc)[GRP][D])
+{
+	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+	float m[GRP], l[GRP], a[GRP][4];
+#pragma unroll
+	for (int h = 0; h < GRP; h++) {
+		m[h] = -INFINITY;
+		l[h] = 0.0f;
+#pragma unroll
+		for (int i = 0; i < 4; i++)
+			a[h][i] = 0.0f;
+	}
+#pragma unroll 2 /* two chunks' loads in flight per warp */
+	for (int c = warp; c < n; c += ATT_WARPS) {
+		const size_t row = (size_t)(s0 + c) * HQ + kvh * GRP;
+		const float4 ls = __ldcg((const float4 *)(part_lse + row));
+		const float lv[GRP] = {ls.x, ls.y, ls.z, ls.w};
+		float4 ov[GRP];
+#pragma unroll
+		for (int h = 0; h < GRP; h++)
+			ov[h] = __ldcg((const float4 *)(part_o + (row + h) * D) + lane);
+#pragma unroll
+		for (int h = 0; h < GRP; h++) {
+			const float mx = fmaxf(m[h], lv[h]);
+			const float mu = mx == -INFINITY ? 0.0f : mx;
+			const float corr = exp2f(m[h] - mu), wt = exp2f(lv[h] - mu);
+			m[h] = mx;
+			l[h] = l[h] * corr + wt;
+			a[h][0] = a[h][0] * corr + wt * ov[h].x;
+			a[h][1] = a[h][1] * corr + wt * ov[h].y;
+			a[h][2] = a[h][2] * corr + wt * ov[h].z;
+			a[h][3] = a[h][3] * corr + wt * ov[h].w;
+		}
+	}
+#pragma unroll
+	for (int h = 0; h < GRP; h++) {
+#pragma unroll
+		for (int i = 0; i < 4; i++)
+			sm_acc[warp][h][lane * 4 + i] = a[h][i];
+		if (lane == 0) {
+			sm_m[warp][h] = m[h];
+			sm_l[warp][h] = l[h];
+		}
+	}
+}
+
+/*
+ * Version 2, the whole decode in one launch: CTA blockIdx.x = (item = blockIdx.x / HKV, kv head =
+ * blockIdx.x % HKV); grid = an upper bound of the item count x HKV (CTAs past the last item exit).
+ * A sequence with one item writes output and lse; otherwise the item's partial goes to
+ * part_o[(item * HQ + h) * D + d] (normalized) and part_lse[item * HQ + h], and the CTA that brings
+ * counters[b * HKV + kvh] to n merges all n partials, writes output and lse, and zeroes the counter.
+ */
+template <int PS>
+__global__ void __launch_bounds__(ATT_THREADS, 2)
+decode_fused(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k_cache,
+	     const __nv_bfloat16 *__restrict__ v_cache, const int32_t *__restrict__ kv_indptr,
+	     const int32_t *__restrict__ kv_indices, const int32_t *__restrict__ last_len, int ps_rt,
+	     float scale_log2, int batch, int chunk, float *__restrict__ part_o, float *__restrict__ part_lse,
+	     unsigned *__restrict__ counters, __nv_bfloat16 *__restrict__ out, float *__restrict__ lse)
+{
+	__shared__ float sm_m[ATT_WARPS][GRP], sm_l[ATT_WARPS][GRP];
+#if DEC_STAGES > 0
+	uint4 *ring = dec_ring();
+	float(*sm_acc)[GRP][D] = (float(*)[GRP][D])ring; /* 16 KiB, written after the ring's last use */
+#else
+	__shared__ float sm_acc[ATT_WARPS][GRP][D];
+#endif
+	__shared__ int sh_loc[4 + ATT_WARPS]; /* b, chunk, n, first item, warp sums */
+	__shared__ int sh_last[1];
+	const int ps = PS ? PS : ps_rt;
+	const int item = blockIdx.x / HKV, kvh = blockIdx.x % HKV;
+	locate_item(kv_indptr, last_len, ps, batch, chunk, item, &sh_loc[0], &sh_loc[1], &sh_loc[2], &sh_loc[3],
+		    &sh_loc[4]);
+	if (sh_loc[0] < 0)
+		return;
+	{
+		const int b = sh_loc[0], c = sh_loc[1];
+		const int kv_len = kv_len_of(kv_indptr, last_len, ps, b);
+		if (kv_len == 0) { /* empty sequence: zeros and -inf, as the reference */
+			for (int o = threadIdx.x; o < GRP * D; o += ATT_THREADS) {
+				out[((size_t)b * HQ + kvh * GRP) * D + o] = __float2bfloat16(0.0f);
+				if (o % D == 0)
+					lse[(size_t)b * HQ + kvh * GRP + o / D] = -INFINITY;
+			}
+			return;
+		}
+		const int p_begin = c * chunk;
+		const int p_end = min(kv_len, p_begin + chunk);
+#if DEC_STAGES > 0
+		attend_range_cp<PS>(q, k_cache, v_cache, kv_indices + kv_indptr[b], ps, scale_log2, b, kvh, p_begin,
+				    p_end, ring, sm_m, sm_l, sm_acc);
+#else
+		attend_range<PS>(q, k_cache, v_cache, kv_indices + kv_indptr[b], ps, scale_log2, b, kvh, p_begin,
+				 p_end, sm_m, sm_l, sm_acc);
+#endif
+	}
+	__syncthreads();
+	/* re-read after the barrier rather than kept live through the loop (register pressure) */
+	const int b = sh_loc[0], n = sh_loc[2], s0 = sh_loc[3];
+	__nv_bfloat16 *bo = out + ((size_t)b * HQ + kvh * GRP) * D;
+	float *blse = lse + (size_t)b * HQ + kvh * GRP;
+	if (n == 1) {
+		combine_store(sm_m, sm_l, sm_acc, NULL, NULL, bo, blse);
+		return;
+	}
+	const size_t prow = (size_t)item * HQ + kvh * GRP;
+	combine_store(sm_m, sm_l, sm_acc, part_o + prow * D, part_lse + prow, NULL, NULL);
+	/* release: every thread's partial stores are visible device-wide before the count goes up */
+	__threadfence();
+	__syncthreads();
+	if (threadIdx.x == 0)
+		sh_last[0] = atomicAdd(&counters[b * HKV + kvh], 1u) == (unsigned)(n - 1);
+	__syncthreads();
+	if (!sh_last[0])
+		return;
+	__threadfence(); /* acquire: the other CTAs' partials (ld.cg below reads L2) */
+	merge_partials(part_o, part_lse, s0, n, kvh, sm_m, sm_l, sm_acc);
+	__syncthreads();
+	combine_store(sm_m, sm_l, sm_acc, NULL, NULL, bo, blse);
+	if (threadIdx.x == 0)
+		counters[b * HKV + kvh] = 0u; /* the next call (a later kernel on the stream) starts from 0 */
+}
+#endif /* !DECODE_V1 */
+
+#if DECODE_V1
 struct work_item {
 	int b;     /* sequence */
 	int chunk; /* chunk index within the sequence */
 };
 
-/* kv_len of sequence b: pages * ps for ps1 (no last-page input), else (pages - 1) * ps + last. */
-__device__ __forceinline__ int kv_len_of(const int32_t *kv_indptr, const int32_t *last_len, int ps, int b)
-{
-	const int n = kv_indptr[b + 1] - kv_indptr[b];
-	if (n <= 0)
-		return 0;
-	return last_len ? (n - 1) * ps + last_len[b] : n * ps;
-}
-
 /*
- * One CTA: start[b] = chunks before sequence b (start[batch] = total), items[] = (b, chunk) for every
- * chunk in sequence order, *n_items = total. Chunks of sequence b: ceil(kv_len / chunk).
+ * Version 1, one CTA: start[b] = chunks before sequence b (start[batch] = total), items[] = (b, chunk)
+ * for every chunk in sequence order, *n_items = total. Chunks of sequence b: ceil(kv_len / chunk).
  */
 __global__ void __launch_bounds__(PLAN_THREADS)
 decode_plan(const int32_t *__restrict__ kv_indptr, const int32_t *__restrict__ last_len, int ps, int batch,
@@ -98,30 +326,10 @@ decode_plan(const int32_t *__restrict__ kv_indptr, const int32_t *__restrict__ l
 	}
 }
 
-__device__ __forceinline__ void bf16x8_to_float(uint4 u, float f[8])
-{
-	const uint32_t w[4] = {u.x, u.y, u.z, u.w};
-#pragma unroll
-	for (int i = 0; i < 4; i++) {
-		f[2 * i] = __uint_as_float(w[i] << 16);
-		f[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
-	}
-}
-
-__device__ __forceinline__ uint4 ldg_nc(const void *p)
-{
-	uint4 r;
-	asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
-		     : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-		     : "l"(p));
-	return r;
-}
-
 /*
- * One CTA per (work item = blockIdx.x / HKV, kv head = blockIdx.x % HKV). Items beyond *n_items exit.
- * Lane l of half-warp hw holds dims 8*(l%16) .. +7 of the 4 query heads of the group (pre-scaled by
- * sm_scale * log2 e) and of their 4 accumulators. Writes output/lse when the sequence has one chunk,
- * else part_o[(item * HQ + h) * D + d] (normalized) and part_lse[item * HQ + h] (base 2).
+ * Version 1: one CTA per (work item = blockIdx.x / HKV, kv head = blockIdx.x % HKV); items beyond
+ * *n_items exit. Writes output/lse when the sequence has one chunk, else part_o[(item * HQ + h) * D
+ * + d] (normalized) and part_lse[item * HQ + h] (base 2).
  */
 template <int PS>
 __global__ void __launch_bounds__(ATT_THREADS, 2)
@@ -132,6 +340,8 @@ decode_attend(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restri
 	      const int *__restrict__ n_items, float *__restrict__ part_o, float *__restrict__ part_lse,
 	      __nv_bfloat16 *__restrict__ out, float *__restrict__ lse)
 {
+	__shared__ float sm_m[ATT_WARPS][GRP], sm_l[ATT_WARPS][GRP];
+	__shared__ float sm_acc[ATT_WARPS][GRP][D];
 	const int ps = PS ? PS : ps_rt;
 	const int item = blockIdx.x / HKV, kvh = blockIdx.x % HKV;
 	if (item >= *n_items)
@@ -141,181 +351,21 @@ decode_attend(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restri
 	const int kv_len = kv_len_of(kv_indptr, last_len, ps, b);
 	const int p_begin = w.chunk * chunk;
 	const int p_end = min(kv_len, p_begin + chunk);
-	const int single = (start[b + 1] - start[b]) == 1;
-	const int32_t *pages = kv_indices + kv_indptr[b];
-
-	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-	const int sub = lane & 15;                 /* lane within the half-warp: dims 8*sub .. 8*sub+7 */
-
-	float qf[GRP][8];
-#pragma unroll
-	for (int h = 0; h < GRP; h++) {
-		const uint4 u = *(const uint4 *)(q + ((size_t)b * HQ + kvh * GRP + h) * D + sub * 8);
-		bf16x8_to_float(u, qf[h]);
-#pragma unroll
-		for (int i = 0; i < 8; i++)
-			qf[h][i] *= scale_log2;
-	}
-	float acc[GRP][8];
-	float m[GRP], l[GRP];
-#pragma unroll
-	for (int h = 0; h < GRP; h++) {
-		m[h] = -INFINITY;
-		l[h] = 0.0f;
-#pragma unroll
-		for (int i = 0; i < 8; i++)
-			acc[h][i] = 0.0f;
-	}
-
-	/* page ids of the current step, fetched one step ahead (positions clamped to a valid row: a
-	 * masked position reads p_end - 1) */
-	/* with PS a multiple of 4, a step's 4 positions (p0 is a multiple of 4) share one page: one id */
-	constexpr int NPG = (PS >= POS_PER_GROUP && PS % POS_PER_GROUP == 0) ? 1 : POS_PER_GROUP;
-	int pg[NPG];
-	{
-		const int p0 = p_begin + warp * 2 * POS_PER_GROUP + (lane >> 4) * POS_PER_GROUP;
-#pragma unroll
-		for (int j = 0; j < NPG; j++)
-			pg[j] = pages[min(p0 + j, p_end - 1) / ps];
-	}
-	/* warp-uniform trip count (the shuffles need both half-warps): the odd half-warp may see a step
-	 * with no valid position; its scores are then all -inf and the step changes nothing */
-	for (int pw0 = p_begin + warp * 2 * POS_PER_GROUP; pw0 < p_end; pw0 += POS_PER_STEP) {
-		const int p0 = pw0 + (lane >> 4) * POS_PER_GROUP;
-		uint4 kr[POS_PER_GROUP], vr[POS_PER_GROUP];
-#pragma unroll
-		for (int j = 0; j < POS_PER_GROUP; j++) {
-			const int p = min(p0 + j, p_end - 1);
-			const size_t off = (((size_t)pg[NPG == 1 ? 0 : j] * ps + p % ps) * HKV + kvh) * D + sub * 8;
-			kr[j] = ldg_nc(k_cache + off);
-			vr[j] = ldg_nc(v_cache + off);
-		}
-		float s[POS_PER_GROUP][GRP];
-#pragma unroll
-		for (int j = 0; j < POS_PER_GROUP; j++) {
-			float kf[8];
-			bf16x8_to_float(kr[j], kf);
-#pragma unroll
-			for (int h = 0; h < GRP; h++) {
-				float x = 0.0f;
-#pragma unroll
-				for (int i = 0; i < 8; i++)
-					x = fmaf(qf[h][i], kf[i], x);
-				s[j][h] = x;
-			}
-		}
-#pragma unroll
-		for (int o = 8; o > 0; o >>= 1)
-#pragma unroll
-			for (int j = 0; j < POS_PER_GROUP; j++)
-#pragma unroll
-				for (int h = 0; h < GRP; h++)
-					s[j][h] += __shfl_xor_sync(0xffffffffu, s[j][h], o);
-#pragma unroll
-		for (int j = 0; j < NPG; j++) /* the next step's pages (K is consumed) */
-			pg[j] = pages[min(p0 + POS_PER_STEP + j, p_end - 1) / ps];
-#pragma unroll
-		for (int j = 0; j < POS_PER_GROUP; j++)
-			if (p0 + j >= p_end)
-#pragma unroll
-				for (int h = 0; h < GRP; h++)
-					s[j][h] = -INFINITY;
-		float pw[POS_PER_GROUP][GRP];
-#pragma unroll
-		for (int h = 0; h < GRP; h++) {
-			float mx = m[h];
-#pragma unroll
-			for (int j = 0; j < POS_PER_GROUP; j++)
-				mx = fmaxf(mx, s[j][h]);
-			/* mx = -inf only when nothing was valid yet: then corr and the weights are 0 */
-			const float mu = mx == -INFINITY ? 0.0f : mx;
-			const float corr = exp2f(m[h] - mu);
-			m[h] = mx;
-			float sum = 0.0f;
-#pragma unroll
-			for (int j = 0; j < POS_PER_GROUP; j++) {
-				pw[j][h] = exp2f(s[j][h] - mu);
-				sum += pw[j][h];
-			}
-			l[h] = l[h] * corr + sum;
-#pragma unroll
-			for (int i = 0; i < 8; i++)
-				acc[h][i] *= corr;
-		}
-#pragma unroll
-		for (int j = 0; j < POS_PER_GROUP; j++) {
-			float vf[8];
-			bf16x8_to_float(vr[j], vf);
-#pragma unroll
-			for (int h = 0; h < GRP; h++)
-#pragma unroll
-				for (int i = 0; i < 8; i++)
-					acc[h][i] = fmaf(pw[j][h], vf[i], acc[h][i]);
-		}
-	}
-
-	/* merge the two half-warps of the warp (xor 16), then the 8 warps through shared memory */
-#pragma unroll
-	for (int h = 0; h < GRP; h++) {
-		const float mo = __shfl_xor_sync(0xffffffffu, m[h], 16);
-		const float lo = __shfl_xor_sync(0xffffffffu, l[h], 16);
-		const float mx = fmaxf(m[h], mo);
-		const float a = mx == -INFINITY ? 0.0f : exp2f(m[h] - mx);
-		const float c = mx == -INFINITY ? 0.0f : exp2f(mo - mx);
-		l[h] = l[h] * a + lo * c;
-#pragma unroll
-		for (int i = 0; i < 8; i++) {
-			const float ao = __shfl_xor_sync(0xffffffffu, acc[h][i], 16);
-			acc[h][i] = acc[h][i] * a + ao * c;
-		}
-		m[h] = mx;
-	}
-	__shared__ float sm_m[ATT_WARPS][GRP], sm_l[ATT_WARPS][GRP];
-	__shared__ float sm_acc[ATT_WARPS][GRP][D];
-	if (lane < 16) {
-#pragma unroll
-		for (int h = 0; h < GRP; h++) {
-#pragma unroll
-			for (int i = 0; i < 8; i++)
-				sm_acc[warp][h][sub * 8 + i] = acc[h][i];
-			if (sub == 0) {
-				sm_m[warp][h] = m[h];
-				sm_l[warp][h] = l[h];
-			}
-		}
-	}
+	attend_range<PS>(q, k_cache, v_cache, kv_indices + kv_indptr[b], ps, scale_log2, b, kvh, p_begin, p_end,
+			 sm_m, sm_l, sm_acc);
 	__syncthreads();
-	/* thread t: head t / 64 ... 4 heads x 128 dims = 512 outputs, 2 per thread */
-	for (int o = tid; o < GRP * D; o += ATT_THREADS) {
-		const int h = o / D, d = o % D;
-		float mx = -INFINITY;
-#pragma unroll
-		for (int x = 0; x < ATT_WARPS; x++)
-			mx = fmaxf(mx, sm_m[x][h]);
-		float L = 0.0f, A = 0.0f;
-#pragma unroll
-		for (int x = 0; x < ATT_WARPS; x++) {
-			const float f = sm_m[x][h] == -INFINITY ? 0.0f : exp2f(sm_m[x][h] - mx);
-			L += sm_l[x][h] * f;
-			A += sm_acc[x][h][d] * f;
-		}
-		const int hq = kvh * GRP + h;
-		const float val = A / L; /* L > 0: the chunk has at least one position */
-		if (single) {
-			out[((size_t)b * HQ + hq) * D + d] = __float2bfloat16(val);
-			if (d == 0)
-				lse[(size_t)b * HQ + hq] = mx + log2f(L);
-		} else {
-			part_o[((size_t)item * HQ + hq) * D + d] = val;
-			if (d == 0)
-				part_lse[(size_t)item * HQ + hq] = mx + log2f(L);
-		}
-	}
+	if (start[b + 1] - start[b] == 1)
+		combine_store(sm_m, sm_l, sm_acc, NULL, NULL, out + ((size_t)b * HQ + kvh * GRP) * D,
+			      lse + (size_t)b * HQ + kvh * GRP);
+	else
+		combine_store(sm_m, sm_l, sm_acc, part_o + ((size_t)item * HQ + kvh * GRP) * D,
+			      part_lse + (size_t)item * HQ + kvh * GRP, NULL, NULL);
 }
 
 /*
- * One warp per (sequence, q head) row: combines the partials of a sequence with >= 2 chunks; a
- * sequence with no kv position gets zeros and lse -inf (what the reference writes); one chunk: done.
+ * Version 1: one warp per (sequence, q head) row: combines the partials of a sequence with >= 2
+ * chunks; a sequence with no kv position gets zeros and lse -inf (what the reference writes); one
+ * chunk: done.
  */
 __global__ void __launch_bounds__(256)
 decode_merge(const int *__restrict__ start, const float *__restrict__ part_o, const float *__restrict__ part_lse,
@@ -358,6 +408,7 @@ decode_merge(const int *__restrict__ start, const float *__restrict__ part_o, co
 	if (lane == 0)
 		lse[row] = mx + log2f(wsum);
 }
+#endif /* DECODE_V1 */
 
 static void *g_scratch;
 static size_t g_scratch_bytes;
@@ -377,6 +428,35 @@ static void *scratch(size_t bytes)
 	g_scratch_bytes = want;
 	return g_scratch;
 }
+
+#if !DECODE_V1
+static unsigned *g_counters;
+static size_t g_counters_n;
+
+/*
+ * Returns n zeroed merge counters (grown by cudaMalloc and cleared on `stream` when n is more than
+ * before; afterwards every kernel leaves them zero), NULL on failure.
+ */
+static unsigned *counters(size_t n, cudaStream_t stream)
+{
+	if (n <= g_counters_n)
+		return g_counters;
+	if (g_counters)
+		cudaFree(g_counters);
+	g_counters = NULL;
+	g_counters_n = 0;
+	size_t want = n + n / 4;
+	if (cudaMalloc((void **)&g_counters, want * sizeof(unsigned)) != cudaSuccess)
+		return NULL;
+	if (cudaMemsetAsync(g_counters, 0, want * sizeof(unsigned), stream) != cudaSuccess) {
+		cudaFree(g_counters);
+		g_counters = NULL;
+		return NULL;
+	}
+	g_counters_n = want;
+	return g_counters;
+}
+#endif
 
 static size_t align256(size_t x)
 {
@@ -405,16 +485,29 @@ SF_EXPORT int run(const sf_call *call)
 	const float scale_log2 = (float)call->scalars[i_scale] * LOG2E;
 	cudaStream_t stream = (cudaStream_t)call->stream;
 
-	/* chunk: about 66 chunks x 8 kv heads = 4 CTAs per SM of 132 over the whole batch, a multiple of 64 */
+	/* chunk: about DEC_ITEMS chunks x 8 kv heads over the whole batch (66: 4 CTAs per SM of 132,
+	 * 2 waves at 2 CTAs/SM), a multiple of 64 positions, at least DEC_MIN_CHUNK */
 	const int64_t total_kv_max = n_idx * ps;
-	int64_t chunk = (total_kv_max + 65) / 66;
+	int64_t chunk = (total_kv_max + DEC_ITEMS - 1) / DEC_ITEMS;
 	chunk = (chunk + POS_PER_STEP - 1) / POS_PER_STEP * POS_PER_STEP;
-	if (chunk < 128)
-		chunk = 128;
+	if (chunk < DEC_MIN_CHUNK)
+		chunk = DEC_MIN_CHUNK;
+	/* sum over b of max(1, ceil(kv_len_b / chunk)) <= floor(total / chunk) + batch */
 	const int64_t max_items = total_kv_max / chunk + batch;
 	if (max_items * HKV > INT32_MAX)
 		return SF_ERR_UNSUPPORTED;
 
+	const __nv_bfloat16 *q = (const __nv_bfloat16 *)in[0].data;
+	const __nv_bfloat16 *kc = (const __nv_bfloat16 *)in[1].data;
+	const __nv_bfloat16 *vc = (const __nv_bfloat16 *)in[2].data;
+	const int32_t *kv_indptr = (const int32_t *)in[3].data;
+	const int32_t *kv_indices = (const int32_t *)in[4].data;
+	const int32_t *last = has_last ? (const int32_t *)in[5].data : NULL;
+	__nv_bfloat16 *out = (__nv_bfloat16 *)call->outputs[0].data;
+	float *lse = (float *)call->outputs[1].data;
+	const unsigned grid = (unsigned)(max_items * HKV);
+
+#if DECODE_V1
 	const size_t o_start = 0;
 	const size_t o_nitems = align256(o_start + sizeof(int) * (size_t)(batch + 1));
 	const size_t o_items = align256(o_nitems + sizeof(int));
@@ -430,17 +523,7 @@ SF_EXPORT int run(const sf_call *call)
 	float *part_lse = (float *)(s + o_plse);
 	float *part_o = (float *)(s + o_po);
 
-	const __nv_bfloat16 *q = (const __nv_bfloat16 *)in[0].data;
-	const __nv_bfloat16 *kc = (const __nv_bfloat16 *)in[1].data;
-	const __nv_bfloat16 *vc = (const __nv_bfloat16 *)in[2].data;
-	const int32_t *kv_indptr = (const int32_t *)in[3].data;
-	const int32_t *kv_indices = (const int32_t *)in[4].data;
-	const int32_t *last = has_last ? (const int32_t *)in[5].data : NULL;
-	__nv_bfloat16 *out = (__nv_bfloat16 *)call->outputs[0].data;
-	float *lse = (float *)call->outputs[1].data;
-
 	decode_plan<<<1, PLAN_THREADS, 0, stream>>>(kv_indptr, last, ps, batch, (int)chunk, start, items, n_items);
-	const unsigned grid = (unsigned)(max_items * HKV);
 	if (ps == 1)
 		decode_attend<1><<<grid, ATT_THREADS, 0, stream>>>(q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2,
 								  (int)chunk, start, items, n_items, part_o, part_lse,
@@ -454,5 +537,47 @@ SF_EXPORT int run(const sf_call *call)
 								  (int)chunk, start, items, n_items, part_o, part_lse,
 								  out, lse);
 	decode_merge<<<(unsigned)((batch * HQ + 7) / 8), 256, 0, stream>>>(start, part_o, part_lse, batch, out, lse);
+#else
+	const size_t o_po = align256(sizeof(float) * (size_t)max_items * HQ);
+	char *s = (char *)scratch(o_po + sizeof(float) * (size_t)max_items * HQ * D);
+	unsigned *cnt = counters((size_t)batch * HKV, stream);
+	if (!s || !cnt)
+		return SF_ERR_CUDA;
+	float *part_lse = (float *)s;
+	float *part_o = (float *)(s + o_po);
+	/* the ring needs more than the default 48 KiB of dynamic shared memory: opt in once per kernel */
+	static int smem_ok[3];
+	const int kind = ps == 1 ? 0 : ps == 16 ? 1 : 2;
+	if (DEC_RING_BYTES > 0 && !smem_ok[kind]) {
+		cudaError_t e = kind == 0   ? cudaFuncSetAttribute(decode_fused<1>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+								 (int)DEC_RING_BYTES)
+				: kind == 1 ? cudaFuncSetAttribute(decode_fused<16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+								 (int)DEC_RING_BYTES)
+					    : cudaFuncSetAttribute(decode_fused<0>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+								 (int)DEC_RING_BYTES);
+		if (e == cudaSuccess) /* 2 CTAs x 96 KiB per SM: ask for the largest shared-memory carveout */
+			e = kind == 0   ? cudaFuncSetAttribute(decode_fused<1>, cudaFuncAttributePreferredSharedMemoryCarveout,
+							   100)
+			    : kind == 1 ? cudaFuncSetAttribute(decode_fused<16>, cudaFuncAttributePreferredSharedMemoryCarveout,
+							   100)
+					: cudaFuncSetAttribute(decode_fused<0>, cudaFuncAttributePreferredSharedMemoryCarveout,
+							   100);
+		if (e != cudaSuccess)
+			return SF_ERR_CUDA;
+		smem_ok[kind] = 1;
+	}
+	if (kind == 0)
+		decode_fused<1><<<grid, ATT_THREADS, DEC_RING_BYTES, stream>>>(q, kc, vc, kv_indptr, kv_indices, last, ps,
+									       scale_log2, batch, (int)chunk, part_o,
+									       part_lse, cnt, out, lse);
+	else if (kind == 1)
+		decode_fused<16><<<grid, ATT_THREADS, DEC_RING_BYTES, stream>>>(q, kc, vc, kv_indptr, kv_indices, last, ps,
+										scale_log2, batch, (int)chunk, part_o,
+										part_lse, cnt, out, lse);
+	else
+		decode_fused<0><<<grid, ATT_THREADS, DEC_RING_BYTES, stream>>>(q, kc, vc, kv_indptr, kv_indices, last, ps,
+									       scale_log2, batch, (int)chunk, part_o,
+									       part_lse, cnt, out, lse);
+#endif
 	return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
 }
