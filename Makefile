@@ -65,7 +65,8 @@ endif
 CAMPAIGN_OBJ := $(CAMPAIGN_SRC:%.c=$(BUILD)/%.o)
 
 # core files the runners need (no JSON-free dependency on the CLI)
-RUNNER_CORE := src/core/util.c src/core/json.c src/core/dtype.c src/core/safetensors.c src/core/job.c
+RUNNER_CORE := src/core/util.c src/core/json_parse.c src/core/json_scalar.c src/core/json_write.c src/core/dtype.c \
+	src/core/safetensors.c src/core/job.c
 
 BIN := $(BUILD)/solforge $(BUILD)/solforge-runner-cpu $(BUILD)/solforge-inputs
 ifneq ($(CUDA_HOME),)
