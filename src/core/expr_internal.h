@@ -93,6 +93,9 @@ typedef struct parser {
 	size_t errlen;
 } parser;
 
+/* Internal: never in a dynamic symbol table (solforge-inputs is linked with -rdynamic). */
+#pragma GCC visibility push(hidden)
+
 /*
  * Copies src into out (size n >= 8) for quoting in a one-line message: control characters become
  * '?', and text beyond ~120 bytes is cut with "...".
@@ -109,5 +112,7 @@ int expr_next(parser *p);
 /* Reports that the current token is not what the grammar allows here ("unexpected ..., expected
  * <expected>"; expected may be NULL). */
 void expr_unexpected(parser *p, const char *expected);
+
+#pragma GCC visibility pop
 
 #endif

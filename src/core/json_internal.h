@@ -28,6 +28,9 @@ typedef struct parser {
 	size_t errlen;
 } parser;
 
+/* Internal: never in a dynamic symbol table (solforge-inputs is linked with -rdynamic). */
+#pragma GCC visibility push(hidden)
+
 /* Advances over n ASCII bytes that are known not to be newlines. */
 static inline void json_advance(parser *p, size_t n)
 {
@@ -78,5 +81,7 @@ void json_numeric_locale_restore(locale_t old);
  * exactly the copy.
  */
 int json_c_strtod(const char *buf, size_t n, double *out, int *overflow);
+
+#pragma GCC visibility pop
 
 #endif
