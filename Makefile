@@ -65,7 +65,8 @@ endif
 CAMPAIGN_OBJ := $(CAMPAIGN_SRC:%.c=$(BUILD)/%.o)
 
 # core files the runners need (no JSON-free dependency on the CLI)
-RUNNER_CORE := src/core/util.c src/core/json.c src/core/dtype.c src/core/safetensors.c src/core/job.c
+RUNNER_CORE := src/core/util.c src/core/json_parse.c src/core/json_scalar.c src/core/json_write.c src/core/dtype.c \
+	src/core/safetensors.c src/core/job.c
 
 BIN := $(BUILD)/solforge $(BUILD)/solforge-runner-cpu $(BUILD)/solforge-inputs
 ifneq ($(CUDA_HOME),)
@@ -100,16 +101,18 @@ $(BUILD)/solforge-inputs: $(BUILD)/src/runner/inputs_main.o $(BUILD)/src/runner/
 		$(BUILD)/libsolforge.a
 	$(CC) $(LDSAN) -rdynamic -o $@ $^ $(LDLIBS)
 
-# The cuda runner: nvcc compiles runner_cuda.cu; the core C files it shares come from libsolforge.a
-# (built by the host compiler; the runner never links the CLI).
+# The cuda runner: nvcc compiles src/runner/runner_cuda*.cu (runner_cuda.h: what they share; each
+# launches only its own kernels, so no relocatable device code) and links them; the core C files it
+# shares come from libsolforge.a (built by the host compiler; the runner never links the CLI).
+RUNNER_CUDA_SRC := $(wildcard src/runner/runner_cuda*.cu)
 NVCCFLAGS := -std=c++17 -O2 -g $(SM) -Iinclude -Isrc -Xcompiler -Wall,-Wextra,-Werror,-fno-strict-aliasing \
 	-Xcudafe --display_error_number --fmad=false
 CUDA_LIBS := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/extras/CUPTI/lib64 -lcupti -lcudart -ldl -lpthread -lm \
 	-Xlinker -rpath,$(CUDA_HOME)/lib64 -Xlinker -rpath,$(CUDA_HOME)/extras/CUPTI/lib64
-$(BUILD)/solforge-runner-cuda: src/runner/runner_cuda.cu $(wildcard src/runner/*.h) $(BUILD)/src/runner/runner_common.o \
+$(BUILD)/solforge-runner-cuda: $(RUNNER_CUDA_SRC) $(wildcard src/runner/*.h) $(BUILD)/src/runner/runner_common.o \
 		$(BUILD)/src/runner/runner_guard.o $(BUILD)/libsolforge.a
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -o $@ src/runner/runner_cuda.cu $(BUILD)/src/runner/runner_common.o \
+	$(NVCC) $(NVCCFLAGS) -o $@ $(RUNNER_CUDA_SRC) $(BUILD)/src/runner/runner_common.o \
 		$(BUILD)/src/runner/runner_guard.o $(BUILD)/libsolforge.a $(CUDA_LIBS) -Xlinker -z,relro,-z,now
 
 $(BUILD)/tests/unit/all_tests.h: $(TEST_SRC)

@@ -16,7 +16,8 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 "$CC" -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -Iinclude -Isrc -o "$tmp/st_interop" \
-	tests/interop/st_interop.c src/core/safetensors.c src/core/dtype.c src/core/json.c src/core/util.c -lm
+	tests/interop/st_interop.c src/core/safetensors.c src/core/dtype.c src/core/json_parse.c \
+	src/core/json_scalar.c src/core/json_write.c src/core/util.c -lm
 fail=0
 "$tmp/st_interop" write "$tmp/from_c.safetensors"
 if "$PY" tests/interop/check_safetensors.py check "$tmp/from_c.safetensors" solforge; then

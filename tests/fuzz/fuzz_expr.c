@@ -4,7 +4,8 @@
  * from its name, its identifiers are listed, and the result must not depend on parsing once or
  * via sf_expr_eval_str. Errors must be single lines. Violations abort.
  *
- * Sources: tests/fuzz/fuzz_expr.c src/core/expr.c src/core/util.c.
+ * Sources: tests/fuzz/fuzz_expr.c src/core/expr_lex.c src/core/expr_parse.c src/core/expr_eval.c
+ * src/core/util.c.
  * Build and run: tools/fuzz.sh SECONDS expr
  */
 #include "core/expr.h"

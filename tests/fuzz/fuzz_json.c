@@ -4,7 +4,8 @@
  * parses to an equal tree, and every error must be one "line L col C: ..." line. Any violation
  * aborts, which libFuzzer reports as a crash.
  *
- * Sources: tests/fuzz/fuzz_json.c src/core/json.c src/core/util.c.
+ * Sources: tests/fuzz/fuzz_json.c src/core/json_parse.c src/core/json_scalar.c src/core/json_write.c
+ * src/core/util.c.
  * Build and run: tools/fuzz.sh SECONDS json
  */
 #include "core/json.h"

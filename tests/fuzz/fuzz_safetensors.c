@@ -3,11 +3,11 @@
  * and read back; a successful read must have every tensor inside the mapping, and every byte of
  * every tensor is touched so the sanitizers see any out-of-bounds pointer.
  *
- * Sources: tests/fuzz/fuzz_safetensors.c src/core/safetensors.c src/core/dtype.c src/core/json.c
- * src/core/util.c. Build, e.g.:
+ * Sources: tests/fuzz/fuzz_safetensors.c src/core/safetensors.c src/core/dtype.c src/core/json_parse.c
+ * src/core/json_scalar.c src/core/json_write.c src/core/util.c. Build, e.g.:
  *   clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Isrc \
- *     tests/fuzz/fuzz_safetensors.c src/core/safetensors.c src/core/dtype.c src/core/json.c \
- *     src/core/util.c -lm -o fuzz_safetensors
+ *     tests/fuzz/fuzz_safetensors.c src/core/safetensors.c src/core/dtype.c src/core/json_parse.c \
+ *     src/core/json_scalar.c src/core/json_write.c src/core/util.c -lm -o fuzz_safetensors
  */
 #include "core/safetensors.h"
 #include "core/util.h"

@@ -15,7 +15,8 @@ mkdir -p "$OUTD"
 CC=${CC:-cc}
 FLAGS=(-std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 	-Wpointer-arith -Wformat=2 -Wvla -Wno-unused-parameter -Wno-format-truncation -Werror -Iinclude -Isrc)
-SRCS=(tests/agent/openai_test.c src/agent/openai.c src/core/util.c src/core/json.c)
+SRCS=(tests/agent/openai_test.c src/agent/openai.c src/core/util.c src/core/json_parse.c src/core/json_scalar.c
+	src/core/json_write.c)
 LIBS=(-lm -lpthread)
 P=0 F=0
 
