@@ -51,6 +51,12 @@ fi
 } >"$out/env.txt" 2>&1
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 [ "$ngpu" -ge 1 ] || ngpu=1
+# the GPUs this script may use: those in CUDA_VISIBLE_DEVICES when it is set (tools/gpu_round.sh gives
+# each lane one), else every GPU of the machine
+if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then IFS=, read -r -a devs <<<"$CUDA_VISIBLE_DEVICES"; else
+	devs=($(seq 0 $((ngpu - 1))))
+fi
+ngpu=${#devs[@]}
 
 # problem folders: the bundled workloads split into small / big, and the held-out compositions
 sets=build/gpu-dec-sets
@@ -131,12 +137,12 @@ if [ "$ngpu" -ge 2 ]; then
 	for ((g = 0; g < ngpu; g++)); do
 		mine=$(echo "$variants" | tr ' ' '\n' | awk -v g="$g" -v n="$ngpu" '(NR - 1) % n == g')
 		# shellcheck disable=SC2086 # mine: a list
-		[ -n "$mine" ] && lane "$g" $mine 2>>"$out/lanes.log" &
+		[ -n "$mine" ] && lane "${devs[$g]}" $mine 2>>"$out/lanes.log" &
 	done
 	wait
 else
 	# shellcheck disable=SC2086
-	lane 0 $variants 2>>"$out/lanes.log"
+	lane "${devs[0]}" $variants 2>>"$out/lanes.log"
 fi
 cat "$out/lanes.log" >&2
 
