@@ -398,7 +398,7 @@ static void tests()
 	test_gn(1, 256, 45, 45, 0);      /* partial chunks, channels end mid-vector */
 	test_gn(1, 32, 120, 128, 0, 3);  /* 32 x 4 chunks of 4096 */
 	test_gn(1, 32, 200, 256, 0);     /* 13 chunks of 4096 per group: look 1 */
-	test_gn(1, 32, 290, 290, 0, 2);  /* 21 chunks per group, the last partial: look 2 */
+	test_gn(1, 32, 288, 290, 0, 2);  /* 21 chunks per group, the last partial: look 2 */
 	test_gn(1, 32, 380, 380, 0);     /* 36 chunks: over the bound, split */
 	test_gn(1, 64, 99, 101, 0);      /* cnt % 8 != 0: scalar split */
 	test_gn(2, 128, 16, 16, 2);      /* unaligned: scalar split */
@@ -419,8 +419,8 @@ static void tests()
 	test_gn(1, 128, 95, 96, 0, 2);   /* ring 3 chunks / coop VPT 4, 4 chunks (the capacity), the last partial */
 	test_gn(2, 128, 64, 64, 0, 3);   /* ring or coop, 64 groups x 1-2 chunks, 3 calls */
 	test_gn(1, 512, 64, 64, 0);      /* ring 4 chunks, look 1 / coop VPT 8, 4 chunks */
-	test_gn(1, 256, 99, 99, 0);      /* ring 5 chunks, look 1 / coop VPT 16, 3 chunks, channels end mid-vector */
-#if !GN_RING
+#if !GN_RING /* (the ring's larger cases run in the wide build: 512 emulated threads per block are slow) */
+	test_gn(1, 256, 99, 99, 0);      /* coop VPT 16, 3 chunks, channels end mid-vector */
 	test_gn(1, 64, 200, 200, 0);     /* coop VPT 16, 3 chunks, the last one partial */
 	test_gn(1, 32, 400, 400, 0, 2);  /* over the coop capacity: split, 10 chunks */
 #endif

@@ -1,34 +1,26 @@
 /*
  * fast.cu - groupnorm32_silu_sd_vae (GroupNorm(32) + SiLU, fp16 NCHW), the bandwidth-bound version:
  *     h = fp16((x - mean) * rsqrt(var + eps) * gamma[c] + beta[c]);   y = fp16(h * sigmoid(h))
- * with float32 statistics (biased variance) per (sample, group) and GroupNorm's fp16 output rounded
- * before SiLU, as the oracle.
- *
- * In NCHW the C/32 channels of a group are contiguous: a group is one run of cnt = C/32*H*W values.
- * Three strategies, picked per shape:
- *  - fused (cnt <= GN_FUSED_MAX = 8192): one block per group holds the whole group in registers
- *    (16-byte vectors, VPT per thread, most threads first), computes the mean, then the squared
- *    deviations from the registers (exact two-pass statistics, one read), and writes the outputs.
- *  - group-resident (larger groups, v2): one launch, one block per chunk of GN_THREADS*VPT*8 values
- *    held in registers; the blocks of a group publish chunk (mean, M2) partials, meet at a per-group
- *    counter, merge (Chan) and write from registers: x is read once, every SM works. Needs a group's
- *    chunks resident at once: used when nchunk <= occupancy x SMs (see gn_coop).
- *  - split (groups too large for that, e.g. > ~8.6M values): the group is cut into chunks of
- *    GN_THREADS*GN_VPT*8 values. Kernel 1: one block per chunk holds its chunk in registers and
- *    writes the chunk's (mean, M2) to a workspace. Kernel 2: one block per chunk loads its chunk,
- *    merges the group's partials (Chan's formula: M2 = sum M2_i + n_i (mean_i - mean)^2; every block
- *    of the group merges the same partials in the same order, so all agree), and writes the outputs.
- *    Kernel 2 walks the chunks in reverse order, so the chunks kernel 1 read last - still in L2 - are
- *    read again first. It reads x twice (see NOTES.md).
- * Groups whose size is not a multiple of 8, and unaligned pointers, take scalar versions of the
- * split kernels. The workspace is a device buffer owned by this solution, grown when a call needs
- * more (in practice once, in the first call).
- *
- * Tuning knobs (-D): GN_THREADS / GN_VPT chunk shape of the split path (GN_THREADS also the
- * group-resident block), GN_FUSED_MAX largest group (values) of the fused path, GN_COOP 0 = no
- * group-resident path, GN_COOP_VPT its smallest vectors per thread, GN_ST_CS 1 = streaming stores.
+ * with float32 statistics (biased variance) per (sample, group), GroupNorm's fp16 output rounded
+ * before SiLU, as the oracle. In NCHW a group is one contiguous run of cnt = C/32*H*W values.
+ * Strategies, picked per shape (NOTES.md has the byte floors and measurements):
+ *  - fused (cnt <= GN_FUSED_MAX = 8192): one block per group holds the group in registers, exact
+ *    two-pass statistics from the registers, one read.
+ *  - ring (v3, GN_RING, larger groups): a persistent grid whose CTAs keep chunks in a shared-memory
+ *    ring (cp.async), publish chunk (mean, M2) partials, meet per group at a counter, merge (Chan) and
+ *    write from shared memory: x read once, one launch (see gn_ring).
+ *  - group-resident (v2, GN_COOP, off by default; with GN_RING=0): chunks held in registers of
+ *    hardware-dispatched blocks that meet per group (see gn_coop).
+ *  - split (v1, the fallback: groups too large for the ring, cnt % 8 != 0, unaligned pointers):
+ *    kernel 1 writes per-chunk (mean, M2) partials, kernel 2 merges them and writes (reads x twice);
+ *    scalar versions for odd sizes and alignments.
+ * The workspace (partials) and counters are device buffers owned by this solution, grown when a call
+ * needs more (in practice once, in the first call).
+ * Knobs (-D): GN_THREADS / GN_VPT split chunk shape, GN_FUSED_MAX, GN_RING (+ GN_RING_SLOTS,
+ * GN_RING_SLOT_VALUES, GN_RING_THREADS, GN_RING_PER_CTA), GN_COOP (+ GN_COOP_VPT), GN_ST_CS 1 =
+ * streaming stores.
  */
-// solforge-tune: GN_COOP_VPT=4,2,8 GN_FUSED_MAX=8192,4096,65536 GN_COOP=1,0 GN_THREADS=256,512 GN_VPT=8,4,16 GN_ST_CS=0,1
+// solforge-tune: GN_RING=1,0 GN_RING_PER_CTA=2,4 GN_RING_SLOTS=7,6 GN_COOP=0,1 GN_FUSED_MAX=8192,4096 GN_ST_CS=0,1
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
@@ -502,25 +494,28 @@ static __device__ __forceinline__ void gn_cp_wait(int n)
 #endif
 }
 
-/* a / b through the approximate reciprocal (b = 1 + e^-h >= 1; b = inf gives 0, SiLU's limit) */
-static __device__ __forceinline__ float gn_fdiv(float a, float b)
+/* 1 / a, approximate (a in [1, 2^121] here) */
+static __device__ __forceinline__ float gn_rcp(float a)
 {
 #ifdef __CUDA_ARCH__
-	return __fdividef(a, b);
+	float r;
+	asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
+	return r;
 #else
-	return a / b;
+	return 1.0f / a;
 #endif
 }
 
 /* gn_apply8 with the channel's affine folded: h = fp16(x * a + c), a = rstd * gamma, c = beta - mean * a;
- * y = h / (1 + e^-h) with the approximate divide. */
+ * y = h / (1 + e^-h), two values per reciprocal: with d = 1 + min(e^-h, 2^60), 1/d0 = d1 / (d0 d1)
+ * (3 SFU ops per pair instead of 4; the clamp keeps d0 d1 finite and changes y by < 2^-60 |h|). */
 static __device__ __forceinline__ uint4 gn_apply8_fast(uint4 v, unsigned e0, unsigned hw, const __half *__restrict__ gamma,
 						       const __half *__restrict__ beta, float mean, float rstd)
 {
 	unsigned ch = e0 / hw, rem = e0 - ch * hw;
 	float a = rstd * __half2float(gamma[ch]), c = __half2float(beta[ch]) - mean * a;
 	const uint32_t u[4] = { v.x, v.y, v.z, v.w };
-	float o[8];
+	float h[8];
 #pragma unroll
 	for (int j = 0; j < 8; j++) {
 		if (rem == hw) { /* the next channel starts inside this vector */
@@ -530,11 +525,17 @@ static __device__ __forceinline__ uint4 gn_apply8_fast(uint4 v, unsigned e0, uns
 			c = __half2float(beta[ch]) - mean * a;
 		}
 		const float xv = (j & 1) ? gn_hi(u[j >> 1]) : gn_lo(u[j >> 1]);
-		const float h = __half2float(__float2half_rn(xv * a + c));
-		o[j] = gn_fdiv(h, 1.0f + __expf(-h));
+		h[j] = __half2float(__float2half_rn(xv * a + c));
 		rem++;
 	}
-	return make_uint4(gn_pack(o[0], o[1]), gn_pack(o[2], o[3]), gn_pack(o[4], o[5]), gn_pack(o[6], o[7]));
+	uint32_t o[4];
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		const float d0 = 1.0f + fminf(__expf(-h[2 * j]), 0x1p60f), d1 = 1.0f + fminf(__expf(-h[2 * j + 1]), 0x1p60f);
+		const float r = gn_rcp(d0 * d1);
+		o[j] = gn_pack(h[2 * j] * (r * d1), h[2 * j + 1] * (r * d0));
+	}
+	return make_uint4(o[0], o[1], o[2], o[3]);
 }
 
 /* Issues the loads of global chunk j (len values) into slot s and closes the commit group (also when
@@ -552,12 +553,41 @@ static __device__ __forceinline__ void gn_ring_issue(const uint4 *__restrict__ x
 	gn_cp_commit();
 }
 
+/* Group grp's partials for the ring: every thread reads the group's counter (acquire) and, ordered
+ * after it, partials tid and tid + GN_RING_THREADS (nchunk <= 2 * GN_RING_THREADS); true when its
+ * counter read showed all nchunk arrivals (then its partials are the published ones). */
+static __device__ __forceinline__ bool gn_ring_fetch(const unsigned *sync, const float2 *ws, int64_t grp, int64_t nchunk,
+						     float2 *p0, float2 *p1)
+{
+	const bool ok = gn_ld_acquire(sync + 1 + grp) >= (unsigned)nchunk;
+	const float2 *p = ws + grp * nchunk;
+	const int64_t t = threadIdx.x;
+	*p0 = t < nchunk ? __ldcg(p + t) : make_float2(0.0f, 0.0f);
+	*p1 = t + GN_RING_THREADS < nchunk ? __ldcg(p + t + GN_RING_THREADS) : make_float2(0.0f, 0.0f);
+	return ok;
+}
+
+/* gn_merge_cg from partials already in registers (thread t holds partials t and t + GN_RING_THREADS):
+ * the same order of operations in every CTA. */
+static __device__ __forceinline__ void gn_ring_merge(float2 p0, float2 p1, int64_t cnt, int64_t nchunk, int64_t cv,
+						     float eps, float *red1, float *red2, float *mean, float *rstd)
+{
+	const int64_t t = threadIdx.x, t1 = t + GN_RING_THREADS;
+	const float n0 = t < nchunk ? (float)(cnt - t * cv < cv ? cnt - t * cv : cv) : 0.0f;
+	const float n1 = t1 < nchunk ? (float)(cnt - t1 * cv < cv ? cnt - t1 * cv : cv) : 0.0f;
+	const float m = gn_block_sum(n0 * p0.x + n1 * p1.x, red1) / (float)cnt;
+	const float d0 = p0.x - m, d1 = p1.x - m;
+	const float q = (t < nchunk ? p0.y + n0 * d0 * d0 : 0.0f) + (t1 < nchunk ? p1.y + n1 * d1 * d1 : 0.0f);
+	*mean = m;
+	*rstd = rsqrtf(gn_block_sum(q, red2) / (float)cnt + eps);
+}
+
 __global__ void __launch_bounds__(GN_RING_THREADS, 1)
 	gn_ring(const uint4 *__restrict__ x, const __half *__restrict__ gamma, const __half *__restrict__ beta, float2 *ws,
 		unsigned *sync, uint4 *__restrict__ y, int64_t cnt, int64_t cv, int64_t nchunk, int64_t total, int look,
 		int64_t cpg, int64_t hw, float eps)
 {
-	__shared__ float red1[32], red2[32], red3[32], red4[32];
+	__shared__ float red1[32], red2[32], red3[32], red4[32], red5[32];
 	const int64_t sv = cv / 8; /* vectors per slot */
 #ifdef SF_EMU_H
 	uint4 *ring = emu_shared<uint4>(1000, (size_t)(GN_RING_SLOTS * sv));
@@ -569,8 +599,10 @@ __global__ void __launch_bounds__(GN_RING_THREADS, 1)
 	const int64_t K = (total - b + G - 1) / G; /* local chunks; the host launches at most `total` CTAs */
 	for (int s = 0; s < GN_RING_SLOTS; s++)
 		gn_ring_issue(x, ring + s * sv, b + s * G, cnt, cv, nchunk, s < K);
-	int64_t pub = 0, cur = -1;
+	int64_t pub = 0, cur = -1, pgrp = -1;
 	float mean = 0.0f, rstd = 0.0f;
+	float2 p0 = make_float2(0.0f, 0.0f), p1 = p0;
+	bool pok = false;
 	for (int64_t k = 0; k < K; k++) {
 		const int64_t lim = k + look < K - 1 ? k + look : K - 1;
 		for (; pub <= lim; pub++) { /* publish local chunks up to k + look */
@@ -596,18 +628,21 @@ __global__ void __launch_bounds__(GN_RING_THREADS, 1)
 		const int64_t j = b + k * G, grp = j / nchunk, start = (j % nchunk) * cv;
 		const int64_t len = cnt - start < cv ? cnt - start : cv;
 		unsigned *gc = sync + 1 + grp;
-		if (grp != cur) { /* a new group: wait for its partials, merge them */
-			if (threadIdx.x == 0) {
-				while (gn_ld_acquire(gc) < (unsigned)nchunk)
-					gn_backoff();
-				__threadfence();
+		if (grp != cur) { /* a new group: its partials, prefetched during the last apply when complete then */
+			if (pgrp != grp || gn_block_sum(pok ? 0.0f : 1.0f, red5) != 0.0f) {
+				if (threadIdx.x == 0)
+					while (gn_ld_acquire(gc) < (unsigned)nchunk)
+						gn_backoff();
+				__syncthreads();
+				gn_ring_fetch(sync, ws, grp, nchunk, &p0, &p1);
 			}
-			__syncthreads();
-			gn_merge_cg(ws, grp, cnt, nchunk, cv, eps, red3, red4, &mean, &rstd);
+			gn_ring_merge(p0, p1, cnt, nchunk, cv, eps, red3, red4, &mean, &rstd);
 			cur = grp;
 		}
 		if (threadIdx.x == 0 && atomicAdd(gc, 1u) == 2u * (unsigned)nchunk - 1u)
 			atomicExch(gc, 0u); /* every chunk of the group has been applied: reset for the next launch */
+		pgrp = k + 1 < K ? (j + G) / nchunk : -1;
+		pok = pgrp >= 0 && pgrp != grp && gn_ring_fetch(sync, ws, pgrp, nchunk, &p0, &p1);
 		const uint4 *sl = ring + (k % GN_RING_SLOTS) * sv;
 		const int64_t off = (grp * cnt + start) / 8, cbase = (grp % GN_GROUPS) * cpg;
 #pragma unroll 4
@@ -780,7 +815,7 @@ static int gn_plan_ring(int64_t cnt, int64_t groups, struct gn_ring_plan *p)
 		const int64_t nchunk = (cnt + cv - 1) / cv, total = groups * nchunk;
 		const int64_t grid = (int64_t)*o * sms < total ? (int64_t)*o * sms : total;
 		const int64_t look = nchunk <= 1 ? 0 : (nchunk - 2) / grid + 1; /* ceil((nchunk - 1) / grid) */
-		if (look > GN_RING_SLOTS - 2 || total > 2147483647)
+		if (look > GN_RING_SLOTS - 2 || nchunk > 2 * GN_RING_THREADS || total > 2147483647)
 			continue;
 		p->cv = cv;
 		p->nchunk = nchunk;
