@@ -869,7 +869,9 @@ SF_EXPORT int run(const sf_call *call)
 		gn_ring<<<(unsigned)rp.grid, GN_RING_THREADS, rp.smem, s>>>((const uint4 *)x->data, gp, bp, gn_ws, gn_sync,
 									  (uint4 *)y->data, cnt, rp.cv, rp.nchunk,
 									  groups * rp.nchunk, rp.look, cpg, HW, eps);
-		return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
+		if (cudaGetLastError() == cudaSuccess)
+			return SF_OK;
+		/* a launch refused for its configuration (not sticky): the paths below */
 	}
 	int64_t cn = 0;
 	const int cvpt = vec && GN_COOP ? gn_pick_coop(cnt, &cn) : 0;
