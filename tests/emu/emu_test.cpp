@@ -388,8 +388,28 @@ static void test_gn(int64_t N, int64_t C, int64_t H, int64_t W, size_t shift, in
 }
 static void tests()
 {
-	/* 2 SMs x 2 blocks: 4 blocks run at once, so the group-resident path takes groups of <= 4 chunks
-	 * (VPT 4: 8192 values each, VPT 8: 16384, VPT 16: 32768) and larger ones go to the split path */
+#ifdef EMU_GN_WIDE
+	/* 16 SMs x 1 block (with -DGN_RING_THREADS=128 -DGN_RING_SLOT_VALUES=4096 -DGN_RING_SLOTS=4
+	 * -DGN_FUSED_MAX=0): the ring path on every 16-byte shape, its chunks shrunk to 1024..4096 values,
+	 * lookahead 0..2 (the bound with 4 slots: groups of <= 33 chunks) */
+	emu_sm_count = 16;
+	emu_occupancy = 1;
+	emu_resident = 16;
+	test_gn(1, 128, 8, 8, 0, 2);     /* 32 chunks of 1024 (one per group), look 0 */
+	test_gn(2, 512, 16, 16, 0, 2);   /* 64 groups x 1 chunk of 4096 */
+	test_gn(1, 256, 45, 45, 0);      /* partial chunks, channels end mid-vector */
+	test_gn(1, 32, 120, 128, 0, 3);  /* 32 x 4 chunks of 4096 */
+	test_gn(1, 32, 200, 256, 0);     /* 13 chunks of 4096 per group: look 1 */
+	test_gn(1, 32, 288, 290, 0, 2);  /* 21 chunks per group, the last partial: look 2 */
+	test_gn(1, 32, 380, 380, 0);     /* 36 chunks: over the bound, split */
+	test_gn(1, 64, 99, 101, 0);      /* cnt % 8 != 0: scalar split */
+	test_gn(2, 128, 16, 16, 2);      /* unaligned: scalar split */
+	return;
+#endif
+	/* 2 SMs x 2 blocks: 4 blocks run at once. Ring path (default; GN_RING=0 for the others): 4 CTAs,
+	 * chunks of 16384 values, lookahead 0..1 here (more in the wide build: 512 emulated threads per
+	 * block are slow). Group-resident path (GN_RING=0 GN_COOP=1): groups of <= 4 chunks (VPT 4: 8192
+	 * values each, VPT 8: 16384, VPT 16: 32768), larger ones go to the split path */
 	emu_sm_count = 2;
 	emu_occupancy = 2;
 	emu_resident = 4;
@@ -397,13 +417,15 @@ static void tests()
 	test_gn(2, 512, 16, 16, 0);      /* fused, VPT 1 x 512 */
 	test_gn(3, 96, 20, 24, 0);       /* fused, cpg 3 */
 	test_gn(1, 32, 64, 128, 0);      /* fused, VPT 2 x 512: the largest fused group (8192) */
-	test_gn(1, 256, 45, 45, 0, 2);   /* group-resident VPT 4, 2 chunks, channels end mid-vector */
-	test_gn(1, 128, 95, 96, 0, 2);   /* group-resident VPT 4, 4 chunks (the capacity), the last partial */
-	test_gn(2, 128, 64, 64, 0, 3);   /* group-resident, 64 groups x 2 chunks, 3 calls */
-	test_gn(1, 512, 64, 64, 0);      /* group-resident VPT 8, 4 chunks */
-	test_gn(1, 256, 99, 99, 0);      /* group-resident VPT 16, 3 chunks, channels end mid-vector */
-	test_gn(1, 64, 200, 200, 0);     /* group-resident VPT 16, 3 chunks, the last one partial */
-	test_gn(1, 32, 400, 400, 0);     /* over the capacity (5 chunks of VPT 16): split, 10 chunks */
+	test_gn(1, 256, 45, 45, 0, 2);   /* ring 1 chunk / coop VPT 4, 2 chunks, channels end mid-vector */
+	test_gn(1, 128, 95, 96, 0, 2);   /* ring 3 chunks / coop VPT 4, 4 chunks (the capacity), the last partial */
+	test_gn(2, 128, 64, 64, 0, 3);   /* ring or coop, 64 groups x 1-2 chunks, 3 calls */
+	test_gn(1, 512, 64, 64, 0);      /* ring 4 chunks, look 1 / coop VPT 8, 4 chunks */
+#if !GN_RING /* (the ring's larger cases run in the wide build: 512 emulated threads per block are slow) */
+	test_gn(1, 256, 99, 99, 0);      /* coop VPT 16, 3 chunks, channels end mid-vector */
+	test_gn(1, 64, 200, 200, 0);     /* coop VPT 16, 3 chunks, the last one partial */
+	test_gn(1, 32, 400, 400, 0, 2);  /* over the coop capacity: split, 10 chunks */
+#endif
 	test_gn(1, 64, 99, 101, 0);      /* cnt % 8 != 0: scalar split, 2 chunks */
 	test_gn(1, 64, 33, 35, 0);       /* scalar split, 1 chunk */
 	test_gn(2, 128, 16, 16, 2);      /* unaligned: scalar split */
