@@ -6,7 +6,10 @@
 # scripts are dealt round-robin to one lane per GPU (CUDA_VISIBLE_DEVICES), lanes run side by side,
 # and within a lane scripts run one after another: nothing is ever timed on a GPU another lane uses.
 #
-#   tools/gpu_round.sh SCRIPT:SECONDS [SCRIPT:SECONDS...]     e.g. tools/gpu_memA.sh:200
+#   tools/gpu_round.sh [VAR=VAL,...@]SCRIPT:SECONDS ...     e.g. tools/gpu_memA.sh:200
+#                                                          DEADLINE_S=150@tools/gpu_dec.sh:170
+# A spec's VAR=VAL list (comma-separated, before '@') is that script's own environment, so two
+# scripts that read the same variable can run in one round with different values.
 set -u
 cd "$(dirname "$0")/.."
 final=${OUT:-build/gpu-round}
@@ -31,12 +34,16 @@ echo "build: $(($(date +%s) - t0)) s; $lanes GPU lane(s)" >>"$final/summary.txt"
 lane() { # lane GPU SPEC...: runs its scripts in order on one GPU
 	local gpu=$1 spec s lim name a rc
 	shift
+	local -a envs
 	for spec in "$@"; do
+		envs=()
+		case $spec in *@*) IFS=, read -r -a envs <<<"${spec%%@*}"; spec=${spec#*@} ;; esac
 		s=${spec%:*} lim=${spec##*:}
 		name=$(basename "$s" .sh)
 		mkdir -p "$work/$name"
 		a=$(date +%s)
-		CUDA_VISIBLE_DEVICES=$gpu OUT="$work/$name" timeout -k 5 "$lim" "$s" >"$work/$name/stdout.txt" 2>&1
+		env "${envs[@]}" CUDA_VISIBLE_DEVICES="$gpu" OUT="$work/$name" timeout -k 5 "$lim" "$s" \
+			>"$work/$name/stdout.txt" 2>&1
 		rc=$?
 		{
 			echo "==== $name (GPU $gpu, exit $rc, $(($(date +%s) - a)) s)"
@@ -53,6 +60,7 @@ for ((g = 0; g < lanes; g++)); do
 done
 wait
 for spec in "$@"; do
+	spec=${spec#*@}
 	n=$(basename "${spec%:*}" .sh)
 	cat "$work/$n.summary" >>"$final/summary.txt" 2>/dev/null
 done
