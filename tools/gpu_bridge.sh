@@ -136,6 +136,8 @@ for p in $problems; do
 		echo "$p $u"
 	done
 done | tail -n +$((${XVAL_SKIP:-0} + 1)) >"$out/xval_list.txt"
+# XVAL_LIST: a file of "PROBLEM_DIR UUID" lines to run instead (e.g. what an earlier run left)
+[ -n "${XVAL_LIST:-}" ] && cp "$XVAL_LIST" "$out/xval_list.txt"
 has xval && xargs -P "${XVAL_JOBS:-8}" -L 1 sh -c '
 	if [ "$(date +%s)" -ge '"$deadline"' ]; then echo "$(basename "$0") $1 skipped(budget)"; exit 0; fi
 	'"$S"' eval "$0" "$0/solutions/naive.cu" --backend cuda --rounds 1 --budget-ms 1 --min-iters 1 --max-iters 3 \

@@ -441,7 +441,7 @@ __global__ void __launch_bounds__(GN_THREADS)
  * L <= SLOTS - 2 so one slot is always loading) covers j0's group. Counters: arrivals count to nchunk,
  * one departure per chunk applied to 2*nchunk, the last departure resets the counter to 0. */
 #ifndef GN_RING
-#define GN_RING 1 /* 0: no ring path (the group-resident or split paths, v1/v2) */
+#define GN_RING 0 /* 1: the persistent ring (v3); 0: group-resident or split paths (v1/v2). Default 0: on the H200 the ring was slower than split at 128x128 and up (results/h200/2026-11-29-s3) */
 #endif
 #ifndef GN_RING_THREADS
 #define GN_RING_THREADS 512
