@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# gpu_ncu.sh - Nsight Compute profiles of chosen kernels as solforge eval runs them, on a GPU machine
+# whose runtime lets ncu read the hardware counters (Firecracker; see the device library's KINDS.md).
+# The clocks are left alone (--clock-control none). Each spec line is
+#   NAME PROBLEM_DIR SOLUTION UUID KERNEL_REGEX COUNT [-D NAME=VALUE ...]
+# and profiles COUNT launches of the kernels matching KERNEL_REGEX after skipping the first 4 (the
+# correctness round and warm-up), with the sandbox, the defenses and CUPTI timing off (ncu owns the
+# profiling interface; SOLFORGE_SANDBOX=0 SOLFORGE_DEFENSES=0 SF_RUNNER_NO_CUPTI=1: docs/runner.md).
+# NCU_SPECS (newline-separated spec lines) replaces the default set below; NCU_BUDGET (s, default 200)
+# is the wall-time budget (specs that do not fit are reported as skipped); NCU_SECTIONS the sections.
+# Output: $OUT (or build/gpu-ncu): logs/NAME.txt (ncu's details page) per spec, packed into ncu_logs.tgz
+# beside summary.txt (per spec: duration, DRAM throughput %, SM throughput %, achieved occupancy, top
+# stall reasons), which is printed last.
+set -u
+cd "$(dirname "$0")/.."
+out=${OUT:-build/gpu-ncu}
+mkdir -p "$out/logs"
+[ -f .devcache.tgz ] && [ ! -d .devcache ] && tar xzf .devcache.tgz
+[ -d .devcache ] && export SOLFORGE_CACHE=$PWD/.devcache
+BUDGET=${NCU_BUDGET:-200}
+S=build/solforge
+T0=$(date +%s)
+left() { echo $((BUDGET - ($(date +%s) - T0))); }
+NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
+[ -n "$NCU" ] || { echo "gpu_ncu: ncu not found"; exit 1; }
+SECTIONS=${NCU_SECTIONS:-"SpeedOfLight LaunchStats Occupancy WarpStateStats SchedulerStats MemoryWorkloadAnalysis ComputeWorkloadAnalysis"}
+sec=()
+for s in $SECTIONS; do sec+=(--section "$s"); done
+L=problems/llama
+DEFAULT_SPECS="gemm_m16 $L/gemm_bf16_n4096_k4096 fast.cu gemm_bf16_n4096_k4096-m16 gemm_ 1
+gemm_m64 $L/gemm_bf16_n4096_k4096 fast.cu gemm_bf16_n4096_k4096-m64 gemm_ 2
+gemm_m128 $L/gemm_bf16_n4096_k4096 fast.cu gemm_bf16_n4096_k4096-m128 gemm_ 2
+dec_b1_kv4096 $L/gqa_paged_decode_h32_kv8_d128_ps1 fast.cu gqa_paged_decode_h32_kv8_d128_ps1-b1-kv4096 decode_ 1
+dec_b1_kv32768 $L/gqa_paged_decode_h32_kv8_d128_ps1 fast.cu gqa_paged_decode_h32_kv8_d128_ps1-b1-kv32768 decode_ 1
+dec_b16_kv4096 $L/gqa_paged_decode_h32_kv8_d128_ps1 fast.cu gqa_paged_decode_h32_kv8_d128_ps1-b16-kv4096 decode_ 1
+gn_256 problems/stable-diffusion/groupnorm32_silu_sd_vae fast.cu groupnorm32_silu_sd_vae-n1-c512-256x256 gn_ 2
+pf_q8192 $L/gqa_paged_prefill_causal_h32_kv8_d128_ps1 fast.cu gqa_paged_prefill_causal_h32_kv8_d128_ps1-q8192 prefill_attend 1
+pfw2_q8192 $L/gqa_paged_prefill_causal_h32_kv8_d128_ps1 fast.cu gqa_paged_prefill_causal_h32_kv8_d128_ps1-q8192 prefill_attend 1 -D SF_PREFILL_WGMMA=2"
+SPECS=${NCU_SPECS:-$DEFAULT_SPECS}
+if ! make -j"$(nproc)" >"$out/logs/build.log" 2>&1; then
+	tail -30 "$out/logs/build.log"
+	echo "gpu_ncu: build failed"
+	exit 1
+fi
+{
+	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit --format=csv
+	nvcc --version | tail -1
+	"$NCU" --version | tail -1
+	echo "command: NCU_BUDGET=$BUDGET tools/gpu_ncu.sh ($(git rev-parse --short HEAD 2>/dev/null))"
+} >"$out/env.txt" 2>&1
+: >"$out/summary.txt"
+while read -r name prob sol uuid regex count defs; do
+	[ -n "$name" ] || continue
+	if [ "$(left)" -lt 25 ]; then
+		echo "$name skipped (budget)" >>"$out/summary.txt"
+		continue
+	fi
+	# shellcheck disable=SC2086 # defs holds "-D NAME=VALUE" pairs
+	SOLFORGE_SANDBOX=0 SOLFORGE_DEFENSES=0 SF_RUNNER_NO_CUPTI=1 timeout $(($(left) - 5)) \
+		"$NCU" --target-processes all --clock-control none -k "regex:$regex" --launch-skip 4 \
+		--launch-count "$count" "${sec[@]}" --page details --print-units base \
+		$S eval "$prob" "$prob/solutions/$sol" --backend cuda --rounds 1 --budget-ms 30 --min-iters 3 \
+		--max-iters 6 --no-baseline --no-torch --timeout 170 --only "=$uuid" $defs \
+		>"$out/logs/$name.txt" 2>"$out/logs/$name.err"
+	rc=$?
+	python3 - "$out/logs/$name.txt" "$name" "$rc" >>"$out/summary.txt" <<'EOF'
+import re, sys
+path, name, rc = sys.argv[1], sys.argv[2], sys.argv[3]
+text = open(path, errors="replace").read()
+blocks = re.split(r"\n  (?=\S.*\(\d+, \d+, \d+\)x\(\d+, \d+, \d+\))", text)
+found = 0
+for b in blocks[1:]:
+    head = b.splitlines()[0].strip()
+    def metric(label):
+        m = re.search(r"^\s*" + re.escape(label) + r"\s+(?:(\S*[^\d\s,.]\S*)\s+)?([\d.,]+)\s*$", b, re.M)
+        return (m.group(2) + " " + (m.group(1) or "")).strip() if m else "?"
+    found += 1
+    print(f"{name}: {head[:90]}")
+    print(f"    duration {metric('Duration')}  dram {metric('DRAM Throughput')}  mem {metric('Memory Throughput')}"
+          f"  sm {metric('Compute (SM) Throughput')}  occ {metric('Achieved Occupancy')}  regs {metric('Registers Per Thread')}"
+          f"  grid {metric('Grid Size')}  block {metric('Block Size')}")
+if not found:
+    print(f"{name}: no kernel profiled (rc {rc}); see logs/{name}.err")
+EOF
+done <<<"$SPECS"
+if [ -n "${OUT:-}" ]; then
+	tar -czf "$OUT/ncu_logs.tgz" -C "$out" logs env.txt 2>/dev/null
+	rm -rf "$out/logs"
+fi
+cat "$out/env.txt"
+cat "$out/summary.txt"

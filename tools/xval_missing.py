@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""xval_missing.py - the "PROBLEM_DIR UUID" lines of tools/gpu_bridge.sh's every-workload
+cross-validation list (problems with a solutions/naive.cu and a PyTorch reference) that have no
+trace with an xval verdict in the given JSON-lines trace files, for gpu_xval.sh's XVAL_LIST.
+
+usage: tools/xval_missing.py TRACE.jsonl... > list.txt   (counts go to stderr)
+"""
+import glob
+import json
+import os
+import sys
+
+
+def main(argv):
+    done = set()
+    for path in argv[1:]:
+        for line in open(path):
+            if not line.strip():
+                continue
+            t = json.loads(line)
+            if "xval:" in t.get("evaluation", {}).get("log", ""):
+                done.add(t["workload"]["uuid"])
+    wanted = []
+    for p in sorted(glob.glob("problems/*/*/")):
+        p = p.rstrip("/")
+        if not os.path.exists(p + "/solutions/naive.cu"):
+            continue
+        if not json.load(open(p + "/definition.json")).get("reference"):
+            continue
+        for line in open(p + "/workload.jsonl"):
+            if line.strip():
+                wanted.append((p, json.loads(line)["uuid"]))
+    missing = [w for w in wanted if w[1] not in done]
+    for p, u in missing:
+        print(p, u)
+    print(f"xval_missing: {len(wanted)} workloads, {len(wanted) - len(missing)} with a verdict, "
+          f"{len(missing)} missing", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
