@@ -18,6 +18,9 @@
  * lse -inf (what the reference writes). K/V go through a cp.async ring in shared memory (DEC_STAGES
  * = 3 steps of 64 positions, 32 KiB each, in flight per CTA); -DDEC_STAGES=0 loads them straight into
  * registers (ld.global.nc, 8 x 16 B per lane) as version 1 does.
+ * Version 3 (-DDECODE_MMA=1, candidate): version 2 with the per-warp math of the ring loop on tensor
+ * cores (S = Q K^T and O += P V by mma.sync m16n8k16 from ldmatrix fragments of a swizzled ring;
+ * gqa_paged_decode_sm90_mma.cuh), same items, locate scan, ring and merge.
  * Version 1 (-DDECODE_V1=1, kept for side-by-side timing): three kernels - plan (one CTA writes the
  * item list), attend, merge (one warp per (sequence, q head) with >= 2 chunks).
  * Tuning (-D): DEC_ITEMS (66: target chunk count over the batch, ~2 waves of 2 CTAs/SM x 8 kv heads)
@@ -43,6 +46,9 @@
 #ifndef DEC_STAGES
 #define DEC_STAGES 3 /* version 2: cp.async ring of 3 steps of 32 KiB (0: K/V straight to registers) */
 #endif
+#ifndef DECODE_MMA
+#define DECODE_MMA 0 /* 1: version 3, the attend math on tensor cores (mma.sync m16n8k16, ldmatrix) */
+#endif
 #ifndef DEC_SCAN_PASS
 #define DEC_SCAN_PASS 256 /* sequences per pass of the CTA's locate scan (<= 256; tests set fewer) */
 #endif
@@ -65,6 +71,12 @@
 #error "DEC_SCAN_PASS must be in 1 .. 256"
 #endif
 
+#if DECODE_MMA && (DECODE_V1 || DEC_STAGES == 0)
+#error "DECODE_MMA needs version 2's cp.async ring (DECODE_V1 0, DEC_STAGES > 0)"
+#endif
+#if DECODE_MMA
+#include "gqa_paged_decode_sm90_mma.cuh"
+#endif
 #include "gqa_paged_decode_sm90_attend.cuh"
 
 #if !DECODE_V1
