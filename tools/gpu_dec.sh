@@ -7,15 +7,21 @@
 #   v1     -D DECODE_V1=1 (plan + attend + merge, three launches),
 # and, named in VARIANTS, v2reg (-D DEC_STAGES=0: one launch, K/V straight to registers), v2s2
 # (-D DEC_STAGES=2), v2i33 / v2i132 (-D DEC_ITEMS=33 / 132: about 1 or 4 waves of chunks),
+#   v3     -D DECODE_MMA=1 (version 2 with the attend math on tensor cores, mma.sync + ldmatrix),
+#   v3i33 / v3i132   version 3 with -D DEC_ITEMS=33 / 132 (about 1 or 4 waves of chunks), v3c64 version 3
+#          with -D DEC_ITEMS=132 -D DEC_MIN_CHUNK=64 (b1-kv4096: 64 chunks of one step instead of 32 of two),
+#          v3m2 version 3 with version 2's merge (-D DEC_MERGE_UNROLL=2: 2 chunks' loads per warp at once),
+# (v3 against v2 on every workload: VARIANTS="v3 v2" DEADLINE_S=210 on 2 GPUs, one variant per GPU),
 # with --no-torch, in phases of priority: the 8 smaller bundled workloads, the held-out compositions
-# of tools/attn_heldout.py, the 5 largest bundled workloads. With 2 or more GPUs each variant runs on
-# its own GPU (variant i on GPU i % n, lanes in parallel, one evaluation per GPU at a time); with one
-# GPU they alternate. Evaluations stop at DEADLINE_S seconds after the start (default 170, builds
+# of tools/attn_heldout.py, the 5 largest bundled workloads. The jobs (variant, problem), variant-major,
+# are dealt round-robin to the GPUs (lanes in parallel, one evaluation per GPU at a time): with 2 GPUs
+# and 2 variants each GPU runs both variants on one problem, with 4 GPUs each job has its own GPU; on
+# one GPU everything alternates. Evaluations stop at DEADLINE_S seconds after the start (default 170, builds
 # included): what was not reached is listed as such. Prints a table last: problem, workload, variant, status, T_k, TB/s of the K/V bytes the page table references
 # (4096 B per kv position), T_sol / T_k, the trace's SOL score when a baseline ran ("-" with
-# --no-torch), and v1's T_k / v2's T_k.
+# --no-torch), and the reference variant's T_k / this one's (REF: v1 when v1 ran, else v2).
 #
-# env: DEADLINE_S (170), ROUNDS (1), BUDGET_MS (150), VARIANTS ("v2 v1"), PHASES
+# env: DEADLINE_S (170), ROUNDS (1), BUDGET_MS (150), VARIANTS ("v2 v1"), REF, PHASES
 # ("small heldout big"). Logs: $OUT (device tool) or build/gpu-dec; with $OUT set they are packed
 # into $OUT/gpu_dec_logs.tgz beside $OUT/summary.txt.
 set -u
@@ -36,6 +42,11 @@ defs() { # variant -> solforge eval -D flags
 	v2s2) echo "-D DEC_STAGES=2" ;;
 	v2i33) echo "-D DEC_ITEMS=33" ;;
 	v2i132) echo "-D DEC_ITEMS=132" ;;
+	v3) echo "-D DECODE_MMA=1" ;;
+	v3i33) echo "-D DECODE_MMA=1 -D DEC_ITEMS=33" ;;
+	v3i132) echo "-D DECODE_MMA=1 -D DEC_ITEMS=132" ;;
+	v3c64) echo "-D DECODE_MMA=1 -D DEC_ITEMS=132 -D DEC_MIN_CHUNK=64" ;;
+	v3m2) echo "-D DECODE_MMA=1 -D DEC_MERGE_UNROLL=2" ;;
 	*) echo "" ;;
 	esac
 }
@@ -109,40 +120,42 @@ tb=$(date +%s)
 echo "gpu_dec: built in $((tb - t0)) s, $ngpu GPU(s)" >&2
 deadline=$((t0 + ${DEADLINE_S:-170}))
 
-# one lane: the evaluations of the given variants in phase order, each cut at the deadline
-lane() { # gpu variants...
-	local gpu=$1 ph n v left
+# one lane: the evaluations of the given jobs (variant:problem) in phase order, each cut at the deadline
+lane() { # gpu jobs...
+	local gpu=$1 ph n v job left
 	shift
 	for ph in ${PHASES:-small heldout big}; do
-		for n in $NAMES; do
-			for v in "$@"; do
-				left=$((deadline - $(date +%s)))
-				if [ "$left" -lt 5 ]; then
-					echo "$ph $n $v" >>"$out/not_reached.txt"
-					continue
-				fi
-				# shellcheck disable=SC2046
-				# line-buffered: the traces of the workloads done survive a cut at the deadline
-				CUDA_VISIBLE_DEVICES=$gpu timeout "$left" stdbuf -oL $S eval "$sets/$ph/$n" \
-					"problems/llama/$n/solutions/fast.cu" --backend cuda $(defs "$v") --no-torch \
-					--rounds "${ROUNDS:-1}" --budget-ms "${BUDGET_MS:-150}" --json \
-					>"$out/traces/${ph}_${v}_$n.jsonl" 2>"$out/traces/${ph}_${v}_$n.err"
-				echo "gpu_dec: $ph $n $v rc $? at $(($(date +%s) - t0)) s" >&2
-			done
+		for job in "$@"; do
+			v=${job%%:*} n=${job#*:}
+			left=$((deadline - $(date +%s)))
+			if [ "$left" -lt 5 ]; then
+				echo "$ph $n $v" >>"$out/not_reached.txt"
+				continue
+			fi
+			# shellcheck disable=SC2046
+			# line-buffered: the traces of the workloads done survive a cut at the deadline
+			CUDA_VISIBLE_DEVICES=$gpu timeout "$left" stdbuf -oL $S eval "$sets/$ph/$n" \
+				"problems/llama/$n/solutions/fast.cu" --backend cuda $(defs "$v") --no-torch \
+				--rounds "${ROUNDS:-1}" --budget-ms "${BUDGET_MS:-150}" --json \
+				>"$out/traces/${ph}_${v}_$n.jsonl" 2>"$out/traces/${ph}_${v}_$n.err"
+			echo "gpu_dec: $ph $n $v rc $? at $(($(date +%s) - t0)) s" >&2
 		done
 	done
 }
 rm -f "$out/not_reached.txt"
+# jobs (variant:problem) in variant-major order, dealt round-robin to the GPUs: with 2 GPUs and 2
+# variants each GPU runs both variants on one problem (side by side on the same GPU), with 4 each GPU one job
+jobs=$(for v in $variants; do for n in $NAMES; do echo "$v:$n"; done; done)
 if [ "$ngpu" -ge 2 ]; then
 	for ((g = 0; g < ngpu; g++)); do
-		mine=$(echo "$variants" | tr ' ' '\n' | awk -v g="$g" -v n="$ngpu" '(NR - 1) % n == g')
+		mine=$(echo "$jobs" | awk -v g="$g" -v n="$ngpu" '(NR - 1) % n == g')
 		# shellcheck disable=SC2086 # mine: a list
 		[ -n "$mine" ] && lane "${devs[$g]}" $mine 2>>"$out/lanes.log" &
 	done
 	wait
 else
-	# shellcheck disable=SC2086
-	lane "${devs[0]}" $variants 2>>"$out/lanes.log"
+	# shellcheck disable=SC2086 # jobs: a list
+	lane "${devs[0]}" $jobs 2>>"$out/lanes.log"
 fi
 cat "$out/lanes.log" >&2
 
@@ -180,17 +193,19 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.jsonl"))):
     if not any(l.startswith("{") for l in open(path)) and os.path.exists(err):
         tail = [l for l in open(err).read().splitlines() if l.strip()]
         print(f"{os.path.basename(path)}: no traces ({tail[-1] if tail else 'empty log'})")
-order = {"v2": 0, "v2reg": 1, "v2s2": 2, "v2i33": 3, "v2i132": 4, "v1": 9}
+order = {"v3": 0, "v3i33": 1, "v3i132": 2, "v3c64": 3, "v3m2": 3.5, "v2": 4, "v2reg": 5, "v2s2": 6, "v2i33": 7, "v2i132": 8,
+         "v1": 9}
+ref = os.environ.get("REF") or ("v1" if any(k[2] == "v1" for k in rows) else "v2")
 print(f"{'problem':14s} {'workload':28s} {'variant':7s} {'status':20s} {'T_k us':>9s} {'TB/s KV':>8s} "
-      f"{'Tsol/Tk':>8s} {'SOL':>6s} {'v1/this':>8s}")
+      f"{'Tsol/Tk':>8s} {'SOL':>6s} {ref + '/this':>8s}")
 for key in sorted(rows, key=lambda k: (k[0], rows[k][5], rows[k][6], k[1], order.get(k[2], 9))):
     st, lat, kv, sol, score = rows[key][:5]
     t = f"{lat * 1e3:.1f}" if lat else "-"
     bw = f"{kv * 4096 / (lat * 1e-3) / 1e12:.2f}" if lat else "-"
     fr = f"{sol / lat:.3f}" if lat and sol else "-"
     sc = f"{score:.3f}" if score is not None else "-"
-    old = rows.get((key[0], key[1], "v1"))
-    sp = f"{old[1] / lat:.2f}x" if lat and old and old[1] and key[2] != "v1" else ""
+    old = rows.get((key[0], key[1], ref))
+    sp = f"{old[1] / lat:.2f}x" if lat and old and old[1] and key[2] != ref else ""
     print(f"{key[0]:14s} {key[1]:28.28s} {key[2]:7s} {st:20.20s} {t:>9s} {bw:>8s} {fr:>8s} {sc:>6s} {sp:>8s}")
 print(f"{ok} of {n} evaluated workload runs PASSED")
 sys.exit(0 if ok == n and n else 1)

@@ -7,7 +7,11 @@
  * to match what the occupancy API reports); the threads of a block are std::threads, __syncthreads is
  * a barrier over the block, __shfl_xor_sync exchanges through a per-warp slot array between two warp
  * barriers (every lane of a warp must call it, as on the GPU with a full mask; __shfl_up_sync likewise,
- * for ints). The test script
+ * for ints; __shfl_sync for floats). The tensor-core primitives mma.sync m16n8k16 bf16 -> f32 and
+ * ldmatrix x1/x2/x4 (.trans) are emulated from the PTX ISA fragment layouts (emu_mma_m16n8k16_bf16,
+ * emu_ldmatrix: each lane posts its operands or row address in the warp's slots, every lane computes
+ * its own result; problems/common/kernels/sm80_warp_mma.cuh calls them; tests/emu/emu_mma_test.cpp
+ * checks them against plain matrix products). The test script
  * rewrites `__shared__ T a[N], b[M];` to per-block arrays from emu_shared(). atomicAdd / atomicExch /
  * __threadfence / __ldcg map to GCC atomics. A kernel
  * launch `k<<<grid, block, smem, stream>>>(args)` is rewritten by the test script to
@@ -181,6 +185,8 @@ struct emu_warp {
 	emu_barrier bar;
 	float vals[32];
 	int ivals[32];
+	uint32_t frag[32][10]; /* mma.sync operands of every lane (a[4], b[2], c[4] as bits) */
+	const void *addr[32];  /* ldmatrix row addresses */
 };
 /* one running block: its barrier, warps and shared arrays */
 struct emu_block_ctx {
@@ -217,6 +223,17 @@ static inline float __shfl_xor_sync(unsigned mask, float v, int o)
 	W.bar.wait();
 	return r;
 }
+static inline float __shfl_sync(unsigned mask, float v, int src)
+{
+	(void)mask;
+	const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+	emu_warp &W = emu_ctx->warps[w];
+	W.vals[lane] = v;
+	W.bar.wait();
+	const float r = W.vals[(unsigned)src & 31u];
+	W.bar.wait();
+	return r;
+}
 static inline int __shfl_up_sync(unsigned mask, int v, int o)
 {
 	(void)mask;
@@ -227,6 +244,73 @@ static inline int __shfl_up_sync(unsigned mask, int v, int o)
 	const int r = lane >= (unsigned)o ? W.ivals[lane - (unsigned)o] : v;
 	W.bar.wait();
 	return r;
+}
+/* bf16 element `half` (0: low 16 bits) of a packed pair, as float */
+static inline float emu_bf16_half(uint32_t w, int half)
+{
+	return __uint_as_float(half ? (w & 0xffff0000u) : (w << 16));
+}
+/*
+ * mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32, d = A . B + c, with the PTX ISA fragment
+ * layouts (lane = 4 g + t): A[r][k] is in lane 4 (r % 8) + (k % 8) / 2, register (r / 8) + 2 (k / 8),
+ * half k % 2; B[k][n] in lane 4 n + (k % 8) / 2, register k / 8, half k % 2; C[r][n] in lane
+ * 4 (r % 8) + n / 2, register 2 (r / 8) + n % 2. The products are summed in k order in fp32 and c
+ * added last (the tensor core's internal order and precision differ in the last bits). Every lane of
+ * the warp must call it.
+ */
+static inline void emu_mma_m16n8k16_bf16(float d[4], const uint32_t a[4], const uint32_t b[2], const float c[4])
+{
+	const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+	emu_warp &W = emu_ctx->warps[w];
+	for (int i = 0; i < 4; i++)
+		W.frag[lane][i] = a[i];
+	W.frag[lane][4] = b[0];
+	W.frag[lane][5] = b[1];
+	for (int i = 0; i < 4; i++)
+		W.frag[lane][6 + i] = emu_float_bits(c[i]);
+	W.bar.wait();
+	const int g = (int)lane >> 2, t = (int)lane & 3;
+	float out[4];
+	for (int i = 0; i < 4; i++) {
+		const int r = g + 8 * (i >> 1), n = 2 * t + (i & 1);
+		float acc = 0.0f;
+		for (int k = 0; k < 16; k++) {
+			const float av = emu_bf16_half(W.frag[4 * (r % 8) + (k % 8) / 2][(r / 8) + 2 * (k / 8)], k % 2);
+			const float bv = emu_bf16_half(W.frag[4 * n + (k % 8) / 2][4 + k / 8], k % 2);
+			acc += av * bv;
+		}
+		out[i] = acc + __uint_as_float(W.frag[4 * (r % 8) + n / 2][6 + 2 * (r / 8) + n % 2]);
+	}
+	W.bar.wait();
+	for (int i = 0; i < 4; i++)
+		d[i] = out[i];
+}
+/*
+ * ldmatrix.sync.aligned.m8n8.x{n}[.trans].shared.b16: matrix i < n has its 8 rows (8 b16 each) at the
+ * addresses of lanes 8 i .. 8 i + 7; lane 4 g + t gets r[i] = (row g, cols 2 t, 2 t + 1) of matrix i,
+ * transposed (rows 2 t, 2 t + 1 of col g) when trans. Every lane of the warp must call it.
+ */
+static inline void emu_ldmatrix(uint32_t *r, int n, bool trans, const void *p)
+{
+	const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+	emu_warp &W = emu_ctx->warps[w];
+	assert(((uintptr_t)p & 15) == 0);
+	W.addr[lane] = p;
+	W.bar.wait();
+	const int g = (int)lane >> 2, t = (int)lane & 3;
+	for (int i = 0; i < n; i++) {
+		uint32_t lo, hi;
+		if (!trans) {
+			const uint16_t *row = (const uint16_t *)W.addr[8 * i + g];
+			lo = row[2 * t];
+			hi = row[2 * t + 1];
+		} else {
+			lo = ((const uint16_t *)W.addr[8 * i + 2 * t])[g];
+			hi = ((const uint16_t *)W.addr[8 * i + 2 * t + 1])[g];
+		}
+		r[i] = lo | hi << 16;
+	}
+	W.bar.wait();
 }
 static inline unsigned atomicAdd(unsigned *p, unsigned v)
 {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# emu_kernels.sh - the memory-bound fast.cu kernels (the GQA paged decode kernel, versions 2 and 1, and
+# emu_kernels.sh - the memory-bound fast.cu kernels (the GQA paged decode kernel, versions 2, 3 (tensor
+# cores, -DDECODE_MMA=1) and 1, and
 # the calibration copy too) run on a CPU emulation
 # of CUDA (tests/emu/emu.h) and checked element by element against double-precision references of
 # their oracles, over workload, held-out and fallback shapes (tests/emu/emu_test.cpp). No GPU needed:
@@ -101,6 +102,7 @@ EMU_COPY tools/calibration/copy/solutions/copy.cu
 EMU_COPY tools/calibration/copy/solutions/copy.cu -DCOPY_BLOCKED=1
 EMU_COPY tools/calibration/copy/solutions/copy.cu -DCOPY_BPS=4 -DCOPY_UNROLL=4 -DCOPY_THREADS=512
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2
+EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2 -DDECODE_MMA=1
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DEMU_DECODE_HELDOUT
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDECODE_V1=1 -DDEC_MIN_CHUNK=64 -DDEC_ITEMS=100000
 LIST

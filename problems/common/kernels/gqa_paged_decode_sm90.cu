@@ -18,6 +18,10 @@
  * lse -inf (what the reference writes). K/V go through a cp.async ring in shared memory (DEC_STAGES
  * = 3 steps of 64 positions, 32 KiB each, in flight per CTA); -DDEC_STAGES=0 loads them straight into
  * registers (ld.global.nc, 8 x 16 B per lane) as version 1 does.
+ * Version 3 (-DDECODE_MMA=1, candidate): version 2 with the per-warp math of the ring loop on tensor
+ * cores (S = Q K^T and O += P V by mma.sync m16n8k16 from ldmatrix fragments of a swizzled ring;
+ * gqa_paged_decode_sm90_mma.cuh), same items, locate scan, ring and merge (the merge loads 4 chunks per
+ * warp at once, DEC_MERGE_UNROLL 4, instead of 2).
  * Version 1 (-DDECODE_V1=1, kept for side-by-side timing): three kernels - plan (one CTA writes the
  * item list), attend, merge (one warp per (sequence, q head) with >= 2 chunks).
  * Tuning (-D): DEC_ITEMS (66: target chunk count over the batch, ~2 waves of 2 CTAs/SM x 8 kv heads)
@@ -43,6 +47,12 @@
 #ifndef DEC_STAGES
 #define DEC_STAGES 3 /* version 2: cp.async ring of 3 steps of 32 KiB (0: K/V straight to registers) */
 #endif
+#ifndef DECODE_MMA
+#define DECODE_MMA 0 /* 1: version 3, the attend math on tensor cores (mma.sync m16n8k16, ldmatrix) */
+#endif
+#ifndef DEC_MERGE_UNROLL
+#define DEC_MERGE_UNROLL (DECODE_MMA ? 4 : 2) /* chunks per warp whose partials the merge loads at once (2 or 4) */
+#endif
 #ifndef DEC_SCAN_PASS
 #define DEC_SCAN_PASS 256 /* sequences per pass of the CTA's locate scan (<= 256; tests set fewer) */
 #endif
@@ -65,6 +75,12 @@
 #error "DEC_SCAN_PASS must be in 1 .. 256"
 #endif
 
+#if DECODE_MMA && (DECODE_V1 || DEC_STAGES == 0)
+#error "DECODE_MMA needs version 2's cp.async ring (DECODE_V1 0, DEC_STAGES > 0)"
+#endif
+#if DECODE_MMA
+#include "gqa_paged_decode_sm90_mma.cuh"
+#endif
 #include "gqa_paged_decode_sm90_attend.cuh"
 
 #if !DECODE_V1
@@ -154,7 +170,11 @@ __device__ __forceinline__ void merge_partials(const float *part_o, const float 
 		for (int i = 0; i < 4; i++)
 			a[h][i] = 0.0f;
 	}
+#if DEC_MERGE_UNROLL == 4
+#pragma unroll 4 /* four chunks' loads in flight per warp: up to 32 chunks in one round trip */
+#else
 #pragma unroll 2 /* two chunks' loads in flight per warp */
+#endif
 	for (int c = warp; c < n; c += ATT_WARPS) {
 		const size_t row = (size_t)(s0 + c) * HQ + kvh * GRP;
 		const float4 ls = __ldcg((const float4 *)(part_lse + row));

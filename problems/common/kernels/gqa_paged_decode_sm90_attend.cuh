@@ -246,9 +246,16 @@ attend_range(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restric
  * (64 positions x K and V x 256 B = 32 KiB each) filled by cp.async.cg, DEC_STAGES steps in flight
  * per CTA (96 KiB for 3) whatever the register budget. Thread t copies 16-byte column t % 16 of rows
  * t / 16 + 16 j (j < 4) of K and of V; the page ids of the stage issued next are fetched one step
- * ahead. The math is consume_step on rows warp * 8 + half * 4 + j, as in attend_range. ring: dynamic
- * shared memory of DEC_STAGES * 32 KiB; sm_acc may alias it (it is written after the last step).
+ * ahead. The math is consume_step on rows warp * 8 + half * 4 + j, as in attend_range, or with
+ * DECODE_MMA (version 3) mma_step on rows warp * 8 .. + 7 on tensor cores, the rows then stored
+ * swizzled (16-byte chunk c of row r at c ^ (r % 8), conflict-free ldmatrix). ring: dynamic shared
+ * memory of DEC_STAGES * 32 KiB; sm_acc may alias it (it is written after the last step).
  */
+#if DECODE_MMA
+#define DEC_SWZ(r, c) ((c) ^ ((r) & 7))
+#else
+#define DEC_SWZ(r, c) (c)
+#endif
 template <int PS>
 __device__ __forceinline__ void
 attend_range_cp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k_cache,
@@ -258,8 +265,10 @@ attend_range_cp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__rest
 {
 	constexpr int ROWS = POS_PER_STEP, COLS = D / 8;          /* 64 rows of 16 x 16 B per tensor */
 	constexpr int RPT = ROWS * COLS / ATT_THREADS;            /* rows per thread per tensor: 4 */
-	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-	const int sub = lane & 15, col = tid % COLS, row0 = tid / COLS;
+	const int tid = threadIdx.x, col = tid % COLS, row0 = tid / COLS;
+#if !DECODE_MMA
+	const int lane = tid & 31, warp = tid >> 5, sub = lane & 15;
+#endif
 	const int nsteps = (p_end - p_begin + ROWS - 1) / ROWS;
 	/* the page ids of step s's rows (clamped to p_end - 1) into ids[] */
 #define DEC_FETCH_IDS(ids, s_)                                                                     \
@@ -276,8 +285,8 @@ attend_range_cp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__rest
 			const int r_ = row0 + 16 * j;                                              \
 			const int p_ = min(p_begin + (s_) * ROWS + r_, p_end - 1);                 \
 			const size_t off_ = (((size_t)ids[j] * ps + p_ % ps) * HKV + kvh) * D + col * 8; \
-			cp_async16(kb_ + r_ * COLS + col, k_cache + off_);                         \
-			cp_async16(kb_ + (ROWS + r_) * COLS + col, v_cache + off_);                \
+			cp_async16(kb_ + r_ * COLS + DEC_SWZ(r_, col), k_cache + off_);            \
+			cp_async16(kb_ + (ROWS + r_) * COLS + DEC_SWZ(r_, col), v_cache + off_);   \
 		}                                                                                  \
 	} while (0)
 	int pg[RPT];
@@ -295,14 +304,23 @@ attend_range_cp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__rest
 			cp_async_commit(); /* one group per step, empty past the end: the wait count is fixed */
 		}
 	}
+#if DECODE_MMA
+	uint32_t qa[D / 16][2];
+	float o[D / 16][4], m, l;
+	mma_init(q, b, kvh, qa, m, l, o);
+#else
 	float qf[GRP][8], acc[GRP][8], m[GRP], l[GRP];
 	init_state(q, b, kvh, sub, scale_log2, qf, m, l, acc);
+#endif
 	for (int s = 0; s < nsteps; s++) {
 		if (s + DEC_STAGES < nsteps)
 			DEC_FETCH_IDS(pg, s + DEC_STAGES);
 		cp_async_wait<DEC_STAGES - 1>(); /* this thread's copies of step s have landed */
 		__syncthreads();                 /* everyone's */
 		const uint4 *kb = ring + (size_t)(s % DEC_STAGES) * 2 * ROWS * COLS;
+#if DECODE_MMA
+		mma_step(kb, p_begin + s * ROWS, p_end, scale_log2, qa, m, l, o);
+#else
 		const int r = warp * 2 * POS_PER_GROUP + (lane >> 4) * POS_PER_GROUP;
 		uint4 kr[POS_PER_GROUP], vr[POS_PER_GROUP];
 #pragma unroll
@@ -311,6 +329,7 @@ attend_range_cp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__rest
 			vr[j] = kb[(ROWS + r + j) * COLS + sub];
 		}
 		consume_step(kr, vr, p_begin + s * ROWS + r, p_end, qf, m, l, acc, [] {});
+#endif
 		__syncthreads(); /* buffer s % DEC_STAGES is read: refill it */
 		if (s + DEC_STAGES < nsteps)
 			DEC_ISSUE(pg, s + DEC_STAGES);
@@ -320,8 +339,13 @@ attend_range_cp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__rest
 #undef DEC_ISSUE
 	cp_async_wait<0>();
 	__syncthreads(); /* sm_acc may alias the ring */
+#if DECODE_MMA
+	mma_state_store(m, l, o, sm_m, sm_l, sm_acc);
+#else
 	warp_state_store(m, l, acc, sm_m, sm_l, sm_acc);
+#endif
 }
+#undef DEC_SWZ
 #endif
 
 /*
