@@ -72,6 +72,9 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 	const int kb0 = split * kb_per, kb1 = min(kb0 + kb_per, kb_count);
 
 	if (threadIdx.x == 0) {
+		/* start fetching both TMA descriptors while the barriers are set up (the first copies wait on them) */
+		asm volatile("prefetch.tensormap [%0];" ::"l"((uint64_t)&tm_w) : "memory");
+		asm volatile("prefetch.tensormap [%0];" ::"l"((uint64_t)&tm_x) : "memory");
 		for (int s = 0; s < kStages; s++) {
 			mbar_init(bar_full + 8 * s, 1);
 			mbar_init(bar_empty + 8 * s, 8);
