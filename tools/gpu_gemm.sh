@@ -34,11 +34,15 @@
 # v3, v3p and midm print the plan of each new shape to stderr (SF_GEMM_V3_TRACE / SF_GEMM_MIDM_TRACE, in
 # logs/check.log): the summary counts plans launched and fallbacks to v2 (a refused cluster launch would
 # otherwise look like "no gain").
-# Env: STEPS selects steps (default: all); CANDS, a space-separated list of variant names, the variants
-# built and run (default: all; v2, the default build, always); MS the M list. `make` runs only for the
-# eval step. Exit status 0 when every step passed.
+# Env: STEPS selects steps (default: all); CANDS, a list of variant names, the variants
+# built and run (default: all; v2, the default build, always); MS the M list. Lists in STEPS, CANDS and MS
+# may be separated by '+' (the form a tools/gpu_round.sh spec can carry), or by spaces (STEPS, CANDS) or
+# commas. `make` runs only for the eval step. Exit status 0 when every step passed.
 # The v4 mid-M run (GEMM_NOTES.md "Version 4"):
-#   CANDS="v3c256 midm midm_s1 midm_s2 midm_s4" MS=16,17,32,33,64,77,128,200,256 STEPS="build sass precheck check" tools/gpu_gemm.sh
+#   CANDS=v3c256,midm,midm_s1,midm_s2,midm_s4 MS=16,17,32,33,64,77,128,200,256 STEPS=build,sass,precheck,check \
+#     tools/gpu_gemm.sh
+# or, through tools/gpu_round.sh:
+#   'CANDS=v3c256+midm+midm_s1+midm_s2+midm_s4,MS=16+17+32+33+64+77+128+200+256,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
 set -u
 cd "$(dirname "$0")/.." || exit 1
 out=${OUT:-build/gpu-gemm}
@@ -46,7 +50,9 @@ logs=$out/logs
 mkdir -p "$logs"
 export SOLFORGE_CACHE=${SOLFORGE_CACHE:-$PWD/build/cache}
 steps=${STEPS:-build sass precheck check eval}
+steps=${steps//[,+]/ } # commas or + too: a gpu_round.sh spec carries neither spaces nor (in a value) commas
 MS=${MS:-1,3,8,16,17,32,33,64,77,128,192,256,384,512,768,1000,1024,2048,4096,5000}
+MS=${MS//+/,}
 MS_MID=${MS_MID:-17,77,128,256,512}
 MS_MIDM=${MS_MIDM:-17,33,77,128,200,256}
 CHECK_TIMEOUT=${CHECK_TIMEOUT:-120}
@@ -74,7 +80,7 @@ variants=("v2|||" "v3|-DSF_GEMM_V3=1 -DSF_GEMM_V3_TRACE=1|17-|$MS_MID" "v3w|-DSF
 if [ -n "${CANDS:-}" ]; then # keep v2 and the named candidates
 	keep=()
 	for v in "${variants[@]}"; do
-		case " v2 $CANDS " in *" ${v%%|*} "*) keep+=("$v") ;; esac
+		case " v2 ${CANDS//[,+]/ } " in *" ${v%%|*} "*) keep+=("$v") ;; esac
 	done
 	variants=("${keep[@]}")
 fi
