@@ -169,7 +169,7 @@ def run(A, B, bn, splits, cluster, sms=132, pair=False):
     return C, writes
 
 
-MIDM_ROWS, MIDM_MAX_SPLIT = 128, 8
+MIDM_ROWS, MIDM_MAX_SPLIT, MIDM_PAIRS_PER_TRIP = 128, 8, 4
 
 
 def midm_plan(M, N, K, sms, pin=0, max_clusters=None):
@@ -247,8 +247,8 @@ def run_midm(A, B, nt, splits):
                     warp, lane = tid >> 5, tid & 31
                     g, q = lane >> 2, lane & 3
                     n_b = band * MIDM_ROWS + c * 64 + warp * 16 + g
-                    for p in range(p0, p1, 2):
-                        for h in range(2):
+                    for p in range(p0, p1, MIDM_PAIRS_PER_TRIP):  # the loads of 4 pairs per trip, guarded
+                        for h in range(MIDM_PAIRS_PER_TRIP):
                             ph = p + h
                             if ph >= p1:
                                 continue

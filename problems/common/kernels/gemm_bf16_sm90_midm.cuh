@@ -13,7 +13,8 @@
  * memory as in gemm_wgmma_kernel's kWgSplitCluster mode (v3, run correct on the H200): each CTA writes
  * its fp32 accumulators into its own idle stage ring (pair p of consumer thread j at (p * 256 + j) * 8
  * bytes), a cluster barrier, rank r sums pairs [r * share, (r + 1) * share) over all ranks in rank order
- * (deterministic), stores, and a second cluster barrier keeps the slabs alive until every rank has read.
+ * (deterministic; the loads of kMidmPairsPerTrip pairs of all ranks in flight at once), stores, and a
+ * second cluster barrier keeps the slabs alive until every rank has read.
  *
  * Pipeline (as gemm_wgmma_kernel): one producer warpgroup (one thread issues TMA, setmaxnreg 40), two
  * consumer warpgroups (setmaxnreg 232); a ring of MidmCfg<NT>::kStages stages, each the weight tile
@@ -38,6 +39,7 @@ namespace sfgemm {
 
 const int kMidmRows = 128;  /* weight rows per CTA (a band): 2 consumer warpgroups x 64 */
 const int kMidmMaxSplit = 8; /* portable cluster size limit */
+const int kMidmPairsPerTrip = 4; /* reduction: output pairs whose DSMEM loads (all ranks) are issued together */
 
 /* Per token tile NT: stage bytes (weight 16 KB + activations NT x 128 B, a multiple of 1024), as many
  * stages as fit in ~200 KB (10, 8, 7, 6, 5, 4 for NT = 32 .. 256) and the dynamic shared memory. */
@@ -159,16 +161,16 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 	cluster_sync();
 	const int S = splits, share = (kNR / 2 + S - 1) / S, rank = (int)cluster_rank();
 	const int p0 = rank * share, p1 = min(p0 + share, kNR / 2);
-	for (int p = p0; p < p1; p += 2) { /* two pairs per round trip: 2 S loads in flight */
-		float2 v[2][kMidmMaxSplit];
+	for (int p = p0; p < p1; p += kMidmPairsPerTrip) { /* kMidmPairsPerTrip * S DSMEM loads in flight */
+		float2 v[kMidmPairsPerTrip][kMidmMaxSplit];
 #pragma unroll
-		for (int h = 0; h < 2; h++)
+		for (int h = 0; h < kMidmPairsPerTrip; h++)
 #pragma unroll
 			for (int r2 = 0; r2 < kMidmMaxSplit; r2++)
 				if (r2 < S && p + h < p1)
 					v[h][r2] = dsmem_ld_f2(base + (uint32_t)((p + h) * 256 + j) * 8, (uint32_t)r2);
 #pragma unroll
-		for (int h = 0; h < 2; h++) {
+		for (int h = 0; h < kMidmPairsPerTrip; h++) {
 			float s0 = 0.0f, s1 = 0.0f;
 #pragma unroll
 			for (int r2 = 0; r2 < kMidmMaxSplit; r2++)
