@@ -172,24 +172,25 @@ def run(A, B, bn, splits, cluster, sms=132, pair=False):
 MIDM_ROWS, MIDM_MAX_SPLIT, MIDM_PAIRS_PER_TRIP = 128, 8, 4
 
 
-def midm_plan(M, N, K, sms, pin=0, max_clusters=None):
-    """mirror of midm_plan in gemm_bf16_sm90_midm.cuh: (nt, splits)"""
+def midm_plan(M, N, K, sms, pin=0, two_cta=0, max_clusters=None):
+    """mirror of midm_plan in gemm_bf16_sm90_midm.cuh: (nt, cps, splits)"""
     nt = next(t for t in (32, 64, 96, 128, 192, 256) if M <= t)
+    cps = 2 if two_cta and nt <= 96 else 1
     bands, kb = (N + MIDM_ROWS - 1) // MIDM_ROWS, (K + BK - 1) // BK
-    s = pin if pin > 0 else sms // bands
+    s = pin if pin > 0 else cps * sms // bands
     if pin <= 0 and s > kb // 4:
         s = kb // 4
     s = max(1, min(s, MIDM_MAX_SPLIT))
     s = min(s, kb)
-    while pin <= 0 and s > 1 and max_clusters and max_clusters(nt, s) < bands:
+    while pin <= 0 and s > 1 and max_clusters and max_clusters(nt, cps, s) < bands:
         s -= 1
     while s > 1 and (kb + (kb + s - 1) // s - 1) // ((kb + s - 1) // s) != s:
         s -= 1
-    return nt, s
+    return nt, cps, s
 
 
-def run_midm(A, B, nt, splits):
-    """C as gemm_midm_kernel<nt> writes it with `splits` K splits (NaN where never written), write counts"""
+def run_midm(A, B, nt, splits, cps=1):
+    """C as gemm_midm_kernel<nt, cps> writes it with `splits` K splits (NaN where never written), write counts"""
     M, K = A.shape
     N = B.shape[0]
     assert M <= nt <= 256 and nt % 8 == 0
@@ -235,8 +236,8 @@ def run_midm(A, B, nt, splits):
                     for p in range(nr // 2):
                         slab[p * 256 + tid + 128 * c] = (regs[rank][c, tid, 2 * p], regs[rank][c, tid, 2 * p + 1])
             assert not np.isnan(slab).any(), "slab position left unwritten"
-            assert slab.shape[0] * 8 <= (200 * 1024 // (MIDM_ROWS * BK * 2 + nt * BK * 2)) * (MIDM_ROWS + nt) * BK * 2, \
-                "slab larger than the stage ring"
+            stage = (MIDM_ROWS + nt) * BK * 2
+            assert slab.shape[0] * 8 <= (200 * 1024 // cps // stage) * stage, "slab larger than the stage ring"
             slabs.append(slab)
         share = (nr // 2 + splits - 1) // splits
         for rank in range(splits):
@@ -247,8 +248,9 @@ def run_midm(A, B, nt, splits):
                     warp, lane = tid >> 5, tid & 31
                     g, q = lane >> 2, lane & 3
                     n_b = band * MIDM_ROWS + c * 64 + warp * 16 + g
-                    for p in range(p0, p1, MIDM_PAIRS_PER_TRIP):  # the loads of 4 pairs per trip, guarded
-                        for h in range(MIDM_PAIRS_PER_TRIP):
+                    trip = MIDM_PAIRS_PER_TRIP if cps == 1 else 2
+                    for p in range(p0, p1, trip):  # the loads of `trip` pairs per round trip, guarded
+                        for h in range(trip):
                             ph = p + h
                             if ph >= p1:
                                 continue
@@ -287,26 +289,31 @@ def main():
               (M, N, K, bn, splits, "pair" if pair else ("cluster" if cluster else "persistent"), err, once))
         bad += not (err <= 1e-9 and once)
     # v4 mid M: (M, N, K, sms, pinned splits); odd M/N/K, every token tile, 1..8 splits, uneven K splits
-    for (M, N, K, sms, pin) in [(17, 390, 200, 132, 0), (33, 130, 584, 132, 0), (77, 256, 1032, 8, 0),
-                                (200, 136, 264, 132, 3), (256, 128, 1024, 132, 0), (5, 250, 72, 132, 1),
-                                (96, 300, 520, 132, 5), (129, 258, 4104, 132, 0), (64, 126, 8, 132, 0)]:
-        nt, splits = midm_plan(M, N, K, sms, pin)
+    for (M, N, K, sms, pin, two) in [(17, 390, 200, 132, 0, 0), (33, 130, 584, 132, 0, 0), (77, 256, 1032, 8, 0, 0),
+                                     (200, 136, 264, 132, 3, 0), (256, 128, 1024, 132, 0, 0), (5, 250, 72, 132, 1, 0),
+                                     (96, 300, 520, 132, 5, 0), (129, 258, 4104, 132, 0, 0), (64, 126, 8, 132, 0, 0),
+                                     (21, 260, 1096, 3, 0, 1), (90, 130, 2056, 132, 0, 1), (120, 200, 584, 132, 0, 1)]:
+        nt, cps, splits = midm_plan(M, N, K, sms, pin, two)
         A = rng.standard_normal((M, K))
         B = rng.standard_normal((N, K))
-        C, writes = run_midm(A, B, nt, splits)
+        C, writes = run_midm(A, B, nt, splits, cps)
         err = np.abs(C - A @ B.T).max()
         once = bool((writes == 1).all())
-        print("midm M=%d N=%d K=%d NT=%d splits=%d max err %.2e, every output written once: %s" %
-              (M, N, K, nt, splits, err, once))
+        print("midm M=%d N=%d K=%d NT=%d CPS=%d splits=%d max err %.2e, every output written once: %s" %
+              (M, N, K, nt, cps, splits, err, once))
         bad += not (err <= 1e-9 and once)
     # the plans of the four Llama shapes on 132 SMs (clusters assumed to fit), as GEMM_NOTES.md states them
-    want = {(6144, 4096): 2, (4096, 4096): 4, (28672, 4096): 1, (4096, 14336): 4}
-    for (N, K), s_want in want.items():
-        for M in (17, 32, 64, 77, 128, 200, 256):
-            nt, s = midm_plan(M, N, K, 132)
-            if s != s_want or nt < M or (nt > 32 and M <= nt // 2):
-                print("midm plan %dx%d M=%d: nt %d splits %d, expected splits %d FAILED" % (N, K, M, nt, s, s_want))
-                bad += 1
+    # (one CTA per SM; with SF_GEMM_MIDM_2CTA, token tiles <= 96 at two per SM and about twice the splits)
+    want = {(6144, 4096): (2, 5), (4096, 4096): (4, 8), (28672, 4096): (1, 1), (4096, 14336): (4, 8)}
+    for (N, K), (s_one, s_two) in want.items():
+        for two in (0, 1):
+            for M in (17, 32, 64, 77, 128, 200, 256):
+                nt, cps, s = midm_plan(M, N, K, 132, 0, two)
+                s_want = s_two if cps == 2 else s_one
+                if s != s_want or nt < M or (nt > 32 and M <= nt // 2) or cps != (2 if two and M <= 96 else 1):
+                    print("midm plan %dx%d M=%d 2cta=%d: nt %d cps %d splits %d, expected splits %d FAILED" %
+                          (N, K, M, two, nt, cps, s, s_want))
+                    bad += 1
     print("emulate_wgmma: %s" % ("FAILED" if bad else "ok"))
     return 1 if bad else 0
 

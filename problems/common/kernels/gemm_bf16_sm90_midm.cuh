@@ -39,30 +39,36 @@ namespace sfgemm {
 
 const int kMidmRows = 128;  /* weight rows per CTA (a band): 2 consumer warpgroups x 64 */
 const int kMidmMaxSplit = 8; /* portable cluster size limit */
-const int kMidmPairsPerTrip = 4; /* reduction: output pairs whose DSMEM loads (all ranks) are issued together */
+const int kMidmPairsPerTrip = 4; /* reduction: output pairs whose DSMEM loads (all ranks) are issued together
+				  * (at one CTA per SM; 2 at two) */
 
-/* Per token tile NT: stage bytes (weight 16 KB + activations NT x 128 B, a multiple of 1024), as many
- * stages as fit in ~200 KB (10, 8, 7, 6, 5, 4 for NT = 32 .. 256) and the dynamic shared memory. */
-template <int NT> struct MidmCfg {
+/* Per token tile NT and CTAs per SM CPS (1, or 2 for NT <= 96): stage bytes (weight 16 KB + activations
+ * NT x 128 B, a multiple of 1024), as many stages as fit in ~200 KB / CPS (CPS 1: 10, 8, 7, 6, 5, 4 for
+ * NT = 32 .. 256; CPS 2: 5, 4, 3 for NT = 32, 64, 96) and the dynamic shared memory. At CPS 2 ptxas
+ * compiles every warp under the 80-register cap of two 384-thread CTAs (setmaxnreg moves registers at
+ * run time but does not raise what ptxas may allocate), which the NT = 128 accumulators do not fit. */
+template <int NT, int CPS> struct MidmCfg {
 	static const int kWBytes = kMidmRows * kWgBK * 2;
 	static const int kXBytes = NT * kWgBK * 2;
 	static const int kStageBytes = kWBytes + kXBytes;
-	static const int kStages = (200 * 1024) / kStageBytes;
+	static const int kStages = (200 * 1024 / CPS) / kStageBytes;
 	static const int kSmemBytes = kStages * kStageBytes + 1024 /* alignment slack */ + 256 /* barriers */;
+	static_assert(CPS == 1 || (CPS == 2 && NT <= 96), "two CTAs per SM only for NT <= 96 (registers)");
+	static_assert(NT * 512 <= kStages * kStageBytes, "the reduction slab must fit in the stage ring");
 };
 
 /*
- * One launch: grid bands * splits, kWgThreads threads, MidmCfg<NT>::kSmemBytes dynamic shared memory,
+ * One launch: grid bands * splits, kWgThreads threads, MidmCfg<NT, CPS>::kSmemBytes dynamic shared memory,
  * clusters of `splits` CTAs along x when splits > 1 (none otherwise). tm_w: the weight B [N][K], box 128
  * rows; tm_x: the activations A [M][K], box NT rows (NT >= M). Every split has at least one K block (the
  * host makes sure). C [M][N] row-major.
  */
-template <int NT>
-__global__ void __launch_bounds__(kWgThreads, 1)
+template <int NT, int CPS>
+__global__ void __launch_bounds__(kWgThreads, CPS)
 	gemm_midm_kernel(const __grid_constant__ CUtensorMap tm_w, const __grid_constant__ CUtensorMap tm_x,
 			 __nv_bfloat16 *__restrict__ C, int M, int N, int K, int splits)
 {
-	typedef MidmCfg<NT> Cfg;
+	typedef MidmCfg<NT, CPS> Cfg;
 	const int kStages = Cfg::kStages, kStageBytes = Cfg::kStageBytes, kNR = NT / 2;
 	extern __shared__ uint8_t smem_raw[];
 	const uint32_t raw = (uint32_t)__cvta_generic_to_shared(smem_raw);
@@ -86,7 +92,8 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 	__syncthreads();
 
 	if (wg == 0) {
-		asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+		if (CPS == 1)
+			asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
 		if (threadIdx.x == 0) {
 			uint32_t it = 0;
 			for (int kb = kb0; kb < kb1; kb++, it++) {
@@ -105,7 +112,8 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 		return;
 	}
 
-	asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+	if (CPS == 1)
+		asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
 	const int c = wg - 1; /* weight rows 64 c .. 64 c + 63 of the band */
 	const int tid = threadIdx.x - 128 * wg, warp = tid >> 5, lane = tid & 31;
 	const int g = lane >> 2, q = lane & 3;
@@ -161,16 +169,17 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 	cluster_sync();
 	const int S = splits, share = (kNR / 2 + S - 1) / S, rank = (int)cluster_rank();
 	const int p0 = rank * share, p1 = min(p0 + share, kNR / 2);
-	for (int p = p0; p < p1; p += kMidmPairsPerTrip) { /* kMidmPairsPerTrip * S DSMEM loads in flight */
-		float2 v[kMidmPairsPerTrip][kMidmMaxSplit];
+	const int kTrip = CPS == 1 ? kMidmPairsPerTrip : 2; /* 80 registers at CPS 2: 2 pairs per trip */
+	for (int p = p0; p < p1; p += kTrip) { /* kTrip * S DSMEM loads in flight */
+		float2 v[kTrip][kMidmMaxSplit];
 #pragma unroll
-		for (int h = 0; h < kMidmPairsPerTrip; h++)
+		for (int h = 0; h < kTrip; h++)
 #pragma unroll
 			for (int r2 = 0; r2 < kMidmMaxSplit; r2++)
 				if (r2 < S && p + h < p1)
 					v[h][r2] = dsmem_ld_f2(base + (uint32_t)((p + h) * 256 + j) * 8, (uint32_t)r2);
 #pragma unroll
-		for (int h = 0; h < kMidmPairsPerTrip; h++) {
+		for (int h = 0; h < kTrip; h++) {
 			float s0 = 0.0f, s1 = 0.0f;
 #pragma unroll
 			for (int r2 = 0; r2 < kMidmMaxSplit; r2++)
@@ -193,27 +202,29 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 
 /* The v4 mid-M plan: token tile nt and K split count. */
 struct MidmPlan {
-	int nt, splits;
+	int nt, cps, splits;
 };
 
 /*
- * midm_plan: nt is the smallest of 32, 64, 96, 128, 192, 256 that covers M (M <= 256); splits, unless
- * pinned (pin > 0, clamped to what K allows), is the largest s <= kMidmMaxSplit with bands * s <= sms
- * (one wave of 1-CTA-per-SM units) and >= 4 K blocks per split, at least 1; max_clusters(nt, s) (null:
+ * midm_plan: nt is the smallest of 32, 64, 96, 128, 192, 256 that covers M (M <= 256); cps (CTAs per SM)
+ * is 2 when two_cta and nt <= 96, else 1; splits, unless pinned (pin > 0, clamped to what K allows), is
+ * the largest s <= kMidmMaxSplit with bands * s <= cps * sms (one wave of resident units) and >= 4 K
+ * blocks per split, at least 1; max_clusters(nt, cps, s) (null:
  * not consulted) is how many clusters of s CTAs are resident at once, and s shrinks until all bands'
  * clusters fit; finally s is lowered until no split is empty: ceil(kb / ceil(kb / s)) == s.
  */
-inline MidmPlan midm_plan(int M, int N, int K, int sms, int pin, int (*max_clusters)(int nt, int s))
+inline MidmPlan midm_plan(int M, int N, int K, int sms, int pin, int two_cta, int (*max_clusters)(int nt, int cps, int s))
 {
 	MidmPlan p;
 	p.nt = M <= 32 ? 32 : M <= 64 ? 64 : M <= 96 ? 96 : M <= 128 ? 128 : M <= 192 ? 192 : 256;
+	p.cps = two_cta && p.nt <= 96 ? 2 : 1;
 	const int bands = (N + kMidmRows - 1) / kMidmRows, kb = (K + kWgBK - 1) / kWgBK;
-	int s = pin > 0 ? pin : sms / bands;
+	int s = pin > 0 ? pin : p.cps * sms / bands;
 	if (pin <= 0 && s > kb / 4)
 		s = kb / 4;
 	s = s < 1 ? 1 : (s > kMidmMaxSplit ? kMidmMaxSplit : s);
 	s = s > kb ? kb : s;
-	while (pin <= 0 && s > 1 && max_clusters && max_clusters(p.nt, s) < bands)
+	while (pin <= 0 && s > 1 && max_clusters && max_clusters(p.nt, p.cps, s) < bands)
 		s--;
 	while (s > 1 && (kb + (kb + s - 1) / s - 1) / ((kb + s - 1) / s) != s)
 		s--;
@@ -221,43 +232,44 @@ inline MidmPlan midm_plan(int M, int N, int K, int sms, int pin, int (*max_clust
 	return p;
 }
 
-/* Sets the dynamic shared memory limit of gemm_midm_kernel<NT> once; 0 on success. */
-template <int NT> int midm_attr(void)
+/* Sets the dynamic shared memory limit of gemm_midm_kernel<NT, CPS> once; 0 on success. */
+template <int NT, int CPS> int midm_attr(void)
 {
 	static bool set = false;
 	if (!set) {
-		if (cudaFuncSetAttribute(gemm_midm_kernel<NT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-					 MidmCfg<NT>::kSmemBytes) != cudaSuccess)
+		if (cudaFuncSetAttribute(gemm_midm_kernel<NT, CPS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+					 MidmCfg<NT, CPS>::kSmemBytes) != cudaSuccess)
 			return -1;
 		set = true;
 	}
 	return 0;
 }
 
-/* Clusters of s CTAs of gemm_midm_kernel<NT> resident at once (cached; s == 1: CTAs; 0: not launchable). */
-template <int NT> int midm_max_clusters_nt(int s, int sms)
+/* Clusters of s CTAs of gemm_midm_kernel<NT, CPS> resident at once (cached; s == 1: CPS * sms CTAs; 0: not
+ * launchable). */
+template <int NT, int CPS> int midm_max_clusters_nt(int s, int sms)
 {
 	static int cache[kMidmMaxSplit + 1];
 	if (s < 1 || s > kMidmMaxSplit)
 		return 0;
 	if (s == 1)
-		return sms;
+		return CPS * sms;
 	if (cache[s] == 0) {
 		cache[s] = -1;
-		if (!midm_attr<NT>()) {
+		if (!midm_attr<NT, CPS>()) {
 			cudaLaunchConfig_t cfg = {};
 			cudaLaunchAttribute at[1];
 			at[0].id = cudaLaunchAttributeClusterDimension;
 			at[0].val.clusterDim.x = (unsigned)s;
 			at[0].val.clusterDim.y = 1;
 			at[0].val.clusterDim.z = 1;
-			cfg.gridDim = dim3((unsigned)(s * sms));
+			cfg.gridDim = dim3((unsigned)(s * CPS * sms));
 			cfg.blockDim = dim3(kWgThreads);
-			cfg.dynamicSmemBytes = MidmCfg<NT>::kSmemBytes;
+			cfg.dynamicSmemBytes = MidmCfg<NT, CPS>::kSmemBytes;
 			cfg.attrs = at;
 			cfg.numAttrs = 1;
 			int n = 0;
-			if (cudaOccupancyMaxActiveClusters(&n, (void *)gemm_midm_kernel<NT>, &cfg) == cudaSuccess && n > 0)
+			if (cudaOccupancyMaxActiveClusters(&n, (void *)gemm_midm_kernel<NT, CPS>, &cfg) == cudaSuccess && n > 0)
 				cache[s] = n;
 			else
 				(void)cudaGetLastError();
@@ -266,12 +278,12 @@ template <int NT> int midm_max_clusters_nt(int s, int sms)
 	return cache[s] > 0 ? cache[s] : 0;
 }
 
-/* One launch of gemm_midm_kernel<NT>: grid bands * splits, clusters of splits along x when > 1; 0 on success. */
-template <int NT>
+/* One launch of gemm_midm_kernel<NT, CPS>: grid bands * splits, clusters of splits along x when > 1; 0 on success. */
+template <int NT, int CPS>
 int midm_launch_nt(const CUtensorMap &mw, const CUtensorMap &mx, __nv_bfloat16 *C, int M, int N, int K, int splits,
 		   cudaStream_t stream)
 {
-	if (midm_attr<NT>())
+	if (midm_attr<NT, CPS>())
 		return -1;
 	const int bands = (N + kMidmRows - 1) / kMidmRows;
 	cudaLaunchConfig_t cfg = {};
@@ -282,11 +294,11 @@ int midm_launch_nt(const CUtensorMap &mw, const CUtensorMap &mx, __nv_bfloat16 *
 	at[0].val.clusterDim.z = 1;
 	cfg.gridDim = dim3((unsigned)(bands * splits));
 	cfg.blockDim = dim3(kWgThreads);
-	cfg.dynamicSmemBytes = MidmCfg<NT>::kSmemBytes;
+	cfg.dynamicSmemBytes = MidmCfg<NT, CPS>::kSmemBytes;
 	cfg.stream = stream;
 	cfg.attrs = at;
 	cfg.numAttrs = splits > 1 ? 1 : 0;
-	if (cudaLaunchKernelEx(&cfg, gemm_midm_kernel<NT>, mw, mx, C, M, N, K, splits) != cudaSuccess) {
+	if (cudaLaunchKernelEx(&cfg, gemm_midm_kernel<NT, CPS>, mw, mx, C, M, N, K, splits) != cudaSuccess) {
 		(void)cudaGetLastError();
 		return -1;
 	}
