@@ -6,7 +6,8 @@
 # epilogues (tools/gemm_dev/emulate_wgmma.py: widths 128/192/256, cluster split-K through DSMEM) and the
 # v4 mid-M swap-AB kernel (its plan, token tiles 32..256, transposed store and cluster reduction); the
 # generated wgmma wrappers are up to date (gen_wgmma_ops.py --check); and, where nvcc exists, the v3 host
-# plan's invariants on random shapes and GPUs (tests/gemm/v3_plan_test.cu, host code only). No GPU
+# plan's and the v4 mid-M plan's invariants on random shapes and GPUs (tests/gemm/v3_plan_test.cu, host
+# code only). No GPU
 # needed. Ends with "N passed, M failed".
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
