@@ -7,8 +7,7 @@
 # v4 mid-M swap-AB kernel (its plan, token tiles 32..256, transposed store and cluster reduction); the
 # generated wgmma wrappers are up to date (gen_wgmma_ops.py --check); and, where nvcc exists, the v3 host
 # plan's and the v4 mid-M plan's invariants on random shapes and GPUs (tests/gemm/v3_plan_test.cu, host
-# code only). No GPU
-# needed. Ends with "N passed, M failed".
+# code only). No GPU needed. Ends with "N passed, M failed".
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
 if ! python3 -c 'import numpy' 2>/dev/null; then
