@@ -36,8 +36,9 @@
 # v3, v3p and midm print the plan of each new shape to stderr (SF_GEMM_V3_TRACE / SF_GEMM_MIDM_TRACE, in
 # logs/check.log): the summary counts plans launched and fallbacks to v2 (a refused cluster launch would
 # otherwise look like "no gain").
-# Env: STEPS selects steps (default: all); CANDS, a list of variant names, the variants
-# built and run (default: all; v2, the default build, always); MS the M list. Lists in STEPS, CANDS and MS
+# Env: STEPS selects steps (default: all); CANDS, a list of variant names, the variants built and run
+# besides v2 (the default build, always), `all` for every one (default: v3c256 and the v4 mid-M ones,
+# the v3 large-M candidates having been measured); MS the M list. Lists in STEPS, CANDS and MS
 # may be separated by '+' (the form a tools/gpu_round.sh spec can carry), or by spaces (STEPS, CANDS) or
 # commas. `make` runs only for the eval step. Exit status 0 when every step passed.
 # The v4 mid-M run (GEMM_NOTES.md "Version 4"):
@@ -81,7 +82,8 @@ variants=("v2|||" "v3|-DSF_GEMM_V3=1 -DSF_GEMM_V3_TRACE=1|17-|$MS_MID" "v3w|-DSF
 	"midm|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_TRACE=1|17-256|$MS_MIDM" "midm_s1|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_SPLITS=1|17-256|$MS_MIDM"
 	"midm_s2|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_SPLITS=2|17-256|$MS_MIDM" "midm_s4|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_SPLITS=4|17-256|$MS_MIDM"
 	"midm2|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_2CTA=1 -DSF_GEMM_MIDM_TRACE=1|17-96|$MS_MIDM2")
-if [ -n "${CANDS:-}" ]; then # keep v2 and the named candidates
+CANDS=${CANDS:-v3c256 midm midm_s1 midm_s2 midm_s4 midm2}
+if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	keep=()
 	for v in "${variants[@]}"; do
 		case " v2 ${CANDS//[,+]/ } " in *" ${v%%|*} "*) keep+=("$v") ;; esac
