@@ -26,9 +26,26 @@
 #   v3n128  -DSF_GEMM_V3=1 -DSF_GEMM_V3_BN=128     large M: 128 x 128 tiles everywhere
 #   v3p     -DSF_GEMM_V3=1 -DSF_GEMM_V3_PAIR=1 (+ _TRACE=1)  v3 + large M on persistent clusters of 2 CTAs that share the
 #                                                  B tile by TMA multicast (L2 -> SM bytes per tile -1/3)
-# v3 and v3p print the plan of each new shape to stderr (SF_GEMM_V3_TRACE, in logs/check.log): the summary
-# counts plans launched and fallbacks to v2 (a refused cluster launch would otherwise look like "no gain").
-# STEPS selects steps (default: all). Exit status 0 when every step passed.
+#   midm    -DSF_GEMM_MIDM=1 (+ _TRACE=1)          v4 mid M (17..256, GEMM_NOTES.md "Version 4"): swap-AB wgmma,
+#                                                  weight bands of 128 rows x all tokens, planned K splits as
+#                                                  clusters reduced through DSMEM
+#   midm_s1 / midm_s2 / midm_s4  -DSF_GEMM_MIDM_SPLITS=1 / 2 / 4: the same kernel with the split count pinned
+#                                                  (s1: no cluster, bands CTAs only; tells the split's cost)
+#   midm2   -DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_2CTA=1 (+ _TRACE=1)  M 17..96: two CTAs per SM (half the ring
+#                                                  each, ~twice the splits; 28672 x 4096 in one wave)
+# v3, v3p and midm print the plan of each new shape to stderr (SF_GEMM_V3_TRACE / SF_GEMM_MIDM_TRACE, in
+# logs/check.log): the summary counts plans launched and fallbacks to v2 (a refused cluster launch would
+# otherwise look like "no gain").
+# Env: STEPS selects steps (default: all); CANDS, a list of variant names, the variants built and run
+# besides v2 (the default build, always), `all` for every one (default: v3c256 and the v4 mid-M ones,
+# the v3 large-M candidates having been measured); MS the M list. Lists in STEPS, CANDS and MS
+# may be separated by '+' (the form a tools/gpu_round.sh spec can carry), or by spaces (STEPS, CANDS) or
+# commas. `make` runs only for the eval step. Exit status 0 when every step passed.
+# The v4 mid-M run (GEMM_NOTES.md "Version 4"):
+#   CANDS=v3c256,midm,midm_s1,midm_s2,midm_s4,midm2 MS=16,17,32,33,64,77,128,200,256 STEPS=build,sass,precheck,check \
+#     tools/gpu_gemm.sh
+# or, through tools/gpu_round.sh:
+#   'CANDS=v3c256+midm+midm_s1+midm_s2+midm_s4+midm2,MS=16+17+32+33+64+77+128+200+256,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
 set -u
 cd "$(dirname "$0")/.." || exit 1
 out=${OUT:-build/gpu-gemm}
@@ -36,8 +53,12 @@ logs=$out/logs
 mkdir -p "$logs"
 export SOLFORGE_CACHE=${SOLFORGE_CACHE:-$PWD/build/cache}
 steps=${STEPS:-build sass precheck check eval}
+steps=${steps//[,+]/ } # commas or + too: a gpu_round.sh spec carries neither spaces nor (in a value) commas
 MS=${MS:-1,3,8,16,17,32,33,64,77,128,192,256,384,512,768,1000,1024,2048,4096,5000}
+MS=${MS//+/,}
 MS_MID=${MS_MID:-17,77,128,256,512}
+MS_MIDM=${MS_MIDM:-17,33,77,128,200,256}
+MS_MIDM2=${MS_MIDM2:-17,33,64,77,96}
 CHECK_TIMEOUT=${CHECK_TIMEOUT:-120}
 EVAL_PROBLEM=${EVAL_PROBLEM:-gemm_bf16_n4096_k4096}
 has() { case " $steps " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
@@ -57,7 +78,18 @@ nv="nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Xcompiler -fPIC -
 variants=("v2|||" "v3|-DSF_GEMM_V3=1 -DSF_GEMM_V3_TRACE=1|17-|$MS_MID" "v3w|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0|17-|"
 	"v3c256|-DSF_GEMM_V3=1 -DSF_GEMM_V3_SPLIT_BN=256|17-512|$MS_MID" "v3c128|-DSF_GEMM_V3=1 -DSF_GEMM_V3_SPLIT_BN=128|17-512|$MS_MID"
 	"v3n192|-DSF_GEMM_V3=1 -DSF_GEMM_V3_BN=192|513-|" "v3n128|-DSF_GEMM_V3=1 -DSF_GEMM_V3_BN=128|513-|"
-	"v3p|-DSF_GEMM_V3=1 -DSF_GEMM_V3_PAIR=1 -DSF_GEMM_V3_TRACE=1|17-|128,256,640,1000,1024,2048")
+	"v3p|-DSF_GEMM_V3=1 -DSF_GEMM_V3_PAIR=1 -DSF_GEMM_V3_TRACE=1|17-|128,256,640,1000,1024,2048"
+	"midm|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_TRACE=1|17-256|$MS_MIDM" "midm_s1|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_SPLITS=1|17-256|$MS_MIDM"
+	"midm_s2|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_SPLITS=2|17-256|$MS_MIDM" "midm_s4|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_SPLITS=4|17-256|$MS_MIDM"
+	"midm2|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_2CTA=1 -DSF_GEMM_MIDM_TRACE=1|17-96|$MS_MIDM2")
+CANDS=${CANDS:-v3c256 midm midm_s1 midm_s2 midm_s4 midm2}
+if [ "$CANDS" != all ]; then # keep v2 and the named candidates
+	keep=()
+	for v in "${variants[@]}"; do
+		case " v2 ${CANDS//[,+]/ } " in *" ${v%%|*} "*) keep+=("$v") ;; esac
+	done
+	variants=("${keep[@]}")
+fi
 
 {
 	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit --format=csv
@@ -65,8 +97,11 @@ variants=("v2|||" "v3|-DSF_GEMM_V3=1 -DSF_GEMM_V3_TRACE=1|17-|$MS_MID" "v3w|-DSF
 } >"$logs/env.txt" 2>&1
 
 if has build; then
-	make -j"$(nproc)" >"$logs/make.log" 2>&1 &
-	mk=$!
+	mk=
+	if has eval; then
+		make -j"$(nproc)" >"$logs/make.log" 2>&1 &
+		mk=$!
+	fi
 	pids=()
 	for v in "${variants[@]}"; do
 		IFS='|' read -r name flags _ _ <<<"$v"
@@ -77,11 +112,11 @@ if has build; then
 	$nv problems/common/baselines/cublaslt_gemm_bf16.cu -o "$dev/cublaslt.so" -lcublasLt -lcublas >"$logs/ptxas_cublaslt.log" 2>&1 &
 	pids+=($!)
 	wait "${pids[@]}"
-	wait $mk || { note "make: FAILED (see logs/make.log)"; status=1; }
+	[ -z "$mk" ] || wait $mk || { note "make: FAILED (see logs/make.log)"; status=1; }
 	for v in "${variants[@]}" "cublaslt|||"; do
 		IFS='|' read -r name _ _ _ <<<"$v"
 		if [ -f "$dev/$name.so" ]; then
-			[ "$name" = v2 ] || [ "$name" = v3 ] && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
+			[ "$name" = v2 ] || [ "$name" = v3 ] || [ "$name" = midm ] || [ "$name" = midm2 ] && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
 		else
 			note "build $name: FAILED (see logs/ptxas_$name.log)"
 			tail -20 "$logs/ptxas_$name.log"
@@ -99,7 +134,7 @@ if has eval && [ -x build/solforge ]; then
 fi
 
 if has sass; then
-	for name in v2 v3; do
+	for name in v2 v3 midm; do
 		[ -f "$dev/$name.so" ] || continue
 		cuobjdump --dump-sass "$dev/$name.so" >"$logs/sass_$name.txt" 2>&1
 		n=$(grep -c HGMMA "$logs/sass_$name.txt")
@@ -156,6 +191,8 @@ if has check; then
 	nfail=$(grep -c ' FAIL' "$logs/check.log")
 	nok=$(grep -c ' ok ' "$logs/check.log")
 	note "v3 plans (SF_GEMM_V3_TRACE of v3 / v3p): $(grep -c '^v3 plan.*: launched' "$logs/check.log") launched, $(grep -c '^v3 plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^v3 plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
+	note "midm plans (SF_GEMM_MIDM_TRACE of midm / midm2): $(grep -c '^midm plan.*: launched' "$logs/check.log") launched, $(grep -c '^midm plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^midm plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
+	grep '^midm plan' "$logs/check.log" | grep -E ' M=(17|64|128|256):' | sort -u | sed 's/^/   /' | head -24
 	if [ $rc = 0 ] && [ "$nok" -gt 0 ]; then
 		note "check: all $nok passed (every variant), at $(($(date +%s) - t0)) s"
 	else
@@ -187,7 +224,7 @@ fi
 
 table=""
 if [ -f "$logs/check.log" ]; then
-	table=$(python3 tools/gemm_dev/gemm_table.py "$logs/check.log" --default v2)
+	table=$(python3 tools/gemm_dev/gemm_table.py "$logs/check.log" --default v2 --side)
 fi
 echo "$table" >"$logs/table.txt"
 {

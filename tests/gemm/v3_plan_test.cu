@@ -9,7 +9,11 @@
  * unsplit 128 x 256; with pair_clusters, large M always paired (width 192 / 256), mid M the same plan,
  * paired only when unsplit at width 256 with an even tile-row count.
  * Then prints the plans of the four Llama shapes on an H200-like GPU (132 SMs, GPCs of 16-18 SMs),
- * without and with pairs, for GEMM_NOTES.md. Prints "N passed, M failed"; exit status 1 on a failure.
+ * without and with pairs, for GEMM_NOTES.md. The same for the v4 mid-M plan (sfgemm::midm_plan, in
+ * gemm_bf16_sm90_midm.cuh, included through the .cu): token tile, CTAs per SM, split range, no empty
+ * split, pinned splits honoured, otherwise one wave, >= 4 K blocks per split and every band's cluster
+ * resident; and its plans of the Llama shapes at one and two CTAs per SM.
+ * Prints "N passed, M failed"; exit status 1 on a failure.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +58,80 @@ static void expect(int ok, const char *what, int M, int N, int K, int sms, V3Pla
 	if (failed++ < 20)
 		printf("FAIL %s: M %d N %d K %d sms %d -> bn %d splits %d cluster %d\n", what, M, N, K, sms, p.bn, p.splits,
 		       p.cluster);
+}
+
+/* clusters of s CTAs resident at cps CTAs per SM on the fake GPU (g_gpc) */
+static int fake_midm_clusters(int nt, int cps, int s)
+{
+	(void)nt;
+	int n = 0;
+	for (int i = 0; i < g_ngpc; i++)
+		n += cps * g_gpc[i] / s;
+	return n;
+}
+
+static void midm_expect(int ok, const char *what, int M, int N, int K, int sms, int pin, int two, sfgemm::MidmPlan p)
+{
+	if (ok) {
+		passed++;
+		return;
+	}
+	if (failed++ < 20)
+		printf("FAIL midm %s: M %d N %d K %d sms %d pin %d 2cta %d -> nt %d cps %d splits %d\n", what, M, N, K, sms, pin,
+		       two, p.nt, p.cps, p.splits);
+}
+
+/* The v4 plan (sfgemm::midm_plan, gemm_bf16_sm90_midm.cuh) on random shapes and GPUs, then the Llama plans. */
+static void midm_checks(void)
+{
+	for (int iter = 0; iter < 20000; iter++) {
+		g_ngpc = 4 + (int)rnd(5);
+		int sms = 0;
+		for (int i = 0; i < g_ngpc; i++)
+			sms += g_gpc[i] = 8 + (int)rnd(11);
+		const int M = 1 + (int)rnd(256), N = 8 + 2 * (int)rnd(15000), K = 8 * (1 + (int)rnd(2500));
+		const int pin = iter % 3 ? 0 : 1 + (int)rnd(10), two = (int)rnd(2);
+		const sfgemm::MidmPlan p = sfgemm::midm_plan(M, N, K, sms, pin, two, fake_midm_clusters);
+		const int kb = (K + 63) / 64, bands = (N + 127) / 128;
+		const int want_nt = M <= 32 ? 32 : M <= 64 ? 64 : M <= 96 ? 96 : M <= 128 ? 128 : M <= 192 ? 192 : 256;
+		midm_expect(p.nt == want_nt, "token tile", M, N, K, sms, pin, two, p);
+		midm_expect(p.cps == (two && p.nt <= 96 ? 2 : 1), "CTAs per SM", M, N, K, sms, pin, two, p);
+		midm_expect(p.splits >= 1 && p.splits <= 8 && p.splits <= kb, "split range", M, N, K, sms, pin, two, p);
+		if (p.splits >= 1) {
+			const int per = (kb + p.splits - 1) / p.splits;
+			midm_expect((kb + per - 1) / per == p.splits, "no empty split", M, N, K, sms, pin, two, p);
+		}
+		if (pin > 0) {
+			midm_expect(p.splits <= pin, "pinned splits", M, N, K, sms, pin, two, p);
+		} else if (p.splits > 1) {
+			midm_expect(bands * p.splits <= p.cps * sms, "one wave", M, N, K, sms, pin, two, p);
+			midm_expect(kb / p.splits >= 4, ">= 4 K blocks per split", M, N, K, sms, pin, two, p);
+			midm_expect(fake_midm_clusters(p.nt, p.cps, p.splits) >= bands, "clusters fit", M, N, K, sms, pin, two, p);
+		}
+	}
+	const int h200[8] = { 16, 16, 16, 16, 16, 16, 18, 18 };
+	g_ngpc = 8;
+	for (int i = 0; i < 8; i++)
+		g_gpc[i] = h200[i];
+	const int shapes[4][2] = { { 6144, 4096 }, { 4096, 4096 }, { 28672, 4096 }, { 4096, 14336 } };
+	const int want[4][2] = { { 2, 5 }, { 4, 8 }, { 1, 1 }, { 4, 8 } }; /* splits at 1 and 2 CTAs per SM */
+	const int ms[] = { 17, 32, 33, 64, 77, 96, 128, 200, 256 };
+	printf("v4 mid-M plans on 132 SMs (nt x splits, * = two CTAs per SM with SF_GEMM_MIDM_2CTA):\n%-11s", "M");
+	for (unsigned i = 0; i < sizeof ms / sizeof ms[0]; i++)
+		printf(" %7d", ms[i]);
+	printf("\n");
+	for (int two = 0; two < 2; two++)
+		for (int sh = 0; sh < 4; sh++) {
+			printf("%5dx%-5d", shapes[sh][0], shapes[sh][1]);
+			for (unsigned i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+				const sfgemm::MidmPlan p = sfgemm::midm_plan(ms[i], shapes[sh][0], shapes[sh][1], 132, 0, two,
+									     fake_midm_clusters);
+				printf(" %3dx%d%s ", p.nt, p.splits, p.cps == 2 ? "*" : " ");
+				midm_expect(p.splits == want[sh][p.cps - 1], "Llama plan", ms[i], shapes[sh][0], shapes[sh][1], 132, 0,
+					    two, p);
+			}
+			printf("\n");
+		}
 }
 
 int main(int argc, char **argv)
@@ -132,6 +210,7 @@ int main(int argc, char **argv)
 	const V3Plan r = v3_plan(128, 4096, 4096, 132, fake_clusters, 0, 0, 1, nullptr);
 	expect(r.cluster && r.splits * ((r.bn == 256) ? 16 : 32) <= 132, "4096^2 M=128 plan (one wave of clusters)", 128, 4096,
 	       4096, 132, r);
+	midm_checks();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

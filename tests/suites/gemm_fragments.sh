@@ -3,10 +3,11 @@
 # (problems/common/kernels/gemm_bf16_sm90_smallm.cuh, _mma.cuh), emulated lane by lane in numpy from the
 # PTX ISA fragment layouts (tools/gemm_dev/emulate_fragments.py: odd M/N/K, partial K steps, row groups,
 # batch depths) and compared with A . B^T; the wgmma kernel's scheduler, accumulator layout and v3
-# epilogues (tools/gemm_dev/emulate_wgmma.py: widths 128/192/256, cluster split-K through DSMEM); the
+# epilogues (tools/gemm_dev/emulate_wgmma.py: widths 128/192/256, cluster split-K through DSMEM) and the
+# v4 mid-M swap-AB kernel (its plan, token tiles 32..256, transposed store and cluster reduction); the
 # generated wgmma wrappers are up to date (gen_wgmma_ops.py --check); and, where nvcc exists, the v3 host
-# plan's invariants on random shapes and GPUs (tests/gemm/v3_plan_test.cu, host code only). No GPU
-# needed. Ends with "N passed, M failed".
+# plan's and the v4 mid-M plan's invariants on random shapes and GPUs (tests/gemm/v3_plan_test.cu, host
+# code only). No GPU needed. Ends with "N passed, M failed".
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
 if ! python3 -c 'import numpy' 2>/dev/null; then

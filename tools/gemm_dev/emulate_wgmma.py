@@ -8,7 +8,11 @@ two epilogues v3 adds: the direct store for tile widths 128 / 192 / 256 and the 
 reduction through distributed shared memory (slab pair p of thread j at p * 256 + j, rank r summing
 pairs [r * share, (r + 1) * share) over all ranks in rank order), and the pair-multicast schedule (clusters
 of 2 over pair units, B stages assembled from the two ranks' multicast halves, the padded tile row past
-M loading the last real one). Every output must be written exactly once and equal A . B^T. It does not model timing, barriers or the hardware's descriptor decoding.
+M loading the last real one); and the v4 mid-M kernel (gemm_bf16_sm90_midm.cuh, gemm_midm_kernel<NT>):
+midm_plan (token tile, K splits, no empty split), the swapped operands (weight band of 128 rows as the
+wgmma M side, NT tokens as its N side, zero past N, M and K), the transposed direct store and the
+transposed cluster reduction. Every output must be written exactly once and equal A . B^T. It does not
+model timing, barriers or the hardware's descriptor decoding.
 
     python3 tools/gemm_dev/emulate_wgmma.py     # exit status 1 on a mismatch
 """
@@ -53,13 +57,13 @@ def box(X, r0, rows):
     return out
 
 
-def partial_tile(A, B, tm, tn, bn, kb0, kb1, pair=False):
+def partial_tile(A, B, tm, tn, bn, kb0, kb1, pair=False, bm=BM):
     """128 x bn product of the TMA boxes (zero past M, N, K) over K blocks [kb0, kb1); pair: the padded tile
     row past M loads the last real one, and B arrives as two halves (rank r: rows tn * bn + r * bn / 2 ..
     at stage offset r * bn / 2 rows)"""
     M, K = A.shape
-    tiles_m_real = (M + BM - 1) // BM
-    a = box(A, min(tm, tiles_m_real - 1) * BM if pair else tm * BM, BM)
+    tiles_m_real = (M + bm - 1) // bm
+    a = box(A, min(tm, tiles_m_real - 1) * bm if pair else tm * bm, bm)
     if pair:
         b = np.full((bn, K), np.nan)
         for r in range(2):
@@ -165,6 +169,102 @@ def run(A, B, bn, splits, cluster, sms=132, pair=False):
     return C, writes
 
 
+MIDM_ROWS, MIDM_MAX_SPLIT, MIDM_PAIRS_PER_TRIP = 128, 8, 4
+
+
+def midm_plan(M, N, K, sms, pin=0, two_cta=0, max_clusters=None):
+    """mirror of midm_plan in gemm_bf16_sm90_midm.cuh: (nt, cps, splits)"""
+    nt = next(t for t in (32, 64, 96, 128, 192, 256) if M <= t)
+    cps = 2 if two_cta and nt <= 96 else 1
+    bands, kb = (N + MIDM_ROWS - 1) // MIDM_ROWS, (K + BK - 1) // BK
+    s = pin if pin > 0 else cps * sms // bands
+    if pin <= 0 and s > kb // 4:
+        s = kb // 4
+    s = max(1, min(s, MIDM_MAX_SPLIT))
+    s = min(s, kb)
+    while pin <= 0 and s > 1 and max_clusters and max_clusters(nt, cps, s) < bands:
+        s -= 1
+    while s > 1 and (kb + (kb + s - 1) // s - 1) // ((kb + s - 1) // s) != s:
+        s -= 1
+    return nt, cps, s
+
+
+def run_midm(A, B, nt, splits, cps=1):
+    """C as gemm_midm_kernel<nt, cps> writes it with `splits` K splits (NaN where never written), write counts"""
+    M, K = A.shape
+    N = B.shape[0]
+    assert M <= nt <= 256 and nt % 8 == 0
+    bands, kbc = (N + MIDM_ROWS - 1) // MIDM_ROWS, (K + BK - 1) // BK
+    kb_per = (kbc + splits - 1) // splits
+    row, col = reg_map(nt)  # row: weight row in the band, col: token
+    nr = nt // 2
+    C = np.full((M, N), np.nan)
+    writes = np.zeros((M, N), dtype=np.int64)
+
+    def store(m, n, v):
+        if m < M and n < N:
+            C[m, n] = v
+            writes[m, n] += 1
+
+    for band in range(bands):
+        regs = []
+        for rank in range(splits):  # blockIdx.x = band * splits + rank
+            kb0 = rank * kb_per
+            kb1 = min(kb0 + kb_per, kbc)
+            assert kb1 > kb0, "empty split"
+            # TMA boxes: weight rows [band * 128, +128), token rows [0, nt), both zero past the end
+            regs.append(partial_tile(B, A, band, 0, nt, kb0, kb1, bm=MIDM_ROWS)[row, col])
+        for c in range(2):
+            for tid in range(128):
+                warp, lane = tid >> 5, tid & 31
+                g, q = lane >> 2, lane & 3
+                n_b = band * MIDM_ROWS + c * 64 + warp * 16 + g
+                if splits == 1:
+                    d = regs[0]
+                    for j in range(nt // 8):
+                        for e in range(4):
+                            n, m = n_b + (8 if e >= 2 else 0), 8 * j + 2 * q + (e & 1)
+                            if n < N and m < M:
+                                store(m, n, d[c, tid, 4 * j + e])
+        if splits == 1:
+            continue
+        slabs = []
+        for rank in range(splits):
+            slab = np.full((nr // 2 * 256, 2), np.nan)
+            for c in range(2):
+                for tid in range(128):
+                    for p in range(nr // 2):
+                        slab[p * 256 + tid + 128 * c] = (regs[rank][c, tid, 2 * p], regs[rank][c, tid, 2 * p + 1])
+            assert not np.isnan(slab).any(), "slab position left unwritten"
+            stage = (MIDM_ROWS + nt) * BK * 2
+            assert slab.shape[0] * 8 <= (200 * 1024 // cps // stage) * stage, "slab larger than the stage ring"
+            slabs.append(slab)
+        share = (nr // 2 + splits - 1) // splits
+        for rank in range(splits):
+            p0, p1 = rank * share, min(rank * share + share, nr // 2)
+            for c in range(2):
+                for tid in range(128):
+                    j = tid + 128 * c
+                    warp, lane = tid >> 5, tid & 31
+                    g, q = lane >> 2, lane & 3
+                    n_b = band * MIDM_ROWS + c * 64 + warp * 16 + g
+                    trip = MIDM_PAIRS_PER_TRIP if cps == 1 else 2
+                    for p in range(p0, p1, trip):  # the loads of `trip` pairs per round trip, guarded
+                        for h in range(trip):
+                            ph = p + h
+                            if ph >= p1:
+                                continue
+                            s0 = sum(slabs[r2][ph * 256 + j][0] for r2 in range(splits))
+                            s1 = sum(slabs[r2][ph * 256 + j][1] for r2 in range(splits))
+                            n, m = n_b + (8 if ph & 1 else 0), (ph >> 1) * 8 + 2 * q
+                            if n < N:
+                                if m < M:
+                                    store(m, n, s0)
+                                if m + 1 < M:
+                                    store(m + 1, n, s1)
+    return C, writes
+
+
 def main():
     rng = np.random.default_rng()
     bad = 0
@@ -188,6 +288,32 @@ def main():
         print("wgmma M=%d N=%d K=%d BN=%d splits=%d %s max err %.2e, every output written once: %s" %
               (M, N, K, bn, splits, "pair" if pair else ("cluster" if cluster else "persistent"), err, once))
         bad += not (err <= 1e-9 and once)
+    # v4 mid M: (M, N, K, sms, pinned splits); odd M/N/K, every token tile, 1..8 splits, uneven K splits
+    for (M, N, K, sms, pin, two) in [(17, 390, 200, 132, 0, 0), (33, 130, 584, 132, 0, 0), (77, 256, 1032, 8, 0, 0),
+                                     (200, 136, 264, 132, 3, 0), (256, 128, 1024, 132, 0, 0), (5, 250, 72, 132, 1, 0),
+                                     (96, 300, 520, 132, 5, 0), (129, 258, 4104, 132, 0, 0), (64, 126, 8, 132, 0, 0),
+                                     (21, 260, 1096, 3, 0, 1), (90, 130, 2056, 132, 0, 1), (120, 200, 584, 132, 0, 1)]:
+        nt, cps, splits = midm_plan(M, N, K, sms, pin, two)
+        A = rng.standard_normal((M, K))
+        B = rng.standard_normal((N, K))
+        C, writes = run_midm(A, B, nt, splits, cps)
+        err = np.abs(C - A @ B.T).max()
+        once = bool((writes == 1).all())
+        print("midm M=%d N=%d K=%d NT=%d CPS=%d splits=%d max err %.2e, every output written once: %s" %
+              (M, N, K, nt, cps, splits, err, once))
+        bad += not (err <= 1e-9 and once)
+    # the plans of the four Llama shapes on 132 SMs (clusters assumed to fit), as GEMM_NOTES.md states them
+    # (one CTA per SM; with SF_GEMM_MIDM_2CTA, token tiles <= 96 at two per SM and about twice the splits)
+    want = {(6144, 4096): (2, 5), (4096, 4096): (4, 8), (28672, 4096): (1, 1), (4096, 14336): (4, 8)}
+    for (N, K), (s_one, s_two) in want.items():
+        for two in (0, 1):
+            for M in (17, 32, 64, 77, 128, 200, 256):
+                nt, cps, s = midm_plan(M, N, K, 132, 0, two)
+                s_want = s_two if cps == 2 else s_one
+                if s != s_want or nt < M or (nt > 32 and M <= nt // 2) or cps != (2 if two and M <= 96 else 1):
+                    print("midm plan %dx%d M=%d 2cta=%d: nt %d cps %d splits %d, expected splits %d FAILED" %
+                          (N, K, M, two, nt, cps, s, s_want))
+                    bad += 1
     print("emulate_wgmma: %s" % ("FAILED" if bad else "ok"))
     return 1 if bad else 0
 

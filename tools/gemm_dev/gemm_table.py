@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """gemm_table.py - summary table of a gemm_check.py log (tools/gpu_gemm.sh prints it last).
 
-    gemm_table.py CHECK.log [--default NAME]
+    gemm_table.py CHECK.log [--default NAME] [--side]
 
 Prints, for the default variant, one line per (shape, M): time, cuBLASLt time, speedup, weight bytes per
 second (2NK / time) and TFLOP/s, and the fastest variant of that case with its speedup; then per M class (M <= 16, 16 < M <= 512, M > 512) the geomean and
 minimum speedup over cuBLASLt of every variant, beside the issue-8 targets; then, per class, each
 candidate's geomean time ratio to the default on the cases both ran (> 1: the candidate is faster).
+With --side, first a side-by-side table of the cases where a candidate ran: each variant's time (µs) and,
+in brackets, its speedup over cuBLASLt, one row per (shape, M), geomean speedups per variant under it.
 Failed checks are listed and counted. Exit status 0 (it reports; gemm_check's own status says pass/fail).
 """
 import argparse
@@ -23,10 +25,34 @@ def geo(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
+def side(rows, variants, d):
+    """time and speedup over cuBLASLt of every variant, per case where any candidate ran"""
+    cases = sorted({(k[1], k[2]) for k in rows if k[0] != d}, key=lambda c: (c[0], c[1]))
+    if not cases:
+        return
+    print("side by side: us (speedup over cuBLASLt), cases where a candidate ran")
+    print("%-11s %4s %7s  %s" % ("shape", "M", "cublas", "  ".join("%-14s" % v for v in variants)))
+    sp = {v: [] for v in variants}
+    for (shape, M) in cases:
+        ref = next(rows[k][1] for k in rows if k[1] == shape and k[2] == M)
+        cells = []
+        for v in variants:
+            if (v, shape, M) in rows:
+                us = rows[(v, shape, M)][0]
+                sp[v].append(ref / us)
+                cells.append("%-14s" % ("%.1f (%.2f)" % (us, ref / us)))
+            else:
+                cells.append("%-14s" % "-")
+        print("%-11s %4d %7.1f  %s" % (shape, M, ref, "  ".join(cells)))
+    print("%-11s %4s %7s  %s\n" % ("geomean", "", "", "  ".join("%-14s" % ("%.3f (%d)" % (geo(sp[v]), len(sp[v])))
+                                                              for v in variants)))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("log")
     ap.add_argument("--default", default="v2")
+    ap.add_argument("--side", action="store_true")
     a = ap.parse_args()
     rows = {}  # (variant, shape, M) -> (us, ref_us)
     fails = []
@@ -46,6 +72,8 @@ def main():
             rows[(p[2], p[0], M)] = (us, ref)
     variants = sorted({k[0] for k in rows}, key=lambda v: (v != a.default, v))
     d = a.default
+    if a.side:
+        side(rows, variants, d)
     print("default variant %s vs cuBLASLt (CUDA events, L2 flushed, median)" % d)
     print("%-11s %5s %9s %9s %7s %7s %6s  %s" % ("shape", "M", "ours_us", "cublas", "speedup", "W_TB/s", "TF/s",
                                                  "fastest variant"))

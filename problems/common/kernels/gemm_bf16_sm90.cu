@@ -12,13 +12,17 @@
  *                     with SF_GEMM_V3 == 1 the v3 plan instead (v3_plan below): tile width 128/192/256
  *                     by whole waves, cluster split-K reduced through DSMEM at mid M, optionally
  *                     (SF_GEMM_V3_PAIR) clusters of 2 sharing B by TMA multicast at large M;
+ *                     with SF_GEMM_MIDM == 1 (candidate, v4), M <= SF_GEMM_MIDM_MAX_M goes to the
+ *                     swap-AB wgmma kernel instead (gemm_bf16_sm90_midm.cuh: weight bands of 128 rows x
+ *                     all tokens, cluster split-K through DSMEM);
  *                     SF_GEMM_LARGE == 1: cp.async + ldmatrix + mma.sync (gemm_bf16_sm90_mma.cuh), ~0.4x;
  *                     also taken when a TMA descriptor cannot be encoded;
  *   anything the fast paths cannot take (K % 8 != 0, unaligned pointers, odd N) goes to a plain
  *   tiled kernel, slow but correct for every shape.
  * Tuning macros (tools/gpu_gemm.sh times candidates): SF_GEMM_SM_RG, SF_GEMM_SM_U (small M),
  * SF_GEMM_SMALL_MAX_M, SF_GEMM_WG_SPLITK, SF_GEMM_WG_REDUCE, SF_GEMM_WG_SPLIT_DIV (mid M), SF_GEMM_V3,
- * SF_GEMM_V3_BN, SF_GEMM_V3_CLUSTER, SF_GEMM_V3_SPLIT_BN, SF_GEMM_V3_PAIR (v3, GEMM_NOTES.md "Version 3").
+ * SF_GEMM_V3_BN, SF_GEMM_V3_CLUSTER, SF_GEMM_V3_SPLIT_BN, SF_GEMM_V3_PAIR (v3, GEMM_NOTES.md "Version 3"),
+ * SF_GEMM_MIDM, SF_GEMM_MIDM_MAX_M, SF_GEMM_MIDM_SPLITS, SF_GEMM_MIDM_2CTA (v4, "Version 4 (mid M)").
  *
  * State kept between calls (lazily, never pointers to inputs or outputs): the SM count, the wgmma
  * split-K scratch (fp32 slabs and two counters per tile, grown on demand; counters are zero between
@@ -35,6 +39,7 @@
 #include "gemm_bf16_sm90_smallm.cuh"
 #include "gemm_bf16_sm90_mma.cuh"
 #include "gemm_bf16_sm90_wgmma.cuh"
+#include "gemm_bf16_sm90_midm.cuh"
 
 #ifndef SF_GEMM_LARGE
 #define SF_GEMM_LARGE 2
@@ -65,6 +70,21 @@
 #endif
 #ifndef SF_GEMM_V3_SPLIT_BN /* v3: pin the mid-M (cluster split-K) tile width (128 or 256; 0: planned) */
 #define SF_GEMM_V3_SPLIT_BN 0
+#endif
+#ifndef SF_GEMM_MIDM /* 1: M in (SMALL_MAX_M, MIDM_MAX_M] on the v4 swap-AB kernel (gemm_bf16_sm90_midm.cuh) */
+#define SF_GEMM_MIDM 0
+#endif
+#ifndef SF_GEMM_MIDM_MAX_M /* largest M the v4 mid-M kernel takes (at most 256) */
+#define SF_GEMM_MIDM_MAX_M 256
+#endif
+#ifndef SF_GEMM_MIDM_SPLITS /* v4: pin the K split count (0: planned by midm_plan) */
+#define SF_GEMM_MIDM_SPLITS 0
+#endif
+#ifndef SF_GEMM_MIDM_2CTA /* v4: 1 runs token tiles <= 96 at two CTAs per SM (half the ring, twice the splits) */
+#define SF_GEMM_MIDM_2CTA 0
+#endif
+#ifndef SF_GEMM_MIDM_TRACE /* 1: print the v4 plan of each new shape to stderr (dev builds only) */
+#define SF_GEMM_MIDM_TRACE 0
 #endif
 #ifndef SF_GEMM_SMALL_MAX_M /* 16: M 17..64 go to wgmma (see GEMM_NOTES.md, version 2) */
 #define SF_GEMM_SMALL_MAX_M 16
@@ -590,6 +610,71 @@ int launch_v3(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, 
 	return launch_persistent<128>(ma, mb, C, M, N, K, 1, units, stream);
 }
 
+#if SF_GEMM_MIDM
+static_assert(SF_GEMM_MIDM_MAX_M <= 256, "the v4 mid-M kernel covers at most 256 tokens");
+
+/* Clusters of s CTAs of the v4 kernel for token tile nt at cps CTAs per SM resident at once (0: none). */
+int midm_max_clusters(int nt, int cps, int s)
+{
+	using namespace sfgemm;
+#if SF_GEMM_MIDM_2CTA
+	if (cps == 2)
+		return nt == 32 ? midm_max_clusters_nt<32, 2>(s, sm_count())
+		       : nt == 64 ? midm_max_clusters_nt<64, 2>(s, sm_count()) : midm_max_clusters_nt<96, 2>(s, sm_count());
+#endif
+	(void)cps;
+	switch (nt) {
+	case 32: return midm_max_clusters_nt<32, 1>(s, sm_count());
+	case 64: return midm_max_clusters_nt<64, 1>(s, sm_count());
+	case 96: return midm_max_clusters_nt<96, 1>(s, sm_count());
+	case 128: return midm_max_clusters_nt<128, 1>(s, sm_count());
+	case 192: return midm_max_clusters_nt<192, 1>(s, sm_count());
+	default: return midm_max_clusters_nt<256, 1>(s, sm_count());
+	}
+}
+
+/* The v4 mid-M path (GEMM_NOTES.md "Version 4"): midm_plan, then gemm_midm_kernel<nt, cps>; v2's launch when a
+ * TMA descriptor cannot be made or the launch is refused (SF_GEMM_MIDM_TRACE says which ran). */
+int launch_midm(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K,
+		cudaStream_t stream)
+{
+	using namespace sfgemm;
+	const MidmPlan p = midm_plan(M, N, K, sm_count(), SF_GEMM_MIDM_SPLITS, SF_GEMM_MIDM_2CTA, midm_max_clusters);
+	CUtensorMap mw, mx;
+	int rc = -1;
+	if (!make_map(&mw, B, N, K, kMidmRows) && !make_map(&mx, A, M, K, p.nt)) {
+#if SF_GEMM_MIDM_2CTA
+		if (p.cps == 2) {
+			switch (p.nt) {
+			case 32: rc = midm_launch_nt<32, 2>(mw, mx, C, M, N, K, p.splits, stream); break;
+			case 64: rc = midm_launch_nt<64, 2>(mw, mx, C, M, N, K, p.splits, stream); break;
+			default: rc = midm_launch_nt<96, 2>(mw, mx, C, M, N, K, p.splits, stream); break;
+			}
+		} else
+#endif
+		switch (p.nt) {
+		case 32: rc = midm_launch_nt<32, 1>(mw, mx, C, M, N, K, p.splits, stream); break;
+		case 64: rc = midm_launch_nt<64, 1>(mw, mx, C, M, N, K, p.splits, stream); break;
+		case 96: rc = midm_launch_nt<96, 1>(mw, mx, C, M, N, K, p.splits, stream); break;
+		case 128: rc = midm_launch_nt<128, 1>(mw, mx, C, M, N, K, p.splits, stream); break;
+		case 192: rc = midm_launch_nt<192, 1>(mw, mx, C, M, N, K, p.splits, stream); break;
+		default: rc = midm_launch_nt<256, 1>(mw, mx, C, M, N, K, p.splits, stream); break;
+		}
+	}
+#if SF_GEMM_MIDM_TRACE
+	static int last[3];
+	if (last[0] != M || last[1] != N || last[2] != K) {
+		last[0] = M;
+		last[1] = N;
+		last[2] = K;
+		fprintf(stderr, "midm plan %dx%d M=%d: nt %d cps %d splits %d ctas %d: %s\n", N, K, M, p.nt, p.cps, p.splits,
+			(N + kMidmRows - 1) / kMidmRows * p.splits, rc == 0 ? "launched" : "FALLBACK v2");
+	}
+#endif
+	return rc == 0 ? SF_OK : launch_wgmma(A, B, C, M, N, K, stream);
+}
+#endif
+
 int is_bf16(const sf_tensor *t)
 {
 	return t->dtype.code == SF_CODE_BFLOAT && t->dtype.bits == 16 && t->dtype.lanes == 1;
@@ -624,6 +709,10 @@ SF_EXPORT int run(const sf_call *call)
 			  N < (1 << 30) && K < (1 << 30) && M * K < ((int64_t)1 << 40);
 	if (fast && M <= kSmallMaxM && M <= 64)
 		return launch_small(A, B, C, (int)M, (int)N, (int)K, stream);
+#if SF_GEMM_MIDM
+	if (fast && SF_GEMM_LARGE == 2 && M <= SF_GEMM_MIDM_MAX_M)
+		return launch_midm(A, B, C, (int)M, (int)N, (int)K, stream);
+#endif
 	if (fast && SF_GEMM_LARGE == 2 && SF_GEMM_V3)
 		return launch_v3(A, B, C, (int)M, (int)N, (int)K, stream);
 	if (fast && SF_GEMM_LARGE == 2)

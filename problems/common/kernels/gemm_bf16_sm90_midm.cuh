@@ -1,0 +1,308 @@
+/*
+ * gemm_bf16_sm90_midm.cuh - the mid-M candidate path of gemm_bf16_sm90.cu (version 4, -DSF_GEMM_MIDM=1):
+ * C[M, N] = A[M, K] . B[N, K]^T for 17 <= M <= 256 as a swapped-operand ("swap-AB") wgmma GEMM,
+ * C^T[N, M] = B . A^T. The weight B is the wgmma M-side operand (64 rows per consumer warpgroup, 128
+ * rows = one band per CTA) and the activations A are the wgmma N-side operand, NT = M rounded up to
+ * 32, 64, 96, 128, 192 or 256 tokens: no 128-row padding of M (v2/v3 compute 128 rows at M = 17) and
+ * the tile's accumulators hold all tokens of a band, so each weight byte is read from DRAM once and
+ * used for every token. Design, floors and predictions: GEMM_NOTES.md, "Version 4 (mid M)".
+ *
+ * Work: grid = bands * splits (bands = ceil(N / 128)), one unit per CTA (no persistent loop): CTA
+ * blockIdx.x is band blockIdx.x / splits, K split blockIdx.x % splits. splits > 1 runs as thread-block
+ * clusters of `splits` CTAs along x (the K splits of one band), reduced through distributed shared
+ * memory as in gemm_wgmma_kernel's kWgSplitCluster mode (v3, run correct on the H200): each CTA writes
+ * its fp32 accumulators into its own idle stage ring (pair p of consumer thread j at (p * 256 + j) * 8
+ * bytes), a cluster barrier, rank r sums pairs [r * share, (r + 1) * share) over all ranks in rank order
+ * (deterministic; the loads of kMidmPairsPerTrip pairs of all ranks in flight at once), stores, and a
+ * second cluster barrier keeps the slabs alive until every rank has read.
+ *
+ * Pipeline (as gemm_wgmma_kernel): one producer warpgroup (one thread issues TMA, setmaxnreg 40), two
+ * consumer warpgroups (setmaxnreg 232); a ring of MidmCfg<NT>::kStages stages, each the weight tile
+ * [128][64] (16 KB) then the activation tile [NT][64], both K-major with the 128-byte swizzle TMA writes;
+ * full[s] (1 arrival + transaction bytes) and empty[s] (8 consumer-warp arrivals) mbarriers; consumers
+ * keep one wgmma batch in flight. TMA zero-fills weight rows past N, token rows past M and K past K.
+ *
+ * Accumulator layout (wgmma m64nNTk16 D): register 4 j + e of lane (g, q) of warp w in consumer c is
+ * weight row c * 64 + 16 w + g + 8 (e >= 2) of the band and token 8 j + 2 q + (e & 1): the store is
+ * transposed (C[token][band * 128 + row], 2-byte stores; C is at most 256 x N, a few % of the bytes).
+ *
+ * Requirements (checked by the host): K % 8 == 0, A and B 16-byte aligned (TMA), M <= 256.
+ */
+#pragma once
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <cuda_bf16.h>
+#include <stdint.h>
+#include "gemm_bf16_sm90_wgmma.cuh"
+
+namespace sfgemm {
+
+const int kMidmRows = 128;  /* weight rows per CTA (a band): 2 consumer warpgroups x 64 */
+const int kMidmMaxSplit = 8; /* portable cluster size limit */
+const int kMidmPairsPerTrip = 4; /* reduction: output pairs whose DSMEM loads (all ranks) are issued together
+				  * (at one CTA per SM; 2 at two) */
+
+/* Per token tile NT and CTAs per SM CPS (1, or 2 for NT <= 96): stage bytes (weight 16 KB + activations
+ * NT x 128 B, a multiple of 1024), as many stages as fit in ~200 KB / CPS (CPS 1: 10, 8, 7, 6, 5, 4 for
+ * NT = 32 .. 256; CPS 2: 5, 4, 3 for NT = 32, 64, 96) and the dynamic shared memory. At CPS 2 ptxas
+ * compiles every warp under the 80-register cap of two 384-thread CTAs (setmaxnreg moves registers at
+ * run time but does not raise what ptxas may allocate), which the NT = 128 accumulators do not fit. */
+template <int NT, int CPS> struct MidmCfg {
+	static const int kWBytes = kMidmRows * kWgBK * 2;
+	static const int kXBytes = NT * kWgBK * 2;
+	static const int kStageBytes = kWBytes + kXBytes;
+	static const int kStages = (200 * 1024 / CPS) / kStageBytes;
+	static const int kSmemBytes = kStages * kStageBytes + 1024 /* alignment slack */ + 256 /* barriers */;
+	static_assert(CPS == 1 || (CPS == 2 && NT <= 96), "two CTAs per SM only for NT <= 96 (registers)");
+	static_assert(NT * 512 <= kStages * kStageBytes, "the reduction slab must fit in the stage ring");
+};
+
+/*
+ * One launch: grid bands * splits, kWgThreads threads, MidmCfg<NT, CPS>::kSmemBytes dynamic shared memory,
+ * clusters of `splits` CTAs along x when splits > 1 (none otherwise). tm_w: the weight B [N][K], box 128
+ * rows; tm_x: the activations A [M][K], box NT rows (NT >= M). Every split has at least one K block (the
+ * host makes sure). C [M][N] row-major.
+ */
+template <int NT, int CPS>
+__global__ void __launch_bounds__(kWgThreads, CPS)
+	gemm_midm_kernel(const __grid_constant__ CUtensorMap tm_w, const __grid_constant__ CUtensorMap tm_x,
+			 __nv_bfloat16 *__restrict__ C, int M, int N, int K, int splits)
+{
+	typedef MidmCfg<NT, CPS> Cfg;
+	const int kStages = Cfg::kStages, kStageBytes = Cfg::kStageBytes, kNR = NT / 2;
+	extern __shared__ uint8_t smem_raw[];
+	const uint32_t raw = (uint32_t)__cvta_generic_to_shared(smem_raw);
+	const uint32_t base = (raw + 1023) & ~1023u;
+	const uint32_t bar_full = base + kStages * kStageBytes, bar_empty = bar_full + 8 * kStages;
+	const int wg = threadIdx.x / 128;
+	const int band = (int)blockIdx.x / splits, split = (int)blockIdx.x % splits;
+	const int kb_count = (K + kWgBK - 1) / kWgBK, kb_per = (kb_count + splits - 1) / splits;
+	const int kb0 = split * kb_per, kb1 = min(kb0 + kb_per, kb_count);
+
+	if (threadIdx.x == 0) {
+		/* start fetching both TMA descriptors while the barriers are set up (the first copies wait on them) */
+		asm volatile("prefetch.tensormap [%0];" ::"l"((uint64_t)&tm_w) : "memory");
+		asm volatile("prefetch.tensormap [%0];" ::"l"((uint64_t)&tm_x) : "memory");
+		for (int s = 0; s < kStages; s++) {
+			mbar_init(bar_full + 8 * s, 1);
+			mbar_init(bar_empty + 8 * s, 8);
+		}
+		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+	}
+	__syncthreads();
+
+	if (wg == 0) {
+		if (CPS == 1)
+			asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+		if (threadIdx.x == 0) {
+			uint32_t it = 0;
+			for (int kb = kb0; kb < kb1; kb++, it++) {
+				const uint32_t s = it % kStages, ph = (it / kStages) & 1;
+				mbar_wait(bar_empty + 8 * s, ph ^ 1);
+				const uint32_t sw = base + s * kStageBytes;
+				mbar_expect_tx(bar_full + 8 * s, kStageBytes);
+				tma_load_2d(sw, &tm_w, bar_full + 8 * s, kb * kWgBK, band * kMidmRows);
+				tma_load_2d(sw + Cfg::kWBytes, &tm_x, bar_full + 8 * s, kb * kWgBK, 0);
+			}
+		}
+		if (splits > 1) { /* the consumers' two cluster barriers count every thread of the CTA */
+			cluster_sync();
+			cluster_sync();
+		}
+		return;
+	}
+
+	if (CPS == 1)
+		asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+	const int c = wg - 1; /* weight rows 64 c .. 64 c + 63 of the band */
+	const int tid = threadIdx.x - 128 * wg, warp = tid >> 5, lane = tid & 31;
+	const int g = lane >> 2, q = lane & 3;
+	float d[kNR];
+#pragma unroll
+	for (int i = 0; i < kNR; i++)
+		d[i] = 0.0f;
+	uint32_t it = 0, prev = 0;
+	for (int kb = kb0; kb < kb1; kb++, it++) {
+		const uint32_t s = it % kStages, ph = (it / kStages) & 1;
+		mbar_wait(bar_full + 8 * s, ph);
+		const uint32_t sw = base + s * kStageBytes + c * (64 * 128), sx = base + s * kStageBytes + Cfg::kWBytes;
+		wgmma_fence();
+#pragma unroll
+		for (int kk = 0; kk < kWgBK / 16; kk++)
+			wgmma_m64k16<NT>(d, wg_desc(sw + kk * 32), wg_desc(sx + kk * 32));
+		wgmma_commit();
+		if (kb > kb0) {
+			wgmma_wait<1>();
+			if (lane == 0)
+				mbar_arrive(bar_empty + 8 * prev);
+		}
+		prev = s;
+	}
+	wgmma_wait<0>();
+	if (kb1 > kb0 && lane == 0)
+		mbar_arrive(bar_empty + 8 * prev);
+
+	/* weight row of this thread's registers 4 j + e: n_b (+ 8 for e >= 2); token 8 j + 2 q + (e & 1) */
+	const int n_b = band * kMidmRows + c * 64 + warp * 16 + g;
+	if (splits == 1) {
+#pragma unroll
+		for (int j = 0; j < NT / 8; j++) {
+			const int m = 8 * j + 2 * q;
+#pragma unroll
+			for (int e = 0; e < 4; e++) {
+				const int n = n_b + (e >= 2 ? 8 : 0), mm = m + (e & 1);
+				if (n < N && mm < M)
+					C[(size_t)mm * N + n] = __float2bfloat16_rn(d[4 * j + e]);
+			}
+		}
+		return;
+	}
+
+	/* cluster split-K: slab in the own (idle) ring, then a share of the pairs summed over all ranks */
+	const int j = tid + 128 * c;
+	/* both consumer warpgroups are past their last wgmma and every TMA load has landed: the ring is free */
+	asm volatile("bar.sync 1, 256;" ::: "memory");
+	float2 *slab = (float2 *)(smem_raw + (base - raw));
+#pragma unroll
+	for (int p = 0; p < kNR / 2; p++)
+		slab[p * 256 + j] = make_float2(d[2 * p], d[2 * p + 1]);
+	cluster_sync();
+	const int S = splits, share = (kNR / 2 + S - 1) / S, rank = (int)cluster_rank();
+	const int p0 = rank * share, p1 = min(p0 + share, kNR / 2);
+	const int kTrip = CPS == 1 ? kMidmPairsPerTrip : 2; /* 80 registers at CPS 2: 2 pairs per trip */
+	for (int p = p0; p < p1; p += kTrip) { /* kTrip * S DSMEM loads in flight */
+		float2 v[kTrip][kMidmMaxSplit];
+#pragma unroll
+		for (int h = 0; h < kTrip; h++)
+#pragma unroll
+			for (int r2 = 0; r2 < kMidmMaxSplit; r2++)
+				if (r2 < S && p + h < p1)
+					v[h][r2] = dsmem_ld_f2(base + (uint32_t)((p + h) * 256 + j) * 8, (uint32_t)r2);
+#pragma unroll
+		for (int h = 0; h < kTrip; h++) {
+			float s0 = 0.0f, s1 = 0.0f;
+#pragma unroll
+			for (int r2 = 0; r2 < kMidmMaxSplit; r2++)
+				if (r2 < S && p + h < p1) {
+					s0 += v[h][r2].x;
+					s1 += v[h][r2].y;
+				}
+			/* pair ph = registers (2 ph, 2 ph + 1): j = ph / 2, e = 2 (ph % 2) and 2 (ph % 2) + 1 */
+			const int ph = p + h, n = n_b + ((ph & 1) ? 8 : 0), m = (ph >> 1) * 8 + 2 * q;
+			if (ph < p1 && n < N) {
+				if (m < M)
+					C[(size_t)m * N + n] = __float2bfloat16_rn(s0);
+				if (m + 1 < M)
+					C[(size_t)(m + 1) * N + n] = __float2bfloat16_rn(s1);
+			}
+		}
+	}
+	cluster_sync();
+}
+
+/* The v4 mid-M plan: token tile nt and K split count. */
+struct MidmPlan {
+	int nt, cps, splits;
+};
+
+/*
+ * midm_plan: nt is the smallest of 32, 64, 96, 128, 192, 256 that covers M (M <= 256); cps (CTAs per SM)
+ * is 2 when two_cta and nt <= 96, else 1; splits, unless pinned (pin > 0, clamped to what K allows), is
+ * the largest s <= kMidmMaxSplit with bands * s <= cps * sms (one wave of resident units) and >= 4 K
+ * blocks per split, at least 1; max_clusters(nt, cps, s) (null:
+ * not consulted) is how many clusters of s CTAs are resident at once, and s shrinks until all bands'
+ * clusters fit; finally s is lowered until no split is empty: ceil(kb / ceil(kb / s)) == s.
+ */
+inline MidmPlan midm_plan(int M, int N, int K, int sms, int pin, int two_cta, int (*max_clusters)(int nt, int cps, int s))
+{
+	MidmPlan p;
+	p.nt = M <= 32 ? 32 : M <= 64 ? 64 : M <= 96 ? 96 : M <= 128 ? 128 : M <= 192 ? 192 : 256;
+	p.cps = two_cta && p.nt <= 96 ? 2 : 1;
+	const int bands = (N + kMidmRows - 1) / kMidmRows, kb = (K + kWgBK - 1) / kWgBK;
+	int s = pin > 0 ? pin : p.cps * sms / bands;
+	if (pin <= 0 && s > kb / 4)
+		s = kb / 4;
+	s = s < 1 ? 1 : (s > kMidmMaxSplit ? kMidmMaxSplit : s);
+	s = s > kb ? kb : s;
+	while (pin <= 0 && s > 1 && max_clusters && max_clusters(p.nt, p.cps, s) < bands)
+		s--;
+	while (s > 1 && (kb + (kb + s - 1) / s - 1) / ((kb + s - 1) / s) != s)
+		s--;
+	p.splits = s;
+	return p;
+}
+
+/* Sets the dynamic shared memory limit of gemm_midm_kernel<NT, CPS> once; 0 on success. */
+template <int NT, int CPS> int midm_attr(void)
+{
+	static bool set = false;
+	if (!set) {
+		if (cudaFuncSetAttribute(gemm_midm_kernel<NT, CPS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+					 MidmCfg<NT, CPS>::kSmemBytes) != cudaSuccess)
+			return -1;
+		set = true;
+	}
+	return 0;
+}
+
+/* Clusters of s CTAs of gemm_midm_kernel<NT, CPS> resident at once (cached; s == 1: CPS * sms CTAs; 0: not
+ * launchable). */
+template <int NT, int CPS> int midm_max_clusters_nt(int s, int sms)
+{
+	static int cache[kMidmMaxSplit + 1];
+	if (s < 1 || s > kMidmMaxSplit)
+		return 0;
+	if (s == 1)
+		return CPS * sms;
+	if (cache[s] == 0) {
+		cache[s] = -1;
+		if (!midm_attr<NT, CPS>()) {
+			cudaLaunchConfig_t cfg = {};
+			cudaLaunchAttribute at[1];
+			at[0].id = cudaLaunchAttributeClusterDimension;
+			at[0].val.clusterDim.x = (unsigned)s;
+			at[0].val.clusterDim.y = 1;
+			at[0].val.clusterDim.z = 1;
+			cfg.gridDim = dim3((unsigned)(s * CPS * sms));
+			cfg.blockDim = dim3(kWgThreads);
+			cfg.dynamicSmemBytes = MidmCfg<NT, CPS>::kSmemBytes;
+			cfg.attrs = at;
+			cfg.numAttrs = 1;
+			int n = 0;
+			if (cudaOccupancyMaxActiveClusters(&n, (void *)gemm_midm_kernel<NT, CPS>, &cfg) == cudaSuccess && n > 0)
+				cache[s] = n;
+			else
+				(void)cudaGetLastError();
+		}
+	}
+	return cache[s] > 0 ? cache[s] : 0;
+}
+
+/* One launch of gemm_midm_kernel<NT, CPS>: grid bands * splits, clusters of splits along x when > 1; 0 on success. */
+template <int NT, int CPS>
+int midm_launch_nt(const CUtensorMap &mw, const CUtensorMap &mx, __nv_bfloat16 *C, int M, int N, int K, int splits,
+		   cudaStream_t stream)
+{
+	if (midm_attr<NT, CPS>())
+		return -1;
+	const int bands = (N + kMidmRows - 1) / kMidmRows;
+	cudaLaunchConfig_t cfg = {};
+	cudaLaunchAttribute at[1];
+	at[0].id = cudaLaunchAttributeClusterDimension;
+	at[0].val.clusterDim.x = (unsigned)splits;
+	at[0].val.clusterDim.y = 1;
+	at[0].val.clusterDim.z = 1;
+	cfg.gridDim = dim3((unsigned)(bands * splits));
+	cfg.blockDim = dim3(kWgThreads);
+	cfg.dynamicSmemBytes = MidmCfg<NT, CPS>::kSmemBytes;
+	cfg.stream = stream;
+	cfg.attrs = at;
+	cfg.numAttrs = splits > 1 ? 1 : 0;
+	if (cudaLaunchKernelEx(&cfg, gemm_midm_kernel<NT, CPS>, mw, mx, C, M, N, K, splits) != cudaSuccess) {
+		(void)cudaGetLastError();
+		return -1;
+	}
+	return 0;
+}
+
+} /* namespace sfgemm */
