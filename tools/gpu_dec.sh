@@ -38,10 +38,11 @@ t0=$(date +%s)
 defs() { # variant -> solforge eval -D flags
 	case $1 in
 	v1) echo "-D DECODE_V1=1" ;;
+	v2) echo "-D DECODE_MMA=0" ;;
 	v2reg) echo "-D DEC_STAGES=0" ;;
-	v2s2) echo "-D DEC_STAGES=2" ;;
-	v2i33) echo "-D DEC_ITEMS=33" ;;
-	v2i132) echo "-D DEC_ITEMS=132" ;;
+	v2s2) echo "-D DECODE_MMA=0 -D DEC_STAGES=2" ;;
+	v2i33) echo "-D DECODE_MMA=0 -D DEC_ITEMS=33" ;;
+	v2i132) echo "-D DECODE_MMA=0 -D DEC_ITEMS=132" ;;
 	v3) echo "-D DECODE_MMA=1" ;;
 	v3i33) echo "-D DECODE_MMA=1 -D DEC_ITEMS=33" ;;
 	v3i132) echo "-D DECODE_MMA=1 -D DEC_ITEMS=132" ;;

@@ -18,7 +18,7 @@
  * lse -inf (what the reference writes). K/V go through a cp.async ring in shared memory (DEC_STAGES
  * = 3 steps of 64 positions, 32 KiB each, in flight per CTA); -DDEC_STAGES=0 loads them straight into
  * registers (ld.global.nc, 8 x 16 B per lane) as version 1 does.
- * Version 3 (-DDECODE_MMA=1, candidate): version 2 with the per-warp math of the ring loop on tensor
+ * Version 3 (default; -DDECODE_MMA=0 builds version 2): version 2 with the per-warp math of the ring loop on tensor
  * cores (S = Q K^T and O += P V by mma.sync m16n8k16 from ldmatrix fragments of a swizzled ring;
  * gqa_paged_decode_sm90_mma.cuh), same items, locate scan, ring and merge (the merge loads 4 chunks per
  * warp at once, DEC_MERGE_UNROLL 4, instead of 2).
@@ -47,8 +47,13 @@
 #ifndef DEC_STAGES
 #define DEC_STAGES 3 /* version 2: cp.async ring of 3 steps of 32 KiB (0: K/V straight to registers) */
 #endif
-#ifndef DECODE_MMA
-#define DECODE_MMA 0 /* 1: version 3, the attend math on tensor cores (mma.sync m16n8k16, ldmatrix) */
+#ifndef DECODE_MMA /* 1 (default since the H200 run of session 4: 1.11-1.22x v2 on every workload timed):
+                     * version 3, the attend math on tensor cores (mma.sync m16n8k16, ldmatrix); 0: v2 */
+#if DECODE_V1 || DEC_STAGES == 0
+#define DECODE_MMA 0
+#else
+#define DECODE_MMA 1
+#endif
 #endif
 #ifndef DEC_MERGE_UNROLL
 #define DEC_MERGE_UNROLL (DECODE_MMA ? 4 : 2) /* chunks per warp whose partials the merge loads at once (2 or 4) */

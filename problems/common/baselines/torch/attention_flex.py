@@ -66,12 +66,14 @@ def _prefill(q, k_cache, v_cache, qo_indptr, kv_indptr, kv_indices, last, sm_sca
     # packed kv slot t: its sequence (or -1 past kv_len) and its position in that sequence
     t = torch.arange(TK, device=dev)
     slot = t // ps
-    kv_seq = torch.searchsorted(kv_ptr[1:], slot, right=True)
+    # the sequence of slot / row by counting the sequence ends at or before it (a [n, batch] compare:
+    # torch.searchsorted on the slice kv_ptr[1:] fails to lower in inductor, torch 2.11: "SliceView")
+    kv_seq = (slot[:, None] >= kv_ptr[None, 1:]).sum(1)
     kv_pos = (slot - kv_ptr[kv_seq]) * ps + t % ps
     kv_seq = torch.where(kv_pos < kv_len[kv_seq], kv_seq, -1)
     # query row i: its sequence and the last kv position it attends to
     i = torch.arange(TQ, device=dev)
-    q_seq = torch.searchsorted(qo_ptr[1:], i, right=True)
+    q_seq = (i[:, None] >= qo_ptr[None, 1:]).sum(1)
     q_lim = kv_len[q_seq] - qo_len[q_seq] + (i - qo_ptr[q_seq])
 
     def causal_paged(b, h, qi, ki):
