@@ -392,10 +392,16 @@ int cmd_eval(int argc, char **argv)
 				sf_status_name(r->status), r->wall_s);
 		sf_buf line = { 0 };
 		sf_trace_line(&e, r, o.backend->name, &line);
-		if (json)
+		/* one complete line per finished workload, flushed at once: a reader of a pipe or file (or an
+		 * evaluation killed from outside) never sees a trace cut at a stdio buffer boundary */
+		if (json) {
 			fputs(line.data, stdout);
-		if (of)
+			fflush(stdout);
+		}
+		if (of) {
 			fputs(line.data, of);
+			fflush(of);
+		}
 		sf_buf_free(&line);
 		if (r->status == SF_COMPILE_ERROR)
 			exit_code = SF_EXIT_COMPILE;
