@@ -4,16 +4,27 @@
 # (-DSF_PREFILL_WGMMA=0: v1 mma.sync, 1: v2 wgmma, 2: v2o wgmma with the overlapped tile order) and the
 # HGMMA count of the wgmma SASS, checks the wgmma variants on every workload of
 # gqa_paged_prefill_causal_h32_kv8_d128_ps{1,16} and on the held-out compositions of tools/attn_heldout.py,
-# times v1 on the bundled workloads, and prints a side-by-side table last (tools/pfw_table.py: workload,
-# us per variant, the best wgmma variant's speedup over v1, TFLOP/s and T_sol/T_k).
+# and prints a side-by-side table last (tools/pfw_table.py: workload, us per variant, the best wgmma
+# variant's speedup over v1, TFLOP/s and T_sol/T_k).
 #
-# Jobs run in priority order (wgmma variants bundled, then held-out, then v1), on two GPUs at once when
-# there are two (nvidia-h200-x2; default VARIANTS "1 2 0"), else one after another (default "2 0":
-# the overlapped wgmma variant against v1; "1 0" for the plain one). Every eval is capped so the whole
-# run ends by DEADLINE_S (default 225 s); a job cut by it shows as "not run" in the table.
-# env: VARIANTS, DEADLINE_S, ROUNDS (1), BUDGET_MS (120), SOLUTION (fast.cu). Logs: $OUT
-# (device tool) or build/gpu-pfw; with $OUT set they are packed into $OUT/gpu_pfw_logs.tgz beside
-# $OUT/summary.txt.
+# Time: an eval of one problem's 12 workloads takes ~60-80 s on the H200, almost all of it the GPU
+# oracle (one reference per round plus 4 audited calls per workload; ~20 s each for q16384 and
+# b1-q2048-kv34816), so one GPU fits the two bundled evals of ONE wgmma variant. The v1 column therefore
+# comes by default from the recorded v1 traces (V1_TRACES, a folder with
+# attn_<problem>.jsonl; default results/h200/2026-11-29-s2/run2, same H200 kind, CUPTI, L2 flushed) and
+# is labelled "v1rec"; put 0 into VARIANTS to time v1 live instead.
+# Jobs run in priority order (wgmma variants on the bundled workloads, then held-out, then live v1), on
+# two GPUs at once when there are two (nvidia-h200-x2; default VARIANTS "2 1"), else one after another
+# (default "2"). Every eval is capped by CAP_S (default 110 s) and by the time left before DEADLINE_S
+# (default 225 s); inside it each candidate runner (one workload) has `--timeout WL_TIMEOUT` (default
+# 30 s), so a kernel that hangs is reported as that workload's TIMEOUT ("hang/timeout" in the table)
+# and the eval goes on with the next workload. Traces are written and flushed per workload; a job the
+# cap kills shows "hang/timeout" on the workload it was in and "-" after it; one never started shows
+# "not run" (its .err).
+# env: VARIANTS, DEADLINE_S, CAP_S, WL_TIMEOUT, ROUNDS (1), BUDGET_MS (120), SOLUTION (fast.cu),
+# V1_TRACES, HELDOUT (1; 0 skips the held-out jobs). Logs: $OUT (device tool) or build/gpu-pfw; with
+# $OUT set they are packed into $OUT/gpu_pfw_logs.tgz beside $OUT/summary.txt. Per job TAG: TAG.jsonl
+# (traces), TAG.err, TAG.rc (exit status; 124 = killed by the cap), TAG.wl (its workload.jsonl).
 set -u
 cd "$(dirname "$0")/.."
 out=${OUT:-build/gpu-pfw}
@@ -23,6 +34,9 @@ sol=${SOLUTION:-fast.cu}
 rounds=${ROUNDS:-1}
 budget=${BUDGET_MS:-120}
 deadline=${DEADLINE_S:-225}
+cap=${CAP_S:-110}
+wl_timeout=${WL_TIMEOUT:-30}
+v1rec=${V1_TRACES:-results/h200/2026-11-29-s2/run2}
 S=${SOLFORGE_BIN:-build/solforge} # SOLFORGE_BIN: only for testing this script
 t0=$(date +%s)
 left() { echo $((deadline - ($(date +%s) - t0))); }
@@ -67,8 +81,8 @@ rm -f "$out"/prefill_*.cubin
 
 # variants: 0 = v1 mma.sync, 1 = v2 wgmma, 2 = v2o wgmma with the overlapped tile order
 label() { case $1 in 0) echo v1 ;; 1) echo v2 ;; *) echo v2o ;; esac; }
-# default: all three on two GPUs; the overlapped wgmma variant and v1 on one (fits the deadline)
-if [ "$ngpu" -ge 2 ]; then variants=${VARIANTS:-1 2 0}; else variants=${VARIANTS:-2 0}; fi
+# default: both wgmma variants on two GPUs; the overlapped one (the faster) on one GPU
+if [ "$ngpu" -ge 2 ]; then variants=${VARIANTS:-2 1}; else variants=${VARIANTS:-2}; fi
 
 # compile every (problem, variant) in parallel first (the compile cache keys on the -D define)
 for v in $variants; do
@@ -79,21 +93,30 @@ for v in $variants; do
 done | xargs -P "$(nproc)" -L 1 sh -c "$S eval \$0 \$1 \$2 --backend cuda --prepare-only >/dev/null 2>&1" || true
 log "compiled"
 
+# line-buffered stdout as well (the CLI flushes each trace itself; this covers an older build)
+lb=()
+command -v stdbuf >/dev/null 2>&1 && lb=(stdbuf -oL)
+
 # run_eval TAG GPU DIR DEFINE ROUNDS BUDGET CAP: one eval into $out/TAG.jsonl, capped by CAP seconds
-# and by the time left before DEADLINE_S
+# and by the time left before DEADLINE_S; each workload's candidate runner by WL_TIMEOUT
 run_eval() {
-	local lim n
+	local lim n rc
 	lim=$(left)
 	[ "$lim" -gt "$7" ] && lim=$7
+	echo "$3/workload.jsonl" >"$out/$1.wl"
 	if [ "$lim" -lt 10 ]; then
 		echo "not run: out of time" >"$out/$1.err"
 		: >"$out/$1.jsonl"
+		echo "not run" >"$out/$1.rc"
 		return
 	fi
 	n=$(basename "$3")
-	CUDA_VISIBLE_DEVICES=$2 timeout "$lim" $S eval "$3" "problems/llama/$n/solutions/$sol" -D "$4" --backend cuda \
-		--no-torch --no-baseline --rounds "$5" --budget-ms "$6" --json >"$out/$1.jsonl" 2>"$out/$1.err"
-	log "$1 done (exit $?)"
+	CUDA_VISIBLE_DEVICES=$2 timeout -k 5 "$lim" ${lb[@]+"${lb[@]}"} $S eval "$3" "problems/llama/$n/solutions/$sol" \
+		-D "$4" --backend cuda --no-torch --no-baseline --rounds "$5" --budget-ms "$6" --timeout "$wl_timeout" \
+		--json >"$out/$1.jsonl" 2>"$out/$1.err"
+	rc=$?
+	echo "$rc" >"$out/$1.rc"
+	log "$1 done (exit $rc, cap $lim s, $(grep -c '^{' "$out/$1.jsonl") traces)"
 }
 
 # the jobs in priority order: the wgmma variants on the bundled workloads, then on the held-out
@@ -101,14 +124,16 @@ run_eval() {
 jobs=()
 for v in $variants; do
 	[ "$v" = 0 ] && continue
-	for n in $probs; do jobs+=("$(label "$v")_$n problems/llama/$n $v $rounds $budget 80"); done
+	for n in $probs; do jobs+=("$(label "$v")_$n problems/llama/$n $v $rounds $budget $cap"); done
 done
-for v in $variants; do
-	[ "$v" = 0 ] && continue
-	for n in $probs; do jobs+=("$(label "$v")_heldout_$n $held/$n $v 1 50 40"); done
-done
+if [ "${HELDOUT:-1}" != 0 ]; then
+	for v in $variants; do
+		[ "$v" = 0 ] && continue
+		for n in $probs; do jobs+=("$(label "$v")_heldout_$n $held/$n $v 1 50 40"); done
+	done
+fi
 case " $variants " in *" 0 "*)
-	for n in $probs; do jobs+=("v1_$n problems/llama/$n 0 $rounds $budget 80"); done ;;
+	for n in $probs; do jobs+=("v1_$n problems/llama/$n 0 $rounds $budget $cap"); done ;;
 esac
 # lane L (one per GPU, at most 2) runs jobs L, L + lanes, ... one after another
 lanes=1
@@ -127,17 +152,22 @@ for ((l = 0; l < lanes; l++)); do
 done
 wait "${pids[@]}"
 
+# the reference column: live v1 when it ran, else the recorded v1 traces
 cols=()
-for v in 0 $variants; do
-	[ "$v" = 0 ] && [ ${#cols[@]} -gt 0 ] && continue
+case " $variants " in
+*" 0 "*) cols+=(--col v1); for n in $probs; do cols+=("$out/v1_$n.jsonl"); done ;;
+*) cols+=(--col v1rec); for n in $probs; do cols+=("$v1rec/attn_$n.jsonl"); done ;;
+esac
+for v in $variants; do
+	[ "$v" = 0 ] && continue
 	cols+=(--col "$(label "$v")")
 	for n in $probs; do
 		cols+=("$out/$(label "$v")_$n.jsonl")
-		[ "$v" = 0 ] || cols+=("$out/$(label "$v")_heldout_$n.jsonl")
+		[ "${HELDOUT:-1}" = 0 ] || cols+=("$out/$(label "$v")_heldout_$n.jsonl")
 	done
 done
 (
-	echo "gpu_pfw ($sol, variants $variants, rounds $rounds, budget $budget ms, $lanes lane(s), $(($(date +%s) - t0)) s; $(sed -n 2p "$out/env.txt"))"
+	echo "gpu_pfw ($sol, variants $variants, rounds $rounds, budget $budget ms, cap $cap s, --timeout $wl_timeout s, $lanes lane(s), $(($(date +%s) - t0)) s; $(sed -n 2p "$out/env.txt"))"
 	echo "registers / spill stores per kernel (ptxas; v1 = -DSF_PREFILL_WGMMA=0, v2 = 1, v2o = 2):"
 	for v in 0 1 2; do
 		awk -v tag="$(label $v)" '/Function properties for/ {k = $NF} /spill stores/ {sp = $5}

@@ -4,20 +4,57 @@ v2 wgmma, v2o wgmma with the overlapped tile order) from `solforge eval --json` 
 
 usage: pfw_table.py --col LABEL TRACES.jsonl... [--col LABEL TRACES.jsonl...]...
 
-The first column is the reference (v1). One row per workload (matched by uuid; first-seen order): T_k
-of each column in us (median; the status instead when not PASSED, '-' when not run), then for the
-fastest passing non-reference column: its label, its speedup over the reference, its rate in TFLOP/s
-of the causal bf16 tensor FLOPs the oracle counted, and T_sol / T_k (the definitions name no
-baseline, so the traces carry no sol_score; T_sol / T_k is that score's limit for a slow baseline).
-Last lines: pass counts per column. Exit status 1 when a non-reference workload that ran did not pass
-or a non-reference column has no traces at all.
+The first column is the reference (v1, live or recorded). One row per workload (matched by uuid;
+first-seen order, then the workloads of killed evals that never got a trace): T_k of each column in us
+(median; the status instead when not PASSED, '-' when not run), then for the fastest passing
+non-reference column: its label, its speedup over the reference, its rate in TFLOP/s of the causal bf16
+tensor FLOPs the oracle counted, and T_sol / T_k (the definitions name no baseline, so the traces carry
+no sol_score; T_sol / T_k is that score's limit for a slow baseline).
+
+A hung or killed workload shows as "hang/timeout": the runner's own TIMEOUT status (gpu_pfw.sh gives
+every candidate runner `--timeout`), or, for an eval killed from outside (gpu_pfw.sh's cap; its exit
+status 124 or 137 in TRACES.rc beside TRACES.jsonl), the first workload of its workload list (the path
+in TRACES.wl) without a complete trace; the workloads after it show '-'. A line cut mid-JSON (an eval
+killed while writing it, or a solforge older than the per-line flush, whose block-buffered stdout kept
+only its first 4 KiB when killed) is tolerated and shows as "trace cut": that workload had FINISHED (its
+trace was being written), so the hang, if any, is in a later one - reading the cut line as the hung
+workload is how a slow eval was once taken for a hang at q1000. Last lines: pass counts per column.
+Exit status 1 when a non-reference workload that ran did not pass (hang/timeout and trace cut
+included) or a non-reference column has no traces at all.
 """
 import json
+import re
 import sys
+
+HANG = "hang/timeout"
+CUT = "trace cut"
+
+
+def side(path, ext):
+    """Contents of the sidecar file PATH-without-.jsonl + ext (stripped), None when absent."""
+    base = path[:-len(".jsonl")] if path.endswith(".jsonl") else path
+    try:
+        return open(base + ext).read().strip()
+    except OSError:
+        return None
+
+
+def workload_list(wl):
+    """uuids of a workload.jsonl in file order ([] when unreadable)."""
+    out = []
+    try:
+        for line in open(wl):
+            m = re.search(r'"uuid"\s*:\s*"([^"]+)"', line)
+            if m:
+                out.append(m.group(1))
+    except OSError:
+        pass
+    return out
 
 
 def load(paths):
-    """uuid -> trace in file order, and the list of (path, reason) for files without traces."""
+    """uuid -> trace (a dict; a synthetic {"hang": True, ...} for a hung/killed workload) in file order,
+    and the list of (path, reason) for files without complete traces."""
     got, bad = {}, []
     for path in paths:
         try:
@@ -25,27 +62,59 @@ def load(paths):
         except OSError as e:
             bad.append((path, str(e)))
             continue
-        if not lines:
-            why = "no traces"
-            try:
-                errs = [x for x in open(path[:-len(".jsonl")] + ".err").read().splitlines() if x.strip()]
-                why += f" ({errs[-1][:120]})" if errs else ""
-            except OSError:
-                pass
-            bad.append((path, why))
+        rc = side(path, ".rc")
+        killed = rc in ("124", "137")
+        cut = None
+        n_ok = 0
         for line in lines:
-            tr = json.loads(line)
+            try:
+                tr = json.loads(line)
+            except json.JSONDecodeError:
+                m = re.search(r'"uuid"\s*:\s*"([^"]+)"', line)
+                cut = m.group(1) if m else "?"
+                continue
             got[tr["workload"]["uuid"]] = tr
+            n_ok += 1
+        hung = None
+        if killed or cut:
+            if cut and cut != "?":
+                got[cut] = {"cut": True, "workload": {"uuid": cut}}
+            todo = [u for u in workload_list(side(path, ".wl") or "") if u not in got]
+            if killed and todo:
+                hung = todo[0]
+                got[hung] = {"hang": True, "workload": {"uuid": hung}}
+                for u in todo[1:]:
+                    got[u] = {"notrun": True, "workload": {"uuid": u}}
+        if not n_ok:
+            why = "no complete traces"
+            errs = [x for x in (side(path, ".err") or "").splitlines() if x.strip()]
+            why += f" ({errs[-1][:120]})" if errs else ""
+            why += f"; killed by the cap (exit {rc})" if killed else ""
+            bad.append((path, why))
+        elif killed:
+            bad.append((path, f"killed by the cap (exit {rc}) after {n_ok} traces; "
+                              f"in progress: {hung or 'unknown (no workload list)'}"))
+        if cut:
+            bad.append((path, f"last line cut mid-JSON (workload {cut}: finished, trace lost); "
+                              "the eval was killed after it"))
     return got, bad
 
 
 def fields(tr):
-    """(status, T_k ms when PASSED, bf16 tensor FLOPs, T_sol ms)."""
+    """(status, T_k ms when PASSED, bf16 tensor FLOPs, T_sol ms); status HANG for a hung workload,
+    None for a workload a killed eval never reached."""
+    if tr.get("hang"):
+        return HANG, None, None, None
+    if tr.get("cut"):
+        return CUT, None, None, None
+    if tr.get("notrun"):
+        return None, None, None, None
     ev = tr["evaluation"]
     perf = ev.get("performance") or {}
     sf = ev.get("solforge", tr.get("solforge", {}))
     t = perf.get("latency_ms") if ev["status"] == "PASSED" else None
-    return ev["status"], t, (sf.get("flops") or {}).get("bf16_tensor"), sf.get("sol_ms")
+    st = HANG if ev["status"] == "TIMEOUT" else ev["status"]
+    return st, t, (sf.get("flops") or {}).get("bf16_tensor"), sf.get("sol_ms")
 
 
 def main():
@@ -65,18 +134,19 @@ def main():
     keys = []
     for _, got, _ in data:
         keys += [k for k in got if k not in keys]
-    head = f"{'workload':40s}" + "".join(f" {label + ' us':>10s}" for label, _, _ in data)
+    head = f"{'workload':40s}" + "".join(f" {label + ' us':>12s}" for label, _, _ in data)
     print(head + f" {'best':>5s} {'x ref':>6s} {'TF/s':>5s} {'SOL':>6s}")
     bad_run = 0
     for k in keys:
         row = f"{k.replace('gqa_paged_prefill_causal_h32_kv8_d128_', ''):40.40s}"
         ref_t, best = None, None
         for i, (label, got, _) in enumerate(data):
-            if k not in got:
-                row += f" {'-':>10s}"
+            st = fields(got[k])[0] if k in got else None
+            if st is None:
+                row += f" {'-':>12s}"
                 continue
             st, t, fl, ts = fields(got[k])
-            row += f" {t * 1e3:10.2f}" if t else f" {st[:10]:>10s}"
+            row += f" {t * 1e3:12.2f}" if t else f" {st[:12]:>12s}"
             if i == 0:
                 ref_t = t
             elif st not in ("PASSED", "SKIPPED"):
@@ -89,17 +159,17 @@ def main():
             row += f"{f'{fl / (t * 1e-3) / 1e12:.0f}' if fl else '-':>5s} {f'{ts / t:.3f}' if ts else '-':>6s}"
         print(row)
         for label, got, _ in data[1:]:
-            ev = got[k]["evaluation"] if k in got else None
+            ev = got[k].get("evaluation") if k in got else None
             if ev and ev["status"] not in ("PASSED", "SKIPPED") and ev.get("log"):
                 print(f"    {label}: " + ev["log"].splitlines()[0][:160])
     empty = 0
     for i, (label, got, bad) in enumerate(data):
         for path, why in bad:
             print(f"{label}: {path}: {why}")
-        n = len(got)
-        ok = sum(got[k]["evaluation"]["status"] in ("PASSED", "SKIPPED") for k in got)
-        print(f"{label}: {ok} of {n} workloads passed")
-        empty += i > 0 and n == 0
+        run = [k for k in got if fields(got[k])[0] is not None]
+        ok = sum(fields(got[k])[0] in ("PASSED", "SKIPPED") for k in run)
+        print(f"{label}: {ok} of {len(run)} workloads passed")
+        empty += i > 0 and not any("evaluation" in got[k] for k in got)
     return 1 if bad_run or empty else 0
 
 
