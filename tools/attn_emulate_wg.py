@@ -2,7 +2,8 @@
 """attn_emulate_wg.py - CPU emulation of the wgmma prefill kernel's index math (version 2,
 problems/common/kernels/gqa_paged_prefill_sm90_wgmma.cuh, built with -DSF_PREFILL_WGMMA=1).
 
-usage: attn_emulate_wg.py [--seeds N] [--mode early|late|both] [--mutate NAME]
+usage: attn_emulate_wg.py [--seeds N] [--mode early|late|both] [--order plain|ovl|both] [--mutate NAME]
+                          [--protocol-only]
 
 The machine that writes the kernel has no GPU, so this replays one CTA at a time in numpy, 128 threads
 side by side, and compares with the float64 reference of tools/attn_emulate.py:
@@ -23,10 +24,18 @@ side by side, and compares with the float64 reference of tools/attn_emulate.py:
     the register-A fragment of P (a0..a3 as mma.m16n8k16's A), base-2 online softmax with quad
     reductions, the causal mask with the prefix, the epilogue stores (unwritten outputs stay NaN).
 
+First, always, the synchronization protocol without data (kernel_events / check_protocol): one CTA's
+program order transcribed from the .cuh (cp.async gathers, commits, wait_group counts, proxy fences,
+barriers, wgmma reads, commits and waits) replayed against the PTX rules for every n_tiles 1..300 in
+both orders, plus the CTA coverage (n_tiles holds every key a row may see) of compositions such as q1,
+q63, q65, q129 and q1000; --protocol-only stops there (about 2 s).
+
 The PTX semantics are the ISA's documented layouts, not measured on a GPU (the MN-major descriptor in
 particular is the part the GPU run confirms). --mutate swaps in a known mistake (lbo_sbo: LBO and SBO
 of V exchanged; ring: V(t+1) written into the buffer PV(t) reads; mask: causal limit off by one; wait: the middle cp.async.wait_group 2 instead
-of 1, so V(t) may not have landed; tail: the overlapped order's last PV without its cp.async wait) to
+of 1, so V(t) may not have landed; tail: the overlapped order's last PV without its cp.async wait;
+protocol only: tailskip: the commits inside the tail's load guards, so a tail tile has fewer groups and
+wait_group 2 no longer covers K(t); nofence: no fence.proxy.async; nobar2: no second barrier) to
 show the emulation catches it. Exit status 1 on any mismatch.
 """
 import argparse
@@ -321,16 +330,200 @@ def emulate_prefill_wg(c, late, ovl):
     return out, lse
 
 
+# ---------------------------------------------------------------------------------------------------
+# The synchronization protocol, without data: kernel_events() transcribes one CTA's program order of
+# prefill_attend_wg (every statement that moves or orders shared memory, in the order of the .cuh) for
+# a given n_tiles; check_protocol() replays it against the PTX rules and reports the first violation.
+# Everything the protocol depends on (n_tiles, the loop bounds, the t + 1 < n / t + 2 < n load guards)
+# is uniform over the CTA's 128 threads - the kernel has no producer warp, no mbarrier and no named
+# barrier, so every thread runs this one event list and every __syncthreads is reached by all of them.
+
+
+def kernel_events(n_tiles, ovl):
+    """Events of one CTA: ("load", buf, tile) a cp.async gather (each thread its share), ("commit",),
+    ("cpwait", n), ("fence",) fence.proxy.async, ("bar",) __syncthreads, ("read", buf, tile) a wgmma that
+    reads that shared tile (queued in the open wgmma group), ("wcommit",), ("wwait", n)."""
+    ev = [("load", "Q", 0), ("load", "K0", 0), ("commit",), ("load", "V0", 0), ("commit",)]
+    if n_tiles > 1:
+        ev.append(("load", "K1", 1))
+    ev.append(("commit",))
+
+    def gathers(t):
+        if "tailskip" in MUT:  # the commits inside the guards: a tail tile gets fewer groups
+            if t + 1 < n_tiles:
+                ev.extend([("load", f"V{(t & 1) ^ 1}", t + 1), ("commit",)])
+            if t + 2 < n_tiles:
+                ev.extend([("load", f"K{t & 1}", t + 2), ("commit",)])
+            return
+        if t + 1 < n_tiles:
+            ev.append(("load", f"V{(t & 1) if 'ring' in MUT else (t & 1) ^ 1}", t + 1))
+        ev.append(("commit",))
+        if t + 2 < n_tiles:
+            ev.append(("load", f"K{t & 1}", t + 2))
+        ev.append(("commit",))
+
+    fence = [] if "nofence" in MUT else [("fence",)]
+    for t in range(n_tiles):
+        b = t & 1
+        ev += [("cpwait", 2)] + fence + [("bar",), ("read", "Q", 0), ("read", f"K{b}", t), ("wcommit",)]
+        if not ovl:
+            ev += [("wwait", 0), ("cpwait", 2 if "wait" in MUT else 1)] + fence + ([] if "nobar2" in MUT else [("bar",)])
+            gathers(t)
+            ev += [("read", f"V{b}", t), ("wcommit",)]
+        else:
+            if t > 0:
+                ev.append(("read", f"V{b ^ 1}", t - 1))
+            ev += [("wcommit",), ("wwait", 1), ("wwait", 0)] + ([] if "nobar2" in MUT else [("bar",)])
+            gathers(t)
+    if ovl and n_tiles > 0:
+        ev += ([] if "tail" in MUT else [("cpwait", 0)]) + fence + [("bar",), ("read", f"V{(n_tiles - 1) & 1}", n_tiles - 1),
+                                                                   ("wcommit",)]
+    ev.append(("wwait", 0))
+    return ev
+
+
+def check_protocol(ev, n_tiles):
+    """None when the events keep the rules, else the first violation as text. Rules (PTX ISA):
+    a cp.async write is complete for its thread once a cp.async.wait_group retires its committed group
+    (wait_group n: all but the newest n committed groups; uncommitted copies are never retired); the
+    async proxy (wgmma) sees it after that thread's fence.proxy.async and a barrier of all writers; a
+    wgmma's shared reads are over for its warp when a wgmma.wait_group retires its group, for the CTA
+    after a barrier following that; a buffer may be written again only then. Also: every K and V tile
+    0 .. n_tiles - 1 is loaded once and read once by its product, Q read once per tile, nothing left
+    in flight on the tensor core at the end."""
+    groups, cur = [], []           # cp.async: committed groups (lists of writes), the open one
+    state = {}                     # buf -> [tile, "pending" | "done" | "fenced" | "visible"]
+    wg, wcur = [], []              # wgmma: committed groups (lists of (buf, tile)), the open one
+    reads = {}                     # buf -> [tile, "running" | "retired"] of reads not yet over for the CTA
+    loads, seen = {}, {}
+    for i, e in enumerate(ev):
+        at = f"event {i} {e}"
+        if e[0] == "load":
+            for r in reads.get(e[1], []):  # still running, or retired by this warp only (no barrier since)
+                return f"{at}: overwrites {e[1]} while the wgmma reading tile {r[0]} may still run ({r[1]})"
+            st = state.get(e[1])
+            if st and st[1] != "visible":
+                return f"{at}: overwrites {e[1]} before tile {st[0]}'s own gather was retired"
+            state[e[1]] = [e[2], "pending"]
+            cur.append(e[1])
+            key = (e[1][0], e[2])
+            loads[key] = loads.get(key, 0) + 1
+        elif e[0] == "commit":
+            groups.append(cur)
+            cur = []
+        elif e[0] == "cpwait":
+            while len(groups) > e[1]:
+                for buf in groups.pop(0):
+                    state[buf][1] = "done"
+        elif e[0] == "fence":
+            for st in state.values():
+                if st[1] == "done":
+                    st[1] = "fenced"
+        elif e[0] == "bar":
+            for st in state.values():
+                if st[1] == "fenced":
+                    st[1] = "visible"
+            for buf in reads:  # reads over for the whole CTA are forgotten
+                reads[buf] = [r for r in reads[buf] if r[1] != "retired"]
+        elif e[0] == "read":
+            st = state.get(e[1])
+            if not st or st[0] != e[2]:
+                return f"{at}: {e[1]} holds tile {st[0] if st else None}, not {e[2]}"
+            if st[1] != "visible":
+                return f"{at}: reads {e[1]} (tile {e[2]}) while its gather is {st[1]} (not retired, fenced and barriered)"
+            wcur.append((e[1], e[2]))
+            reads.setdefault(e[1], []).append([e[2], "running"])
+            key = (e[1][0], e[2])
+            seen[key] = seen.get(key, 0) + 1
+        elif e[0] == "wcommit":
+            wg.append(wcur)
+            wcur = []
+        elif e[0] == "wwait":
+            while len(wg) > e[1]:
+                for buf, tile in wg.pop(0):
+                    for r in reads[buf]:
+                        if r[0] == tile and r[1] == "running":
+                            r[1] = "retired"
+    if wcur or wg:
+        return "wgmma groups still in flight at the end"
+    want = {("K", t): 1 for t in range(n_tiles)}
+    want.update({("V", t): 1 for t in range(n_tiles)})
+    want[("Q", 0)] = 1
+    if loads != want:
+        return f"loads per tile {sorted(loads.items())} != once each of K, V 0..{n_tiles - 1} and Q"
+    want_r = dict(want)
+    want_r[("Q", 0)] = n_tiles
+    if seen != want_r:
+        return f"reads per tile {sorted(seen.items())} != K(t), V(t) once each, Q once per tile"
+    return None
+
+
+def cta_tiles(qo, kv):
+    """n_tiles of every CTA (sequence, 16-token tile) of a composition, with the coverage check: every
+    key a row of the CTA may see lies in tiles 0 .. n_tiles - 1 and n_kv never passes kv_len.
+    Returns (list of n_tiles, error text or None)."""
+    out = []
+    for q_len, kv_len in zip(qo, kv):
+        prefix = kv_len - q_len
+        for tile in range((q_len + TOK - 1) // TOK):
+            j0 = tile * TOK
+            ntok = min(TOK, q_len - j0)
+            n_kv = prefix + j0 + ntok
+            n_tiles = (n_kv + BN - 1) // BN
+            last_key = prefix + j0 + ntok - 1  # the last valid row's causal limit
+            if ntok < 1 or n_kv > kv_len or last_key >= n_tiles * BN or last_key < (n_tiles - 1) * BN:
+                return out, f"qo {q_len} kv {kv_len} tile {tile}: n_kv {n_kv}, n_tiles {n_tiles} do not cover its keys"
+            out.append(n_tiles)
+    return out, None
+
+
+# compositions for the protocol sweep: the bundled workloads' shapes (q1000 = 62 x 16 + 8 tokens,
+# 15 x 64 + 40 keys), sizes off every tile multiple, prefixes, single tokens, ragged batches
+PROTO_SHAPES = [([1], [1]), ([63], [63]), ([64], [64]), ([65], [65]), ([127], [127]), ([129], [129]),
+                ([1000], [1000]), ([512], [512]), ([4095], [4095]), ([17], [17]), ([1], [777]), ([5], [69]),
+                ([100, 1, 33, 0, 65], [2000, 1, 97, 5, 130]), ([1024, 1024], [8704, 8704]),
+                ([2048], [34816 // 16 + 7]), ([16] * 3, [16, 80, 144]), ([333, 7], [5000, 7])]
+
+
+def protocol_sweep(max_tiles=300):
+    """Checks both tile orders for every n_tiles 1..max_tiles (every CTA up to 19200 keys) and the
+    coverage of every CTA of PROTO_SHAPES. Returns the number of failures (printed)."""
+    fails = 0
+    for ovl in (False, True):
+        for n in range(1, max_tiles + 1):
+            err = check_protocol(kernel_events(n, ovl), n)
+            if err:
+                print(f"FAIL protocol {'ovl' if ovl else 'plain'} n_tiles={n}: {err}")
+                fails += 1
+                break
+    ctas = 0
+    for qo, kv in PROTO_SHAPES:
+        tiles, err = cta_tiles(qo, kv)
+        ctas += len(tiles)
+        if err:
+            print(f"FAIL coverage {err}")
+            fails += 1
+    if not fails:
+        print(f"ok   protocol: cp.async groups / proxy fences / barriers / wgmma waits balanced for n_tiles "
+              f"1..{max_tiles}, both orders; {ctas} CTAs of {len(PROTO_SHAPES)} compositions (q1000 ...) covered")
+    return fails
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--mode", choices=("early", "late", "both"), default="both")
     ap.add_argument("--order", choices=("plain", "ovl", "both"), default="both",
                     help="the kernel's tile order: -DSF_PREFILL_WGMMA=1 (plain) or 2 (ovl)")
-    ap.add_argument("--mutate", choices=("lbo_sbo", "ring", "mask", "wait", "tail"))
+    ap.add_argument("--mutate", choices=("lbo_sbo", "ring", "mask", "wait", "tail", "tailskip", "nofence", "nobar2"))
+    ap.add_argument("--protocol-only", action="store_true", help="only the synchronization protocol sweep (fast)")
     args = ap.parse_args()
     if args.mutate:
         MUT.add(args.mutate)
+    if protocol_sweep():
+        return 1
+    if args.protocol_only:
+        return 0
     if not self_check():
         print("FAIL descriptor model does not read the GEMM's TMA tiles as the GEMM expects")
         return 1
@@ -345,6 +538,9 @@ def main():
                                                   fixed=([37, 0, 5], [187, 9, 70]))))
     # the runtime page size (3), a 330-token prefix (6 kv tiles: the rings wrap thrice), one single token
     cases.append(("ps3 fixed", make_case(np.random.default_rng(11), 3, 0, True, fixed=([20, 1], [350, 1]))))
+    # q1000's shape in small (no prefix, the last item 8 tokens = 1000 - 62 x 16, the last kv tile partial)
+    # next to a sequence one key past two tiles (129) with a 1-token tail item
+    cases.append(("ps1 q1000-like", make_case(np.random.default_rng(13), 1, 0, True, fixed=([72, 17], [72, 129]))))
     for seed in range(args.seeds):
         for ps in (1, 16):
             rng = np.random.default_rng(5000 + 1000 * seed + ps)
