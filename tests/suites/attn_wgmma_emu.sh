@@ -7,8 +7,8 @@
 # single-token sequences, q1000's shape in small: no prefix, an 8-token last item, a partial last kv
 # tile; page sizes 1, 16 and a runtime 3), compared with a float64 reference; before it the
 # synchronization protocol sweep (cp.async groups, proxy fences, barriers, wgmma waits replayed against
-# the PTX rules for every n_tiles 1..300, both orders; CTA coverage of q1, q63, q65, q129, q1000, ragged
-# and prefixed compositions). Then deliberate mistakes must be caught: V descriptor LBO/SBO swapped; the
+# the PTX rules for n_tiles 1..64 and larger ones to 1025, both orders; CTA coverage of q1, q63, q65,
+# q129, q1000, ragged and prefixed compositions). Then deliberate mistakes must be caught: V descriptor LBO/SBO swapped; the
 # overlapped order's last PV without its cp.async wait; and, by the protocol sweep alone (seconds): the
 # commits inside the tail's load guards, no proxy fence, no second barrier. No GPU needed. Ends with
 # "N passed, M failed".
