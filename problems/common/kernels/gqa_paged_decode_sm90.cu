@@ -65,10 +65,10 @@
 #define DEC_PERSIST_CTAS 0 /* version 4: item ranges per kv head (0: SMs x resident CTAs per SM / 8; tests set few) */
 #endif
 #ifndef DEC_PERSIST_SPLIT
-#define DEC_PERSIST_SPLIT 4 /* version 4: items per range aimed at (the balance granularity) */
+#define DEC_PERSIST_SPLIT 16 /* version 4: items per range aimed at (the balance granularity: ~1/16) */
 #endif
 #ifndef DEC_PERSIST_MIN_CHUNK
-#define DEC_PERSIST_MIN_CHUNK 32 /* version 4: the smallest item, in positions (any size: steps are masked) */
+#define DEC_PERSIST_MIN_CHUNK 16 /* version 4: the smallest item, in positions (any size: steps are masked) */
 #endif
 #ifndef DEC_SCAN_PASS
 #define DEC_SCAN_PASS 256 /* sequences per pass of the CTA's locate scan (<= 256; tests set fewer) */
