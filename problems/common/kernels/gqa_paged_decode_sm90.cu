@@ -22,6 +22,9 @@
  * cores (S = Q K^T and O += P V by mma.sync m16n8k16 from ldmatrix fragments of a swizzled ring;
  * gqa_paged_decode_sm90_mma.cuh), same items, locate scan, ring and merge (the merge loads 4 chunks per
  * warp at once, DEC_MERGE_UNROLL 4, instead of 2).
+ * Version 4 (-DDEC_PERSIST=1, candidate): version 3's math and merge on one wave of CTAs, each a
+ * contiguous range of items whose sequences stream through one cp.async ring without draining at
+ * sequence ends (decode_persist; gqa_paged_decode_sm90_persist.cuh).
  * Version 1 (-DDECODE_V1=1, kept for side-by-side timing): three kernels - plan (one CTA writes the
  * item list), attend, merge (one warp per (sequence, q head) with >= 2 chunks).
  * Tuning (-D): DEC_ITEMS (66: target chunk count over the batch, ~2 waves of 2 CTAs/SM x 8 kv heads)
