@@ -11,6 +11,10 @@
 #   v3i33 / v3i132   version 3 with -D DEC_ITEMS=33 / 132 (about 1 or 4 waves of chunks), v3c64 version 3
 #          with -D DEC_ITEMS=132 -D DEC_MIN_CHUNK=64 (b1-kv4096: 64 chunks of one step instead of 32 of two),
 #          v3m2 version 3 with version 2's merge (-D DEC_MERGE_UNROLL=2: 2 chunks' loads per warp at once),
+#   v4p    version 4 candidate, -D DEC_PERSIST=1: one wave of CTAs (SMs x resident CTAs / 8 ranges per kv
+#          head), each streaming a contiguous item range through one cp.async ring across sequence ends,
+#   v4p2   v4p with a 2-step ring (-D DEC_STAGES=2: 64 KiB, room to spare for 2 CTAs/SM),
+#   v4ps4  v4p with coarse balance (-D DEC_PERSIST_SPLIT=4: ~4 items per range instead of 16),
 # (v3 against v2 on every workload: VARIANTS="v3 v2" DEADLINE_S=210 on 2 GPUs, one variant per GPU),
 # with --no-torch, in phases of priority: the 8 smaller bundled workloads, the held-out compositions
 # of tools/attn_heldout.py, the 5 largest bundled workloads. The jobs (variant, problem), variant-major,
@@ -48,6 +52,9 @@ defs() { # variant -> solforge eval -D flags
 	v3i132) echo "-D DECODE_MMA=1 -D DEC_ITEMS=132" ;;
 	v3c64) echo "-D DECODE_MMA=1 -D DEC_ITEMS=132 -D DEC_MIN_CHUNK=64" ;;
 	v3m2) echo "-D DECODE_MMA=1 -D DEC_MERGE_UNROLL=2" ;;
+	v4p) echo "-D DECODE_MMA=1 -D DEC_PERSIST=1" ;;
+	v4p2) echo "-D DECODE_MMA=1 -D DEC_PERSIST=1 -D DEC_STAGES=2" ;;
+	v4ps4) echo "-D DECODE_MMA=1 -D DEC_PERSIST=1 -D DEC_PERSIST_SPLIT=4" ;;
 	*) echo "" ;;
 	esac
 }
@@ -165,7 +172,8 @@ cat "$out/lanes.log" >&2
 	echo "registers / spill stores per kernel (ptxas, sm_90a):"
 	for v in $variants; do
 		awk -v v="$v" '/Function properties for/ {k = $NF} /spill stores/ {sp = $5}
-			/Used [0-9]+ registers/ {print "  " v " " substr(k, 1, 40) ": " $5 " registers, " sp " bytes spilled"}' \
+			/Used [0-9]+ registers/ {sm = match($0, /[0-9]+ bytes smem/) ? substr($0, RSTART, RLENGTH) : "";
+				print "  " v " " substr(k, 1, 40) ": " $5 " registers, " sp " bytes spilled, " sm " static"}' \
 			"$out/ptxas_$v.txt"
 	done
 	[ -s "$out/not_reached.txt" ] && echo "not reached before the deadline (phase problem variant):" &&
@@ -194,7 +202,7 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.jsonl"))):
     if not any(l.startswith("{") for l in open(path)) and os.path.exists(err):
         tail = [l for l in open(err).read().splitlines() if l.strip()]
         print(f"{os.path.basename(path)}: no traces ({tail[-1] if tail else 'empty log'})")
-order = {"v3": 0, "v3i33": 1, "v3i132": 2, "v3c64": 3, "v3m2": 3.5, "v2": 4, "v2reg": 5, "v2s2": 6, "v2i33": 7, "v2i132": 8,
+order = {"v4p": -3, "v4p2": -2, "v4ps4": -1, "v3": 0, "v3i33": 1, "v3i132": 2, "v3c64": 3, "v3m2": 3.5, "v2": 4, "v2reg": 5, "v2s2": 6, "v2i33": 7, "v2i132": 8,
          "v1": 9}
 ref = os.environ.get("REF") or ("v1" if any(k[2] == "v1" for k in rows) else "v2")
 print(f"{'problem':14s} {'workload':28s} {'variant':7s} {'status':20s} {'T_k us':>9s} {'TB/s KV':>8s} "

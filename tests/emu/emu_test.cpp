@@ -19,7 +19,10 @@
 #include EMU_SOLUTION
 
 static int n_pass, n_fail;
-static std::mt19937_64 rng(12345);
+#ifndef EMU_SEED
+#define EMU_SEED 12345 /* -DEMU_SEED=n: another draw of the data, lengths and page permutations */
+#endif
+static std::mt19937_64 rng(EMU_SEED);
 
 /* A tensor in a guarded host buffer: 256 guard bytes of 0xA5 on each side, data shifted by `shift`
  * bytes from a 256-aligned start (shift 2: not 16-byte aligned). */
@@ -666,6 +669,12 @@ static void tests()
 	many[DEC_SCAN_PASS] = C + 2;
 	many[4 * DEC_SCAN_PASS] = C + 1;
 	test_decode(many, 1, 1, "multi-pass");
+#endif
+#if DEC_PERSIST
+	/* version 4: ragged sequences over few item ranges (segments that start and end inside a
+	 * range, ranges that cut a sequence), ps16 partial last pages, called twice */
+	test_decode(ragged_lens(9, 5 * C), 16, 2, "persist-ragged");
+	test_decode({ 3 * C, 0, 5, C / 2 + 1, 0 }, 1, 2, "persist-empties");
 #endif
 }
 #endif

@@ -22,6 +22,9 @@
  * cores (S = Q K^T and O += P V by mma.sync m16n8k16 from ldmatrix fragments of a swizzled ring;
  * gqa_paged_decode_sm90_mma.cuh), same items, locate scan, ring and merge (the merge loads 4 chunks per
  * warp at once, DEC_MERGE_UNROLL 4, instead of 2).
+ * Version 4 (-DDEC_PERSIST=1, candidate): version 3's math and merge on one wave of CTAs, each a
+ * contiguous range of items whose sequences stream through one cp.async ring without draining at
+ * sequence ends (decode_persist; gqa_paged_decode_sm90_persist.cuh).
  * Version 1 (-DDECODE_V1=1, kept for side-by-side timing): three kernels - plan (one CTA writes the
  * item list), attend, merge (one warp per (sequence, q head) with >= 2 chunks).
  * Tuning (-D): DEC_ITEMS (66: target chunk count over the batch, ~2 waves of 2 CTAs/SM x 8 kv heads)
@@ -58,6 +61,18 @@
 #ifndef DEC_MERGE_UNROLL
 #define DEC_MERGE_UNROLL (DECODE_MMA ? 4 : 2) /* chunks per warp whose partials the merge loads at once (2 or 4) */
 #endif
+#ifndef DEC_PERSIST
+#define DEC_PERSIST 0 /* 1: version 4 (candidate): one wave of CTAs, each a contiguous item range, one ring through it */
+#endif
+#ifndef DEC_PERSIST_CTAS
+#define DEC_PERSIST_CTAS 0 /* version 4: item ranges per kv head (0: SMs x resident CTAs per SM / 8; tests set few) */
+#endif
+#ifndef DEC_PERSIST_SPLIT
+#define DEC_PERSIST_SPLIT 16 /* version 4: items per range aimed at (the balance granularity: ~1/16) */
+#endif
+#ifndef DEC_PERSIST_MIN_CHUNK
+#define DEC_PERSIST_MIN_CHUNK 16 /* version 4: the smallest item, in positions (any size: steps are masked) */
+#endif
 #ifndef DEC_SCAN_PASS
 #define DEC_SCAN_PASS 256 /* sequences per pass of the CTA's locate scan (<= 256; tests set fewer) */
 #endif
@@ -82,6 +97,9 @@
 
 #if DECODE_MMA && (DECODE_V1 || DEC_STAGES == 0)
 #error "DECODE_MMA needs version 2's cp.async ring (DECODE_V1 0, DEC_STAGES > 0)"
+#endif
+#if DEC_PERSIST && !DECODE_MMA
+#error "DEC_PERSIST (version 4) needs version 3 (DECODE_MMA 1)"
 #endif
 #if DECODE_MMA
 #include "gqa_paged_decode_sm90_mma.cuh"
@@ -157,12 +175,13 @@ __device__ __forceinline__ void locate_item(const int32_t *__restrict__ kv_indpt
 }
 
 /*
- * The last CTA of (sequence, kv head kvh): combines the sequence's n partials (items s0 .. s0 + n - 1)
- * in chunk order - warp w takes chunks w, w + 8, ..., lane l dims 4l .. 4l + 3 of the 4 heads - into
- * the warp states of sm_m / sm_l / sm_acc (as attend_range leaves them). Partials are read through
- * L2 (ld.cg): other SMs wrote them.
+ * The last CTA of (sequence, kv head kvh): combines the sequence's n partials (partial c in row
+ * slot(c); version 2/3: items s0 .. s0 + n - 1) in order - warp w takes partials w, w + 8, ..., lane l
+ * dims 4l .. 4l + 3 of the 4 heads - into the warp states of sm_m / sm_l / sm_acc (as attend_range
+ * leaves them). Partials are read through L2 (ld.cg): other SMs wrote them.
  */
-__device__ __forceinline__ void merge_partials(const float *part_o, const float *part_lse, int s0, int n, int kvh,
+template <class SLOT>
+__device__ __forceinline__ void merge_partials(const float *part_o, const float *part_lse, SLOT slot, int n, int kvh,
 					       float (*sm_m)[GRP], float (*sm_l)[GRP], float (*sm_acc)[GRP][D])
 {
 	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -181,7 +200,7 @@ __device__ __forceinline__ void merge_partials(const float *part_o, const float 
 #pragma unroll 2 /* two chunks' loads in flight per warp */
 #endif
 	for (int c = warp; c < n; c += ATT_WARPS) {
-		const size_t row = (size_t)(s0 + c) * HQ + kvh * GRP;
+		const size_t row = (size_t)slot(c) * HQ + kvh * GRP;
 		const float4 ls = __ldcg((const float4 *)(part_lse + row));
 		const float lv[GRP] = {ls.x, ls.y, ls.z, ls.w};
 		float4 ov[GRP];
@@ -284,12 +303,102 @@ decode_fused(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restric
 	if (!sh_last[0])
 		return;
 	__threadfence(); /* acquire: the other CTAs' partials (ld.cg below reads L2) */
-	merge_partials(part_o, part_lse, s0, n, kvh, sm_m, sm_l, sm_acc);
+	merge_partials(part_o, part_lse, [=](int c) { return s0 + c; }, n, kvh, sm_m, sm_l, sm_acc);
 	__syncthreads();
 	combine_store(sm_m, sm_l, sm_acc, NULL, NULL, bo, blse);
 	if (threadIdx.x == 0)
 		counters[b * HKV + kvh] = 0u; /* the next call (a later kernel on the stream) starts from 0 */
 }
+
+#if DEC_PERSIST
+#include "gqa_paged_decode_sm90_persist.cuh"
+/*
+ * Version 4 (DEC_PERSIST): CTA blockIdx.x = (range g = blockIdx.x / HKV, kv head); the grid is
+ * G x HKV (G ranges per kv head, one wave). The CTA counts all I items, takes items [g I / G',
+ * (g + 1) I / G') with G' = min(G, I), and streams their segments through one cp.async ring
+ * (gqa_paged_decode_sm90_persist.cuh): step s is consumed while steps s + 1 .. s + DEC_STAGES - 1
+ * are in flight, across segment ends. Outputs, partials, counters as decode_fused.
+ */
+template <int PS>
+__global__ void __launch_bounds__(ATT_THREADS, 2)
+decode_persist(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k_cache,
+	       const __nv_bfloat16 *__restrict__ v_cache, const int32_t *__restrict__ kv_indptr,
+	       const int32_t *__restrict__ kv_indices, const int32_t *__restrict__ last_len, int ps_rt,
+	       float scale_log2, int batch, int chunk, int nranges, float *__restrict__ part_o,
+	       float *__restrict__ part_lse, unsigned *__restrict__ counters, __nv_bfloat16 *__restrict__ out,
+	       float *__restrict__ lse)
+{
+	constexpr int RPT = POS_PER_STEP * (D / 8) / ATT_THREADS, BUF = 2 * POS_PER_STEP * (D / 8);
+	__shared__ float sm_m[ATT_WARPS][GRP], sm_l[ATT_WARPS][GRP];
+	__shared__ float sm_acc[ATT_WARPS][GRP][D]; /* not the ring's: the ring holds the next segment */
+	__shared__ int sh_q[DEC_PQ][DEC_DW];        /* step descriptors */
+	__shared__ int sh_cur[DEC_DW];              /* thread 0's generator cursor */
+	__shared__ int sh_loc[4 + ATT_WARPS];       /* locate_item's b, chunk, n, first item, warp sums */
+	__shared__ int sh_last[1];
+	uint4 *ring = dec_ring();
+	const int ps = PS ? PS : ps_rt;
+	const int g = blockIdx.x / HKV, kvh = blockIdx.x % HKV, tid = threadIdx.x;
+	const int I = dec_total_items(kv_indptr, last_len, ps, batch, chunk, &sh_loc[4]);
+	const int G = min(nranges, I);
+	if (g >= G)
+		return;
+	const int i_begin = (int)((long long)g * I / G), i_end = (int)((long long)(g + 1) * I / G);
+	locate_item(kv_indptr, last_len, ps, batch, chunk, i_begin, &sh_loc[0], &sh_loc[1], &sh_loc[2], &sh_loc[3],
+		    &sh_loc[4]);
+	if (tid == 0) {
+		sh_cur[8] = i_begin;
+		sh_cur[9] = i_end;
+		dec_gen_open(sh_cur, kv_indptr, last_len, ps, chunk, sh_loc[0], sh_loc[3], I, G);
+		for (int s = 0; s <= DEC_STAGES; s++)
+			dec_gen_emit(sh_cur, sh_q[s], kv_indptr, last_len, ps, batch, chunk, I, G);
+	}
+	__syncthreads();
+	{ /* the first DEC_STAGES steps: every page id load first, then every copy (one latency) */
+		int pg0[DEC_STAGES][RPT];
+#pragma unroll
+		for (int s = 0; s < DEC_STAGES; s++)
+			if (sh_q[s][0] >= 0 && !(sh_q[s][4] & DEC_EMPTY))
+				dec_fetch_ids(sh_q[s], kv_indices, ps, pg0[s]);
+#pragma unroll
+		for (int s = 0; s < DEC_STAGES; s++) {
+			if (sh_q[s][0] >= 0 && !(sh_q[s][4] & DEC_EMPTY))
+				dec_issue(sh_q[s], pg0[s], k_cache, v_cache, ps, kvh, ring + (size_t)s * BUF);
+			cp_async_commit(); /* one group per step, empty ones too: the wait count is fixed */
+		}
+	}
+	uint32_t qa[D / 16][2];
+	float o[D / 16][4], m, l;
+	mma_init(q, sh_q[0][0], kvh, qa, m, l, o);
+	for (int s = 0;; s++) {
+		const int *d = sh_q[s % DEC_PQ], *dn = sh_q[(s + DEC_STAGES) % DEC_PQ];
+		if (d[0] < 0)
+			break;
+		const bool nx = dn[0] >= 0 && !(dn[4] & DEC_EMPTY);
+		int pg[RPT];
+		if (nx)
+			dec_fetch_ids(dn, kv_indices, ps, pg);
+		cp_async_wait<DEC_STAGES - 1>(); /* this thread's copies of step s have landed */
+		__syncthreads();                 /* everyone's */
+		uint4 *kb = ring + (size_t)(s % DEC_STAGES) * BUF;
+		if (!(d[4] & DEC_EMPTY))
+			mma_step(kb, d[1], d[2], scale_log2, qa, m, l, o);
+		if (tid == 0)
+			dec_gen_emit(sh_cur, sh_q[(s + DEC_STAGES + 1) % DEC_PQ], kv_indptr, last_len, ps, batch, chunk, I, G);
+		__syncthreads(); /* buffer s % DEC_STAGES is read: refill it */
+		if (nx)
+			dec_issue(dn, pg, k_cache, v_cache, ps, kvh, kb);
+		cp_async_commit();
+		if (d[4] & DEC_LAST) { /* the segment ends: its store (and merge) overlap the copies in flight */
+			dec_flush(d, kvh, I, G, m, l, o, part_o, part_lse, counters, out, lse, sm_m, sm_l, sm_acc, sh_last);
+			const int bn = sh_q[(s + 1) % DEC_PQ][0];
+			if (bn < 0) /* the range is done (leaving here keeps qa dead during the flush) */
+				break;
+			mma_init(q, bn, kvh, qa, m, l, o);
+		}
+	}
+	cp_async_wait<0>();
+}
+#endif /* DEC_PERSIST */
 #endif /* !DECODE_V1 */
 
 #if DECODE_V1
@@ -483,6 +592,55 @@ static unsigned *counters(size_t n, cudaStream_t stream)
 }
 #endif
 
+#if !DECODE_V1
+#if DEC_PERSIST
+#define DEC_KFN(P) decode_persist<P>
+#else
+#define DEC_KFN(P) decode_fused<P>
+#endif
+static int g_setup[3];
+static int64_t g_ranges[3]; /* version 4: item ranges per kv head, by page-size kind */
+
+/*
+ * Once per kernel kind (0: ps 1, 1: ps 16, 2: runtime ps): opts in to the ring's dynamic shared
+ * memory (more than the default 48 KiB) with the largest carveout (2 CTAs x 96 KiB per SM), and for
+ * version 4 sets g_ranges[kind] = SMs x resident CTAs per SM / HKV (one wave of CTAs;
+ * DEC_PERSIST_CTAS overrides). Returns the first CUDA error.
+ */
+static cudaError_t dec_setup(int kind)
+{
+	if (g_setup[kind])
+		return cudaSuccess;
+	cudaError_t e = cudaSuccess;
+	if (DEC_RING_BYTES > 0) {
+		e = kind == 0   ? cudaFuncSetAttribute(DEC_KFN(1), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)DEC_RING_BYTES)
+		    : kind == 1 ? cudaFuncSetAttribute(DEC_KFN(16), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)DEC_RING_BYTES)
+				: cudaFuncSetAttribute(DEC_KFN(0), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)DEC_RING_BYTES);
+		if (e == cudaSuccess)
+			e = kind == 0   ? cudaFuncSetAttribute(DEC_KFN(1), cudaFuncAttributePreferredSharedMemoryCarveout, 100)
+			    : kind == 1 ? cudaFuncSetAttribute(DEC_KFN(16), cudaFuncAttributePreferredSharedMemoryCarveout, 100)
+					: cudaFuncSetAttribute(DEC_KFN(0), cudaFuncAttributePreferredSharedMemoryCarveout, 100);
+	}
+#if DEC_PERSIST
+	int sms = 0, occ = 0;
+	if (e == cudaSuccess)
+		e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+	if (e == cudaSuccess)
+		e = kind == 0   ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, DEC_KFN(1), ATT_THREADS, DEC_RING_BYTES)
+		    : kind == 1 ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, DEC_KFN(16), ATT_THREADS, DEC_RING_BYTES)
+				: cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, DEC_KFN(0), ATT_THREADS, DEC_RING_BYTES);
+	if (e != cudaSuccess)
+		return e;
+	g_ranges[kind] = DEC_PERSIST_CTAS > 0 ? DEC_PERSIST_CTAS : (int64_t)sms * (occ > 0 ? occ : 1) / HKV;
+	if (g_ranges[kind] < 1)
+		g_ranges[kind] = 1;
+#endif
+	if (e == cudaSuccess)
+		g_setup[kind] = 1;
+	return e;
+}
+#endif
+
 static size_t align256(size_t x)
 {
 	return (x + 255) & ~(size_t)255;
@@ -513,10 +671,22 @@ SF_EXPORT int run(const sf_call *call)
 	/* chunk: about DEC_ITEMS chunks x 8 kv heads over the whole batch (66: 4 CTAs per SM of 132,
 	 * 2 waves at 2 CTAs/SM), a multiple of 64 positions, at least DEC_MIN_CHUNK */
 	const int64_t total_kv_max = n_idx * ps;
+#if DEC_PERSIST
+	/* version 4: items of about total / (ranges x DEC_PERSIST_SPLIT) positions, any size (steps are
+	 * masked), at least DEC_PERSIST_MIN_CHUNK; one wave of ranges x 8 CTAs */
+	const int pkind = ps == 1 ? 0 : ps == 16 ? 1 : 2;
+	if (dec_setup(pkind) != cudaSuccess)
+		return SF_ERR_CUDA;
+	const int64_t nranges = g_ranges[pkind];
+	int64_t chunk = (total_kv_max + nranges * DEC_PERSIST_SPLIT - 1) / (nranges * DEC_PERSIST_SPLIT);
+	if (chunk < DEC_PERSIST_MIN_CHUNK)
+		chunk = DEC_PERSIST_MIN_CHUNK;
+#else
 	int64_t chunk = (total_kv_max + DEC_ITEMS - 1) / DEC_ITEMS;
 	chunk = (chunk + POS_PER_STEP - 1) / POS_PER_STEP * POS_PER_STEP;
 	if (chunk < DEC_MIN_CHUNK)
 		chunk = DEC_MIN_CHUNK;
+#endif
 	/* sum over b of max(1, ceil(kv_len_b / chunk)) <= floor(total / chunk) + batch */
 	const int64_t max_items = total_kv_max / chunk + batch;
 	if (max_items * HKV > INT32_MAX)
@@ -530,7 +700,11 @@ SF_EXPORT int run(const sf_call *call)
 	const int32_t *last = has_last ? (const int32_t *)in[5].data : NULL;
 	__nv_bfloat16 *out = (__nv_bfloat16 *)call->outputs[0].data;
 	float *lse = (float *)call->outputs[1].data;
+#if DEC_PERSIST
+	const unsigned grid = (unsigned)(nranges * HKV);
+#else
 	const unsigned grid = (unsigned)(max_items * HKV);
+#endif
 
 #if DECODE_V1
 	const size_t o_start = 0;
@@ -571,26 +745,24 @@ SF_EXPORT int run(const sf_call *call)
 	float *part_lse = (float *)s;
 	float *part_o = (float *)(s + o_po);
 	/* the ring needs more than the default 48 KiB of dynamic shared memory: opt in once per kernel */
-	static int smem_ok[3];
 	const int kind = ps == 1 ? 0 : ps == 16 ? 1 : 2;
-	if (DEC_RING_BYTES > 0 && !smem_ok[kind]) {
-		cudaError_t e = kind == 0   ? cudaFuncSetAttribute(decode_fused<1>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-								 (int)DEC_RING_BYTES)
-				: kind == 1 ? cudaFuncSetAttribute(decode_fused<16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-								 (int)DEC_RING_BYTES)
-					    : cudaFuncSetAttribute(decode_fused<0>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-								 (int)DEC_RING_BYTES);
-		if (e == cudaSuccess) /* 2 CTAs x 96 KiB per SM: ask for the largest shared-memory carveout */
-			e = kind == 0   ? cudaFuncSetAttribute(decode_fused<1>, cudaFuncAttributePreferredSharedMemoryCarveout,
-							   100)
-			    : kind == 1 ? cudaFuncSetAttribute(decode_fused<16>, cudaFuncAttributePreferredSharedMemoryCarveout,
-							   100)
-					: cudaFuncSetAttribute(decode_fused<0>, cudaFuncAttributePreferredSharedMemoryCarveout,
-							   100);
-		if (e != cudaSuccess)
-			return SF_ERR_CUDA;
-		smem_ok[kind] = 1;
-	}
+	if (dec_setup(kind) != cudaSuccess)
+		return SF_ERR_CUDA;
+	/* (launches written out: the CPU emulation rewrites `kernel<N><<<...>>>(` only) */
+#if DEC_PERSIST
+	if (kind == 0)
+		decode_persist<1><<<grid, ATT_THREADS, DEC_RING_BYTES, stream>>>(q, kc, vc, kv_indptr, kv_indices, last, ps,
+										 scale_log2, batch, (int)chunk, (int)nranges,
+										 part_o, part_lse, cnt, out, lse);
+	else if (kind == 1)
+		decode_persist<16><<<grid, ATT_THREADS, DEC_RING_BYTES, stream>>>(q, kc, vc, kv_indptr, kv_indices, last, ps,
+										  scale_log2, batch, (int)chunk, (int)nranges,
+										  part_o, part_lse, cnt, out, lse);
+	else
+		decode_persist<0><<<grid, ATT_THREADS, DEC_RING_BYTES, stream>>>(q, kc, vc, kv_indptr, kv_indices, last, ps,
+										 scale_log2, batch, (int)chunk, (int)nranges,
+										 part_o, part_lse, cnt, out, lse);
+#else
 	if (kind == 0)
 		decode_fused<1><<<grid, ATT_THREADS, DEC_RING_BYTES, stream>>>(q, kc, vc, kv_indptr, kv_indices, last, ps,
 									       scale_log2, batch, (int)chunk, part_o,
@@ -603,6 +775,7 @@ SF_EXPORT int run(const sf_call *call)
 		decode_fused<0><<<grid, ATT_THREADS, DEC_RING_BYTES, stream>>>(q, kc, vc, kv_indptr, kv_indices, last, ps,
 									       scale_log2, batch, (int)chunk, part_o,
 									       part_lse, cnt, out, lse);
+#endif
 #endif
 	return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
 }
