@@ -102,6 +102,25 @@ static __device__ __forceinline__ void gn_l2w_store(uint4 *p, uint4 v)
 #endif
 }
 
+/* GroupNorm + SiLU of 8 values of one channel (a = rstd * gamma, c = beta - mean * a): the
+ * gn_apply8_fast math with the channel test hoisted out (the ncu profile of the split path showed its
+ * apply kernel issue-bound, 76 % of issue slots, 1/3 of the lanes predicated off) and h rounded to
+ * fp16 two at a time (one pack instruction per pair). */
+static __device__ __forceinline__ uint4 gn_apply8_ch(uint4 v, float a, float c)
+{
+	const uint32_t u[4] = { v.x, v.y, v.z, v.w };
+	uint32_t o[4];
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		const uint32_t hp = gn_pack(gn_lo(u[j]) * a + c, gn_hi(u[j]) * a + c); /* h = fp16(x * a + c) */
+		const float h0 = gn_lo(hp), h1 = gn_hi(hp);
+		const float d0 = 1.0f + fminf(__expf(-h0), 0x1p60f), d1 = 1.0f + fminf(__expf(-h1), 0x1p60f);
+		const float r = gn_rcp(d0 * d1);
+		o[j] = gn_pack(h0 * (r * d1), h1 * (r * d0));
+	}
+	return make_uint4(o[0], o[1], o[2], o[3]);
+}
+
 /* Chunk j: its group, its first value in the group and its 16-byte vectors (32-bit: the host checks
  * cnt and the chunk count < 2^31; cnt % 8 == 0 in this path). */
 struct gn_l2w_chunk {
@@ -263,12 +282,24 @@ __global__ void __launch_bounds__(GN_L2W_THREADS, GN_L2W_MINB)
 		}
 		uint4 *dst = y + ((int64_t)c.grp * cnt + c.start) / 8;
 		const int cbase = (c.grp % GN_GROUPS) * cpg;
+		if (hw % 8 == 0) { /* a vector lies in one channel (every workload) */
 #pragma unroll
-		for (int v = 0; v < GN_L2W_VPT; v++) {
-			const int i = (int)threadIdx.x + v * GN_L2W_THREADS;
-			if (i < c.nv)
-				gn_l2w_store(dst + i, gn_apply8_fast(av[v], (unsigned)(c.start + i * 8), (unsigned)hw, gamma + cbase,
-								     beta + cbase, mean, rstd));
+			for (int v = 0; v < GN_L2W_VPT; v++) {
+				const int i = (int)threadIdx.x + v * GN_L2W_THREADS;
+				if (i < c.nv) {
+					const int ch = cbase + (c.start + i * 8) / hw;
+					const float ga = rstd * __half2float(gamma[ch]);
+					gn_l2w_store(dst + i, gn_apply8_ch(av[v], ga, __half2float(beta[ch]) - mean * ga));
+				}
+			}
+		} else {
+#pragma unroll
+			for (int v = 0; v < GN_L2W_VPT; v++) {
+				const int i = (int)threadIdx.x + v * GN_L2W_THREADS;
+				if (i < c.nv)
+					gn_l2w_store(dst + i, gn_apply8_fast(av[v], (unsigned)(c.start + i * 8), (unsigned)hw,
+									     gamma + cbase, beta + cbase, mean, rstd));
+			}
 		}
 		gn_syncwarp(); /* every lane of the warp has read the group's word */
 		if (lane == 0 && atomicAdd(rec + 4 * c.grp + 1, 1u) == (unsigned)(nchunk * GN_L2W_WARPS) - 1u) {
