@@ -3,10 +3,11 @@
 # and new variants of three fast.cu side by side on ALL their workloads, each eval with --copy-ceiling
 # --no-torch --rounds 1 --budget-ms 200. Steps, in this order (STEPS="l2w gn gnold small smallold pc4
 # torch" selects them; the default leaves l2w out, STEPS=l2w runs it alone in < 3 min):
-#   l2w       groupnorm32_silu_sd_vae, per workload (small to large) the committed default (v1 split)
-#             and then -D GN_L2WIN=1 (v4 L2 window), so a cut run still compares both on the same
-#             workloads; L2W_KB=N adds a third variant with -D GN_L2W_KB=N (window size), GN_ONLY=TEXT
-#             limits the workloads (uuid substring)
+#   l2w       groupnorm32_silu_sd_vae, per workload (small to large; the 9 whose groups exceed the
+#             fused kernel's 8192 values) the committed default (v1 split) and then -D GN_L2WIN=1 (v4 L2
+#             window), so a cut run still compares both on the same workloads; L2W_KB=N adds a variant
+#             with -D GN_L2WIN=1 -D GN_L2W_KB=N (window size), SPLIT_FAST=1 one with -D GN_SPLIT_FAST=1,
+#             GN_ONLY=TEXT limits the workloads (uuid substring)
 #   gn        groupnorm32_silu_sd_vae fast.cu with -D GN_RING=1 (the v3 ring path)
 #   gnold     the same source as committed (v1 split) and with -D GN_COOP=1 (v2 group-resident)
 #   small     fused_add_rmsnorm_h4096 with RMS_SMALL_T=256, rope_llama31_h32_kv8_d128 with
@@ -85,7 +86,7 @@ printf '#define RP_SINCOS_F64 1\n' | cat - $RP/solutions/fast.cu >"$tmp/rp_f64.c
 g=$tmp/$(basename $GN) f=$tmp/$(basename $FA) r=$tmp/$(basename $RP)
 G=$GN/solutions/fast.cu
 printf '%s\n' "$g $G" "$g $G -D GN_RING=1" "$g $G -D GN_COOP=1" "$g $G -D GN_RING=1 -D GN_RING_PER_CTA=4" \
-	"$g $G -D GN_L2WIN=1" ${l2w_kb:+"$g $G -D GN_L2WIN=1 -D GN_L2W_KB=$l2w_kb"} \
+	"$g $G -D GN_L2WIN=1" ${l2w_kb:+"$g $G -D GN_L2WIN=1 -D GN_L2W_KB=$l2w_kb"} "$g $G -D GN_SPLIT_FAST=1" \
 	"$f $FA/solutions/fast.cu" "$f $tmp/fa_smallt.cu" "$r $RP/solutions/fast.cu" "$r $tmp/rp_f64.cu" |
 	xargs -P "$(nproc)" -L 1 sh -c "$S eval \$0 \$1 \$2 \$3 \$4 \$5 --backend cuda --prepare-only >>$logs/prepare.log 2>&1" || true
 note "build+compile: $(elapsed) s"
@@ -110,12 +111,17 @@ ev() { # ev PROBLEM_COPY SOURCE VARIANT LIMIT_S [EXTRA EVAL ARGS...]
 
 # the l2w step: per workload, the committed default (split) then the L2 window (and L2W_KB's window)
 if has l2w; then
+	# (groups of <= 8192 values take the fused kernel in every variant: left out)
 	for u in $(python3 -c 'import json, sys
 for l in open(sys.argv[1]):
-    if l.strip(): print(json.loads(l)["uuid"])' $GN/workload.jsonl | grep -F -- "${GN_ONLY:-}"); do
+    if l.strip():
+        w = json.loads(l); a = w["axes"]
+        if a["num_channels"] // 32 * a["height"] * a["width"] > 8192: print(w["uuid"])' $GN/workload.jsonl |
+		grep -F -- "${GN_ONLY:-}"); do
 		EV_TAG=$u ev "$g" $G split 45 --no-torch --only "=$u"
 		EV_TAG=$u ev "$g" $G l2w 45 --no-torch --only "=$u" -D GN_L2WIN=1
 		[ -n "$l2w_kb" ] && EV_TAG=$u ev "$g" $G "l2w_$l2w_kb" 45 --no-torch --only "=$u" -D GN_L2WIN=1 -D GN_L2W_KB="$l2w_kb"
+		[ "${SPLIT_FAST:-0}" = 1 ] && EV_TAG=$u ev "$g" $G split_fast 45 --no-torch --only "=$u" -D GN_SPLIT_FAST=1
 	done
 fi
 

@@ -2,7 +2,7 @@
  * gn_l2win.cuh - groupnorm32_silu_sd_vae, the L2-windowed two-pass path (v4, GN_L2WIN=1; NOTES.md
  * "Version 4"): a persistent grid reads every chunk of x twice, the second time from L2, so HBM moves the
  * byte floor (x once, y once) in one launch. Included by fast.cu after the shared helpers (gn_lo/gn_hi,
- * gn_sum8/gn_dev8, gn_ld_stream, gn_backoff, gn_apply8_fast) and gn_ring.cuh (gn_cp16, gn_cp_commit,
+ * gn_sum8/gn_dev8, gn_ld_stream, gn_backoff, gn_apply8_fast, gn_apply8_ch) and gn_ring.cuh (gn_cp16, gn_cp_commit,
  * gn_cp_wait); not a standalone header.
  *
  * Chunks of GN_L2W_CV values per group (group-major: global chunk j is chunk j % nchunk of group
@@ -100,25 +100,6 @@ static __device__ __forceinline__ void gn_l2w_store(uint4 *p, uint4 v)
 #else
 	*p = v;
 #endif
-}
-
-/* GroupNorm + SiLU of 8 values of one channel (a = rstd * gamma, c = beta - mean * a): the
- * gn_apply8_fast math with the channel test hoisted out (the ncu profile of the split path showed its
- * apply kernel issue-bound, 76 % of issue slots, 1/3 of the lanes predicated off) and h rounded to
- * fp16 two at a time (one pack instruction per pair). */
-static __device__ __forceinline__ uint4 gn_apply8_ch(uint4 v, float a, float c)
-{
-	const uint32_t u[4] = { v.x, v.y, v.z, v.w };
-	uint32_t o[4];
-#pragma unroll
-	for (int j = 0; j < 4; j++) {
-		const uint32_t hp = gn_pack(gn_lo(u[j]) * a + c, gn_hi(u[j]) * a + c); /* h = fp16(x * a + c) */
-		const float h0 = gn_lo(hp), h1 = gn_hi(hp);
-		const float d0 = 1.0f + fminf(__expf(-h0), 0x1p60f), d1 = 1.0f + fminf(__expf(-h1), 0x1p60f);
-		const float r = gn_rcp(d0 * d1);
-		o[j] = gn_pack(h0 * (r * d1), h1 * (r * d0));
-	}
-	return make_uint4(o[0], o[1], o[2], o[3]);
 }
 
 /* Chunk j: its group, its first value in the group and its 16-byte vectors (32-bit: the host checks
@@ -324,6 +305,10 @@ static int gn_plan_l2w(int64_t cnt, int64_t groups, struct gn_l2w_plan *p)
 {
 	static int sms, occ;
 	if (!sms) {
+		/* the largest shared-memory carveout, so that the residency the occupancy query reports is the
+		 * one the launch gets (the grid must be resident at once: CTAs wait for each other) */
+		if (cudaFuncSetAttribute(gn_l2w, cudaFuncAttributePreferredSharedMemoryCarveout, 100) != cudaSuccess)
+			(void)cudaGetLastError();
 		if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess || sms <= 0 ||
 		    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, gn_l2w, GN_L2W_THREADS, 0) != cudaSuccess || occ <= 0) {
 			(void)cudaGetLastError();
