@@ -14,7 +14,7 @@
  * the re-read hits L2 while HBM sees one stream of reads and one of writes.
  * Publishing: per-warp two-pass (mean, M2) from registers, combined across warps (Chan, fixed order)
  * into the chunk's partial; one float2 per chunk in ws, then an arrival on the group's counter. The
- * last arrival (one warp) merges the group's nchunk partials (Chan, fixed order) and releases the
+ * last arrival (one warp) merges the group's nchunk partials (one shifted pass, fixed order) and releases the
  * group's (mean, rstd) as one 64-bit word (rstd > 0 marks it ready). Appliers poll that word once per
  * group change (ld.acquire, per lane: no block barrier on the apply side).
  * Deadlock freedom (all CTAs resident: grid <= occupancy x SMs): before applying local chunk k a CTA has
@@ -205,21 +205,34 @@ static __device__ __forceinline__ void gn_l2w_publish(const uint4 *slot, gn_l2w_
 	if (gn_warp_sum(last) == 0.0f) /* lane 0's verdict to the warp */
 		return;
 	__threadfence();
+	/* one pass, shifted by chunk 0's mean K (within ~sigma / sqrt(chunk) of the group's, so s2 - s1^2 / cnt
+	 * does not cancel): s1 = sum n_i (mean_i - K), s2 = sum M2_i + n_i (mean_i - K)^2, in a fixed order;
+	 * partials fetched 8 per lane at a time (the merge delays the group's release: few round trips) */
 	const float2 *p = ws + (int64_t)c.grp * nchunk;
-	float sm = 0.0f;
-	for (int i = lane; i < nchunk; i += 32) {
-		const int ni = cnt - i * (int)GN_L2W_CV < (int)GN_L2W_CV ? cnt - i * (int)GN_L2W_CV : (int)GN_L2W_CV;
-		sm += (float)ni * __ldcg(p + i).x;
+	const float K = __ldcg(p).x;
+	float s1 = 0.0f, s2 = 0.0f;
+	for (int base = 0; base < nchunk; base += 8 * 32) {
+		float2 q[8];
+#pragma unroll
+		for (int u = 0; u < 8; u++) {
+			const int i = base + u * 32 + lane;
+			q[u] = i < nchunk ? __ldcg(p + i) : make_float2(K, 0.0f);
+		}
+#pragma unroll
+		for (int u = 0; u < 8; u++) {
+			const int i = base + u * 32 + lane;
+			if (i < nchunk) {
+				const int r = cnt - i * (int)GN_L2W_CV;
+				const float ni = (float)(r < (int)GN_L2W_CV ? r : (int)GN_L2W_CV), d = q[u].x - K;
+				s1 += ni * d;
+				s2 += q[u].y + ni * d * d;
+			}
+		}
 	}
-	const float mean = gn_warp_sum(sm) / (float)cnt;
-	float q = 0.0f;
-	for (int i = lane; i < nchunk; i += 32) {
-		const int ni = cnt - i * (int)GN_L2W_CV < (int)GN_L2W_CV ? cnt - i * (int)GN_L2W_CV : (int)GN_L2W_CV;
-		const float2 pi = __ldcg(p + i);
-		const float d = pi.x - mean;
-		q += pi.y + (float)ni * d * d;
-	}
-	const float rstd = rsqrtf(gn_warp_sum(q) / (float)cnt + eps);
+	s1 = gn_warp_sum(s1);
+	s2 = gn_warp_sum(s2);
+	const float mean = K + s1 / (float)cnt;
+	const float rstd = rsqrtf(fmaxf(s2 - s1 * (s1 / (float)cnt), 0.0f) / (float)cnt + eps);
 	if (lane == 0)
 		gn_st_release64(reinterpret_cast<unsigned long long *>(rec + 4 * c.grp + 2),
 				(unsigned long long)__float_as_uint(mean) | (unsigned long long)__float_as_uint(rstd) << 32);
