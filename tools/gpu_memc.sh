@@ -97,7 +97,7 @@ ev() { # ev PROBLEM_COPY SOURCE VARIANT LIMIT_S [EXTRA EVAL ARGS...]
 	name=$(basename "$p")@$tag
 	[ $((hard - $(elapsed))) -lt "$lim" ] && lim=$((hard - $(elapsed)))
 	if [ "$(elapsed)" -ge "$budget" ] || [ "$lim" -lt 10 ]; then
-		note "$name: not run (elapsed $(elapsed) s; BUDGET_S $budget, HARD_S $hard)"
+		note "$name${EV_TAG:+ $EV_TAG}: not run (elapsed $(elapsed) s; BUDGET_S $budget, HARD_S $hard)"
 		return
 	fi
 	timeout -k 5 "$lim" $S eval "$p" "$src" --backend cuda --copy-ceiling --rounds 1 --budget-ms 200 "$@" \
