@@ -102,6 +102,19 @@ static __device__ __forceinline__ void gn_l2w_store(uint4 *p, uint4 v)
 #endif
 }
 
+/* e / hw for a value offset e in a group of cpg channels (e < cpg * hw): by a float multiply and a
+ * +-1 correction when the quotient is small (cpg <= 2^16: the product's relative error ~2^-22 is far
+ * below 1 / cpg), else an integer division (~15 instructions per vector of 8 values saved). */
+static __device__ __forceinline__ int gn_l2w_channel(int e, int hw, float inv_hw, int cpg)
+{
+	if (cpg > 65536)
+		return e / hw;
+	int q = (int)((float)e * inv_hw);
+	const int r = e - q * hw;
+	q += r < 0 ? -1 : r >= hw ? 1 : 0;
+	return q;
+}
+
 /* Chunk j: its group, its first value in the group and its 16-byte vectors (32-bit: the host checks
  * cnt and the chunk count < 2^31; cnt % 8 == 0 in this path). */
 struct gn_l2w_chunk {
@@ -255,6 +268,7 @@ __global__ void __launch_bounds__(GN_L2W_THREADS, GN_L2W_MINB)
 	}
 	int cur = -1;
 	float mean = 0.0f, rstd = 0.0f;
+	const float inv_hw = 1.0f / (float)hw;
 	for (int k = 0; k < K; k++) {
 		const int m = k + look; /* m * G < 2^31: look * G <= total + G <= 2^30 (host) */
 		if (m < K) /* the statistics read, in flight during the apply below */
@@ -281,7 +295,7 @@ __global__ void __launch_bounds__(GN_L2W_THREADS, GN_L2W_MINB)
 			for (int v = 0; v < GN_L2W_VPT; v++) {
 				const int i = (int)threadIdx.x + v * GN_L2W_THREADS;
 				if (i < c.nv) {
-					const int ch = cbase + (c.start + i * 8) / hw;
+					const int ch = cbase + gn_l2w_channel(c.start + i * 8, hw, inv_hw, cpg);
 					const float ga = rstd * __half2float(gamma[ch]);
 					gn_l2w_store(dst + i, gn_apply8_ch(av[v], ga, __half2float(beta[ch]) - mean * ga));
 				}
