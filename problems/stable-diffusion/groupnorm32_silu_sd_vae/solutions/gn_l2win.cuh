@@ -2,20 +2,21 @@
  * gn_l2win.cuh - groupnorm32_silu_sd_vae, the L2-windowed two-pass path (v4, GN_L2WIN=1; NOTES.md
  * "Version 4"): a persistent grid reads every chunk of x twice, the second time from L2, so HBM moves the
  * byte floor (x once, y once) in one launch. Included by fast.cu after the shared helpers (gn_lo/gn_hi,
- * gn_sum8/gn_dev8, gn_ld_stream, gn_backoff, gn_apply8_fast, gn_apply8_ch) and gn_ring.cuh (gn_cp16, gn_cp_commit,
- * gn_cp_wait); not a standalone header.
+ * gn_sum8/gn_dev8, gn_ld_stream, gn_backoff, gn_apply8_fast, gn_apply8_ch) and gn_ring.cuh (gn_cp16,
+ * gn_cp_commit, gn_cp_wait); not a standalone header.
  *
  * Chunks of GN_L2W_CV values per group (group-major: global chunk j is chunk j % nchunk of group
  * j / nchunk, the last chunk of a group partial), dealt round-robin: CTA b owns chunks b, b + G, ...
  * (its local chunks 0, 1, ...). Every CTA runs a statistics cursor `look` local chunks ahead of its
- * apply cursor: iteration k issues local chunk k + look into a shared slot (cp.async, HBM), applies local chunk k
- * (loaded into registers again: it was read `look` iterations ago, so it is in L2), then waits for the
- * slot and reduces and publishes chunk k + look. Between the two cursors lie look * G chunks of x, the L2 window (GN_L2W_KB, about 18 MB):
- * the re-read hits L2 while HBM sees one stream of reads and one of writes.
+ * apply cursor: iteration k issues local chunk k + look into a shared slot (cp.async, HBM), applies
+ * local chunk k (loaded into registers again: it was read `look` iterations ago, so it is in L2), then
+ * waits for the slot and reduces and publishes chunk k + look. Between the two cursors lie look * G
+ * chunks of x, the L2 window (GN_L2W_KB, about 18 MB): the re-read hits L2 while HBM sees one stream
+ * of reads and one of writes.
  * Publishing: per-warp two-pass (mean, M2) from registers, combined across warps (Chan, fixed order)
  * into the chunk's partial; one float2 per chunk in ws, then an arrival on the group's counter. The
- * last arrival (one warp) merges the group's nchunk partials (one shifted pass, fixed order) and releases the
- * group's (mean, rstd) as one 64-bit word (rstd > 0 marks it ready). Appliers poll that word once per
+ * last arrival (one warp) merges the group's nchunk partials (one shifted pass, fixed order) and
+ * releases the group's (mean, rstd) as one 64-bit word (rstd > 0 marks it ready). Appliers poll that word once per
  * group change (ld.acquire, per lane: no block barrier on the apply side).
  * Deadlock freedom (all CTAs resident: grid <= occupancy x SMs): before applying local chunk k a CTA has
  * published its local chunks < k + look. In a state where every unfinished CTA waits, let j0 be the
@@ -166,8 +167,9 @@ static __device__ __forceinline__ float gn_l2w_warp_count(int w, int nv)
 	return (float)(8 * n);
 }
 
-/* Chunk c (global index j) from this thread's vectors of the slot, once landed: its (mean, M2) to ws[j], an arrival on its group's counter;
- * the group's last arrival merges the partials and releases (mean, rstd). part: this publish's
+/* Chunk c (global index j) from this thread's vectors of the slot, once landed: its (mean, M2) to
+ * ws[j], an arrival on its group's counter; the group's last arrival merges the partials and releases
+ * (mean, rstd). part: this publish's
  * GN_L2W_WARPS slots of shared memory (alternated by the caller: one barrier per publish). */
 static __device__ __forceinline__ void gn_l2w_publish(const uint4 *slot, gn_l2w_chunk c, int j, float2 *ws, unsigned *rec,
 						      int cnt, int nchunk, float eps, float2 *part)
@@ -317,7 +319,8 @@ __global__ void __launch_bounds__(GN_L2W_THREADS, GN_L2W_MINB)
 			atomicExch(rec + 4 * c.grp + 1, 0u);
 		}
 		if (m < K) /* (the chunk's indices recomputed: fewer registers live across the apply) */
-			gn_l2w_publish(slot, gn_l2w_at(b + m * G, cnt, nchunk), b + m * G, ws, rec, cnt, nchunk, eps, part + (m & 1) * GN_L2W_WARPS);
+			gn_l2w_publish(slot, gn_l2w_at(b + m * G, cnt, nchunk), b + m * G, ws, rec, cnt, nchunk, eps,
+				       part + (m & 1) * GN_L2W_WARPS);
 	}
 }
 
