@@ -20,7 +20,7 @@ run_one() {
 	local macro=$1 src=$2 name line
 	shift 2
 	local extra="$*"
-	name=$(echo "$src$extra" | tr '/ =' '___')
+	name=emu_$(printf '%s' "$src$extra" | md5sum | cut -c1-16) # (a long -D list would exceed the file-name limit)
 	python3 - "$src" "$TMP/$name.cpp" <<'PY'
 import re, sys
 src = open(sys.argv[1]).read()
