@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
-# gpu_memc.sh - issue 7, memory-bound kernels, version 3, on an H200 in one call (< 4 min): old and
-# new variants of three fast.cu side by side on ALL their workloads, each eval with --copy-ceiling
-# --no-torch --rounds 1 --budget-ms 200. Steps, in this order (STEPS="gn gnold small smallold pc4
-# torch" selects them):
-#   gn        groupnorm32_silu_sd_vae fast.cu as committed: the v3 ring path
-#   gnold     the same source with -DGN_RING=0 (v1 split, the first run's version) and with
-#             -DGN_RING=0 -DGN_COOP=1 (v2 group-resident, never measured before)
+# gpu_memc.sh - issue 7, memory-bound kernels, versions 3 and 4, on an H200 in one call (< 4 min): old
+# and new variants of three fast.cu side by side on ALL their workloads, each eval with --copy-ceiling
+# --no-torch --rounds 1 --budget-ms 200. Steps, in this order (STEPS="l2w gn gnold small smallold pc4
+# torch" selects them; the default leaves l2w out, STEPS=l2w runs it alone in < 3 min):
+#   l2w       groupnorm32_silu_sd_vae, per workload (small to large; the 9 whose groups exceed the
+#             fused kernel's 8192 values) the committed default (v1 split) and then -D GN_L2WIN=1 (v4 L2
+#             window), so a cut run still compares both on the same workloads; L2W_KB=N adds a variant
+#             with -D GN_L2WIN=1 -D GN_L2W_KB=N (window size), SPLIT_FAST=1 one with -D GN_SPLIT_FAST=1,
+#             GN_ONLY=TEXT limits the workloads (uuid substring)
+#   gn        groupnorm32_silu_sd_vae fast.cu with -D GN_RING=1 (the v3 ring path)
+#   gnold     the same source as committed (v1 split) and with -D GN_COOP=1 (v2 group-resident)
 #   small     fused_add_rmsnorm_h4096 with RMS_SMALL_T=256, rope_llama31_h32_kv8_d128 with
 #             RP_SINCOS_F64=1 (their v2 knobs, never measured)
 #   smallold  the same two as committed (v1)
 #   pc4       the ring with GN_RING_PER_CTA=4 on n1-c512-64x64
-#   torch     the ring again WITH the PyTorch baselines (torch, torch.compile)
+#   torch     the committed groupnorm again WITH the PyTorch baselines (torch, torch.compile)
+# Groupnorm variants are -D defines of the committed source (its fast.cu includes gn_ring.cuh and
+# gn_l2win.cuh beside it, so a copy elsewhere would not build).
 # No eval starts after BUDGET_S (default 190) s, and every eval runs under `timeout`, cut to end by
 # HARD_S (default 230) s: steps that do not fit are reported as not run (a hung kernel costs its
 # limit, not the call). Logs: $OUT/memc_logs.tgz beside $OUT/summary.txt (default OUT build/gpu-memc).
@@ -27,6 +33,7 @@ S=build/solforge
 budget=${BUDGET_S:-190} # no eval starts after this
 hard=${HARD_S:-230}     # and none runs past this (its limit is cut)
 steps=${STEPS:-gn gnold small smallold pc4 torch}
+l2w_kb=${L2W_KB:-}
 t0=$(date +%s)
 status=0
 elapsed() { echo $(($(date +%s) - t0)); }
@@ -72,17 +79,16 @@ for p in problems:
         ext["oracle"] = os.path.abspath(os.path.join(p, ext["oracle"]))
     json.dump(d, open(dp, "w"), indent=2)
 PY
-# variants: a knob prepended to the source (fast.cu's defaults are the new version for groupnorm,
-# the measured first version for the other two)
-printf '#define GN_RING 0\n' | cat - $GN/solutions/fast.cu >"$tmp/gn_split.cu"
-printf '#define GN_RING 0\n#define GN_COOP 1\n' | cat - $GN/solutions/fast.cu >"$tmp/gn_coop.cu"
-printf '#define GN_RING_PER_CTA 4\n' | cat - $GN/solutions/fast.cu >"$tmp/gn_ring_pc4.cu"
+# variants: groupnorm by -D defines (fast.cu's defaults are the measured v1 split path); the other two
+# by a knob prepended to the source (they include nothing)
 printf '#define RMS_SMALL_T 256\n' | cat - $FA/solutions/fast.cu >"$tmp/fa_smallt.cu"
 printf '#define RP_SINCOS_F64 1\n' | cat - $RP/solutions/fast.cu >"$tmp/rp_f64.cu"
 g=$tmp/$(basename $GN) f=$tmp/$(basename $FA) r=$tmp/$(basename $RP)
-printf '%s\n' "$g $GN/solutions/fast.cu" "$g $tmp/gn_split.cu" "$g $tmp/gn_coop.cu" "$g $tmp/gn_ring_pc4.cu" \
+G=$GN/solutions/fast.cu
+printf '%s\n' "$g $G" "$g $G -D GN_RING=1" "$g $G -D GN_COOP=1" "$g $G -D GN_RING=1 -D GN_RING_PER_CTA=4" \
+	"$g $G -D GN_L2WIN=1" ${l2w_kb:+"$g $G -D GN_L2WIN=1 -D GN_L2W_KB=$l2w_kb"} "$g $G -D GN_SPLIT_FAST=1" \
 	"$f $FA/solutions/fast.cu" "$f $tmp/fa_smallt.cu" "$r $RP/solutions/fast.cu" "$r $tmp/rp_f64.cu" |
-	xargs -P "$(nproc)" -L 1 sh -c "$S eval \$0 \$1 --backend cuda --prepare-only >>$logs/prepare.log 2>&1" || true
+	xargs -P "$(nproc)" -L 1 sh -c "$S eval \$0 \$1 \$2 \$3 \$4 \$5 --backend cuda --prepare-only >>$logs/prepare.log 2>&1" || true
 note "build+compile: $(elapsed) s"
 
 ev() { # ev PROBLEM_COPY SOURCE VARIANT LIMIT_S [EXTRA EVAL ARGS...]
@@ -91,23 +97,41 @@ ev() { # ev PROBLEM_COPY SOURCE VARIANT LIMIT_S [EXTRA EVAL ARGS...]
 	name=$(basename "$p")@$tag
 	[ $((hard - $(elapsed))) -lt "$lim" ] && lim=$((hard - $(elapsed)))
 	if [ "$(elapsed)" -ge "$budget" ] || [ "$lim" -lt 10 ]; then
-		note "$name: not run (elapsed $(elapsed) s; BUDGET_S $budget, HARD_S $hard)"
+		note "$name${EV_TAG:+ $EV_TAG}: not run (elapsed $(elapsed) s; BUDGET_S $budget, HARD_S $hard)"
 		return
 	fi
 	timeout -k 5 "$lim" $S eval "$p" "$src" --backend cuda --copy-ceiling --rounds 1 --budget-ms 200 "$@" \
-		-o "$logs/$name.jsonl" >"$logs/$name.txt" 2>&1
+		-o "$logs/$name.part" >>"$logs/$name.txt" 2>&1
 	local rc=$?
 	[ $rc = 0 ] || status=1
-	note "$name: rc=$rc, $(grep -c '"PASSED"' "$logs/$name.jsonl" 2>/dev/null) passed, $(grep -vc '"PASSED"' "$logs/$name.jsonl" 2>/dev/null) not ($(elapsed) s)"
+	cat "$logs/$name.part" >>"$logs/$name.jsonl" 2>/dev/null
+	note "$name${EV_TAG:+ $EV_TAG}: rc=$rc, $(grep -c '"PASSED"' "$logs/$name.part" 2>/dev/null) passed, $(grep -vc '"PASSED"' "$logs/$name.part" 2>/dev/null) not ($(elapsed) s)"
+	rm -f "$logs/$name.part"
 }
+
+# the l2w step: per workload, the committed default (split) then the L2 window (and L2W_KB's window)
+if has l2w; then
+	# (groups of <= 8192 values take the fused kernel in every variant: left out)
+	for u in $(python3 -c 'import json, sys
+for l in open(sys.argv[1]):
+    if l.strip():
+        w = json.loads(l); a = w["axes"]
+        if a["num_channels"] // 32 * a["height"] * a["width"] > 8192: print(w["uuid"])' $GN/workload.jsonl |
+		grep -F -- "${GN_ONLY:-}"); do
+		EV_TAG=$u ev "$g" $G split 45 --no-torch --only "=$u"
+		EV_TAG=$u ev "$g" $G l2w 45 --no-torch --only "=$u" -D GN_L2WIN=1
+		[ -n "$l2w_kb" ] && EV_TAG=$u ev "$g" $G "l2w_$l2w_kb" 45 --no-torch --only "=$u" -D GN_L2WIN=1 -D GN_L2W_KB="$l2w_kb"
+		[ "${SPLIT_FAST:-0}" = 1 ] && EV_TAG=$u ev "$g" $G split_fast 45 --no-torch --only "=$u" -D GN_SPLIT_FAST=1
+	done
+fi
 
 # in order of what matters most (steps that do not fit are reported as not run: rerun with STEPS=...)
 if has gn; then
-	ev "$g" $GN/solutions/fast.cu ring 75 --no-torch
+	ev "$g" $G ring 75 --no-torch -D GN_RING=1
 fi
 if has gnold; then
-	ev "$g" "$tmp/gn_split.cu" split 75 --no-torch
-	ev "$g" "$tmp/gn_coop.cu" coop 75 --no-torch
+	ev "$g" $G split 75 --no-torch
+	ev "$g" $G coop 75 --no-torch -D GN_COOP=1
 fi
 if has small; then
 	ev "$f" "$tmp/fa_smallt.cu" small_t 45 --no-torch
@@ -117,8 +141,8 @@ if has smallold; then
 	ev "$f" $FA/solutions/fast.cu v1 45 --no-torch
 	ev "$r" $RP/solutions/fast.cu v1 45 --no-torch
 fi
-has pc4 && ev "$g" "$tmp/gn_ring_pc4.cu" ring_pc4 20 --no-torch --only c512-64x64
-has torch && ev "$g" $GN/solutions/fast.cu ring_torch 90
+has pc4 && ev "$g" $G ring_pc4 20 --no-torch --only c512-64x64 -D GN_RING=1 -D GN_RING_PER_CTA=4
+has torch && ev "$g" $G split_torch 90
 wait
 rm -rf "$tmp"
 
@@ -146,7 +170,7 @@ PY
 	echo "gpu_memc ($(elapsed) s):"
 	cat "$logs/times.txt"
 	cat "$logs/ptxas.txt"
-	f=$(ls "$logs"/*@ring_torch.txt 2>/dev/null) && { echo "== groupnorm ring with torch baselines"; tail -16 "$f"; }
+	f=$(ls "$logs"/*@split_torch.txt 2>/dev/null) && { echo "== groupnorm (committed) with torch baselines"; tail -16 "$f"; }
 } >"$out/summary.txt"
 cat "$out/table.txt" >>"$out/summary.txt"
 tar -C "$out" -czf "$out/memc_logs.tgz" memc_logs && rm -rf "$logs"

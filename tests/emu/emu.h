@@ -88,6 +88,10 @@ static inline unsigned emu_float_bits(float f)
 	memcpy(&u, &f, 4);
 	return u;
 }
+static inline unsigned __float_as_uint(float f)
+{
+	return emu_float_bits(f);
+}
 
 struct __nv_bfloat16 {
 	unsigned short r;

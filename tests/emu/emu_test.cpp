@@ -391,6 +391,26 @@ static void test_gn(int64_t N, int64_t C, int64_t H, int64_t W, size_t shift, in
 }
 static void tests()
 {
+#ifdef EMU_GN_L2W
+	/* the L2-window path (-DGN_L2WIN=1 -DGN_L2W_THREADS=64 -DGN_L2W_VPT=1 -DGN_L2W_KB=8 -DGN_FUSED_MAX=0):
+	 * 1 SM x 4 CTAs = 4 resident CTAs of 2 warps, chunks of 512 values, a window of 2 grid-wide rounds
+	 * (8 KB) unless the group needs more (lookahead ceil(nchunk / 4)); every 16-byte shape takes it
+	 * (the fallbacks are the default build's). The emulation's barriers are slow: few chunks per case,
+	 * the second seed on two cases */
+	emu_sm_count = 1;
+	emu_occupancy = 4;
+	emu_resident = 4;
+	for (int seed = 0; seed < 2; seed++) {
+		rng.seed(777 + 1000 * seed);
+		test_gn(1, 256, 21, 21, 0);        /* 7 chunks, the last 456 values (warp 1 partly idle), channels end mid-vector */
+		test_gn(1, 32, 60, 72, 0, 2);      /* 9 chunks, the last 224 values (warp 1 idle): lookahead 3, 2 calls */
+	}
+	test_gn(1, 32, 100, 100, 0);               /* 20 chunks per group, the last partial: lookahead 5 */
+	test_gn(1, 128, 8, 8, 0, 2);               /* workload: 32 groups of one partial chunk (256 values) */
+	test_gn(1, 64, 30, 34, 0, 2);              /* 4 chunks per group (the last 504 values), 2 calls */
+	test_gn(2, 512, 16, 16, 0);                /* workload: 64 groups x 8 chunks */
+	return;
+#endif
 #ifdef EMU_GN_WIDE
 	/* 16 SMs x 1 block (with -DGN_RING_THREADS=128 -DGN_RING_SLOT_VALUES=4096 -DGN_RING_SLOTS=4
 	 * -DGN_FUSED_MAX=0): the ring path on every 16-byte shape, its chunks shrunk to 1024..4096 values,

@@ -6,9 +6,12 @@
  * Strategies, picked per shape (NOTES.md has the byte floors and measurements):
  *  - fused (cnt <= GN_FUSED_MAX = 8192): one block per group holds the group in registers, exact
  *    two-pass statistics from the registers, one read.
- *  - ring (v3, GN_RING, larger groups): a persistent grid whose CTAs keep chunks in a shared-memory
+ *  - L2 window (v4, GN_L2WIN, off by default; larger groups): a persistent grid reads each chunk for
+ *    the statistics and again, some 18 MB later, from L2 to write y: HBM moves the byte floor in one
+ *    launch (gn_l2win.cuh).
+ *  - ring (v3, GN_RING, off by default; larger groups): a persistent grid whose CTAs keep chunks in a shared-memory
  *    ring (cp.async), publish chunk (mean, M2) partials, meet per group at a counter, merge (Chan) and
- *    write from shared memory: x read once, one launch (see gn_ring).
+ *    write from shared memory: x read once, one launch (gn_ring.cuh).
  *  - group-resident (v2, GN_COOP, off by default; with GN_RING=0): chunks held in registers of
  *    hardware-dispatched blocks that meet per group (see gn_coop).
  *  - split (v1, the fallback: groups too large for the ring, cnt % 8 != 0, unaligned pointers):
@@ -16,11 +19,12 @@
  *    scalar versions for odd sizes and alignments.
  * The workspace (partials) and counters are device buffers owned by this solution, grown when a call
  * needs more (in practice once, in the first call).
- * Knobs (-D): GN_THREADS / GN_VPT split chunk shape, GN_FUSED_MAX, GN_RING (+ GN_RING_SLOTS,
+ * Knobs (-D): GN_THREADS / GN_VPT split chunk shape, GN_FUSED_MAX, GN_L2WIN (+ GN_L2W_KB,
+ * GN_L2W_THREADS, GN_L2W_VPT, GN_L2W_MINB, GN_L2W_CS), GN_SPLIT_FAST (the split apply's math), GN_RING (+ GN_RING_SLOTS,
  * GN_RING_SLOT_VALUES, GN_RING_THREADS, GN_RING_PER_CTA), GN_COOP (+ GN_COOP_VPT), GN_ST_CS 1 =
  * streaming stores.
  */
-// solforge-tune: GN_RING=1,0 GN_RING_PER_CTA=2,4 GN_RING_SLOTS=7,6 GN_COOP=0,1 GN_FUSED_MAX=8192,4096 GN_ST_CS=0,1
+// solforge-tune: GN_L2WIN=0,1 GN_L2W_KB=18432,26624 GN_SPLIT_FAST=0,1 GN_RING=0,1 GN_RING_PER_CTA=2,4 GN_RING_SLOTS=7,6 GN_COOP=0,1 GN_FUSED_MAX=8192,4096 GN_ST_CS=0,1
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
@@ -46,6 +50,9 @@
 #endif
 #ifndef GN_ST_CS
 #define GN_ST_CS 0
+#endif
+#ifndef GN_SPLIT_FAST
+#define GN_SPLIT_FAST 0 /* 1: the split path's apply with the L2-window path's math (hw % 8 == 0); unmeasured */
 #endif
 #define GN_GROUPS 32
 #define GN_FUSED_THREADS 512 /* most threads of a fused block; GN_FUSED_MAX <= 512 * 16 * 8 */
@@ -191,6 +198,70 @@ __global__ void __launch_bounds__(GN_FUSED_THREADS)
 	}
 }
 
+/* 1 / a, approximate (a in [1, 2^121] here) */
+static __device__ __forceinline__ float gn_rcp(float a)
+{
+#ifdef __CUDA_ARCH__
+	float r;
+	asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
+	return r;
+#else
+	return 1.0f / a;
+#endif
+}
+
+/* gn_apply8 with the channel's affine folded: h = fp16(x * a + c), a = rstd * gamma, c = beta - mean * a;
+ * y = h / (1 + e^-h), two values per reciprocal: with d = 1 + min(e^-h, 2^60), 1/d0 = d1 / (d0 d1)
+ * (3 SFU ops per pair instead of 4; the clamp keeps d0 d1 finite and changes y by < 2^-60 |h|). */
+static __device__ __forceinline__ uint4 gn_apply8_fast(uint4 v, unsigned e0, unsigned hw, const __half *__restrict__ gamma,
+						       const __half *__restrict__ beta, float mean, float rstd)
+{
+	unsigned ch = e0 / hw, rem = e0 - ch * hw;
+	float a = rstd * __half2float(gamma[ch]), c = __half2float(beta[ch]) - mean * a;
+	const uint32_t u[4] = { v.x, v.y, v.z, v.w };
+	float h[8];
+#pragma unroll
+	for (int j = 0; j < 8; j++) {
+		if (rem == hw) { /* the next channel starts inside this vector */
+			ch++;
+			rem = 0;
+			a = rstd * __half2float(gamma[ch]);
+			c = __half2float(beta[ch]) - mean * a;
+		}
+		const float xv = (j & 1) ? gn_hi(u[j >> 1]) : gn_lo(u[j >> 1]);
+		h[j] = __half2float(__float2half_rn(xv * a + c));
+		rem++;
+	}
+	uint32_t o[4];
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		const float d0 = 1.0f + fminf(__expf(-h[2 * j]), 0x1p60f), d1 = 1.0f + fminf(__expf(-h[2 * j + 1]), 0x1p60f);
+		const float r = gn_rcp(d0 * d1);
+		o[j] = gn_pack(h[2 * j] * (r * d1), h[2 * j + 1] * (r * d0));
+	}
+	return make_uint4(o[0], o[1], o[2], o[3]);
+}
+
+
+/* GroupNorm + SiLU of 8 values of one channel (a = rstd * gamma, c = beta - mean * a): the
+ * gn_apply8_fast math with the channel test hoisted out (the ncu profile of the split path showed its
+ * apply kernel issue-bound, 76 % of issue slots, 1/3 of the lanes predicated off) and h rounded to
+ * fp16 two at a time (one pack instruction per pair). For hw % 8 == 0 (every workload). */
+static __device__ __forceinline__ uint4 gn_apply8_ch(uint4 v, float a, float c)
+{
+	const uint32_t u[4] = { v.x, v.y, v.z, v.w };
+	uint32_t o[4];
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		const uint32_t hp = gn_pack(gn_lo(u[j]) * a + c, gn_hi(u[j]) * a + c); /* h = fp16(x * a + c) */
+		const float h0 = gn_lo(hp), h1 = gn_hi(hp);
+		const float d0 = 1.0f + fminf(__expf(-h0), 0x1p60f), d1 = 1.0f + fminf(__expf(-h1), 0x1p60f);
+		const float r = gn_rcp(d0 * d1);
+		o[j] = gn_pack(h0 * (r * d1), h1 * (r * d0));
+	}
+	return make_uint4(o[0], o[1], o[2], o[3]);
+}
+
 /* Split, kernel 1 (16-byte path): block b = chunk b of the flattened (group, chunk) order; writes
  * ws[b] = (mean of the chunk, sum of squared deviations from it). cnt % 8 == 0. */
 __global__ void __launch_bounds__(GN_THREADS)
@@ -286,6 +357,20 @@ __global__ void __launch_bounds__(GN_THREADS)
 	}
 	float mean, rstd;
 	gn_merge(ws, grp, cnt, nchunk, eps, red1, red2, &mean, &rstd);
+#if GN_SPLIT_FAST
+	if (hw % 8 == 0) { /* one channel per vector: the L2-window path's math */
+#pragma unroll
+		for (int k = 0; k < GN_VPT; k++) {
+			const int i = (int)threadIdx.x + k * GN_THREADS;
+			if (i < nv) {
+				const int64_t ch = cbase + (start + i * 8) / hw;
+				const float ga = rstd * __half2float(gamma[ch]);
+				gn_st(y + off + i, gn_apply8_ch(v[k], ga, __half2float(beta[ch]) - mean * ga));
+			}
+		}
+		return;
+	}
+#endif
 #pragma unroll
 	for (int k = 0; k < GN_VPT; k++) {
 		const int64_t i = threadIdx.x + (int64_t)k * GN_THREADS;
@@ -427,234 +512,10 @@ __global__ void __launch_bounds__(GN_THREADS)
 	}
 }
 
-/* ---- Ring path (v3): a persistent grid, x read once, one launch ------------------------------------
- * gridDim.x CTAs, all resident (grid <= occupancy x SMs), each with a ring of GN_RING_SLOTS shared-memory
- * slots of cv values. The tensor is cut into chunks of cv values per group (group-major: chunk j is
- * chunk j % nchunk of group j / nchunk); CTA b takes chunks b, b + G, b + 2G, ... (its k-th chunk is
- * local chunk k). Loads are cp.async 16-byte copies, one commit group per chunk, the ring kept full.
- * Iteration k: publish the (mean, M2) of every local chunk up to k + L (waiting for each to land, then
- * bumping its group's counter), wait until group(k)'s counter shows all nchunk partials (once per
- * group), merge them (Chan, same order in every CTA), write y for chunk k from shared memory, refill
- * the slot with local chunk k + SLOTS. Deadlock freedom: a CTA waiting at iteration k has published
- * its chunks up to k + L, and every CTA is at an iteration >= that of the oldest unwritten chunk j0,
- * so all chunks up to j0 + L*G are published; nchunk - 1 <= L*G (checked on the host, with
- * L <= SLOTS - 2 so one slot is always loading) covers j0's group. Counters: arrivals count to nchunk,
- * one departure per chunk applied to 2*nchunk, the last departure resets the counter to 0. */
-#ifndef GN_RING
-#define GN_RING 0 /* 1: the persistent ring (v3); 0: group-resident or split paths (v1/v2). Default 0: on the H200 the ring was slower than split at 128x128 and up (results/h200/2026-11-29-s3) */
-#endif
-#ifndef GN_RING_THREADS
-#define GN_RING_THREADS 512
-#endif
-#ifndef GN_RING_SLOTS
-#define GN_RING_SLOTS 7 /* 2..8 */
-#endif
-#ifndef GN_RING_SLOT_VALUES
-#define GN_RING_SLOT_VALUES 16384 /* the largest chunk: 32 KB of fp16; 7 slots = 224 KB */
-#endif
-#ifndef GN_RING_PER_CTA
-#define GN_RING_PER_CTA 2 /* small tensors: chunks shrink (to GN_RING_THREADS*8 values) until a CTA gets this many */
-#endif
-#if GN_RING_SLOTS < 2 || GN_RING_SLOTS > 8 || GN_RING_SLOT_VALUES % (GN_RING_THREADS * 8) != 0
-#error "GN_RING_SLOTS must be 2..8 and GN_RING_SLOT_VALUES a multiple of GN_RING_THREADS * 8"
-#endif
 
-/* One 16-byte global -> shared asynchronous copy (L2 only); commit closes a group; wait leaves at most
- * n groups pending. */
-static __device__ __forceinline__ void gn_cp16(uint4 *dst, const uint4 *src)
-{
-#ifdef __CUDA_ARCH__
-	asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src)
-		     : "memory");
-#else /* emulation: the copy lands at once */
-	*dst = *src;
-#endif
-}
-static __device__ __forceinline__ void gn_cp_commit(void)
-{
-#ifdef __CUDA_ARCH__
-	asm volatile("cp.async.commit_group;" ::: "memory");
-#endif
-}
-static __device__ __forceinline__ void gn_cp_wait(int n)
-{
-#ifdef __CUDA_ARCH__
-	switch (n) { /* the count is an immediate */
-	case 0: asm volatile("cp.async.wait_group 0;" ::: "memory"); break;
-	case 1: asm volatile("cp.async.wait_group 1;" ::: "memory"); break;
-	case 2: asm volatile("cp.async.wait_group 2;" ::: "memory"); break;
-	case 3: asm volatile("cp.async.wait_group 3;" ::: "memory"); break;
-	case 4: asm volatile("cp.async.wait_group 4;" ::: "memory"); break;
-	case 5: asm volatile("cp.async.wait_group 5;" ::: "memory"); break;
-	case 6: asm volatile("cp.async.wait_group 6;" ::: "memory"); break;
-	default: asm volatile("cp.async.wait_group 7;" ::: "memory"); break;
-	}
-#else
-	(void)n;
-#endif
-}
+#include "gn_ring.cuh"
+#include "gn_l2win.cuh"
 
-/* 1 / a, approximate (a in [1, 2^121] here) */
-static __device__ __forceinline__ float gn_rcp(float a)
-{
-#ifdef __CUDA_ARCH__
-	float r;
-	asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
-	return r;
-#else
-	return 1.0f / a;
-#endif
-}
-
-/* gn_apply8 with the channel's affine folded: h = fp16(x * a + c), a = rstd * gamma, c = beta - mean * a;
- * y = h / (1 + e^-h), two values per reciprocal: with d = 1 + min(e^-h, 2^60), 1/d0 = d1 / (d0 d1)
- * (3 SFU ops per pair instead of 4; the clamp keeps d0 d1 finite and changes y by < 2^-60 |h|). */
-static __device__ __forceinline__ uint4 gn_apply8_fast(uint4 v, unsigned e0, unsigned hw, const __half *__restrict__ gamma,
-						       const __half *__restrict__ beta, float mean, float rstd)
-{
-	unsigned ch = e0 / hw, rem = e0 - ch * hw;
-	float a = rstd * __half2float(gamma[ch]), c = __half2float(beta[ch]) - mean * a;
-	const uint32_t u[4] = { v.x, v.y, v.z, v.w };
-	float h[8];
-#pragma unroll
-	for (int j = 0; j < 8; j++) {
-		if (rem == hw) { /* the next channel starts inside this vector */
-			ch++;
-			rem = 0;
-			a = rstd * __half2float(gamma[ch]);
-			c = __half2float(beta[ch]) - mean * a;
-		}
-		const float xv = (j & 1) ? gn_hi(u[j >> 1]) : gn_lo(u[j >> 1]);
-		h[j] = __half2float(__float2half_rn(xv * a + c));
-		rem++;
-	}
-	uint32_t o[4];
-#pragma unroll
-	for (int j = 0; j < 4; j++) {
-		const float d0 = 1.0f + fminf(__expf(-h[2 * j]), 0x1p60f), d1 = 1.0f + fminf(__expf(-h[2 * j + 1]), 0x1p60f);
-		const float r = gn_rcp(d0 * d1);
-		o[j] = gn_pack(h[2 * j] * (r * d1), h[2 * j + 1] * (r * d0));
-	}
-	return make_uint4(o[0], o[1], o[2], o[3]);
-}
-
-/* Issues the loads of global chunk j (len values) into slot s and closes the commit group (also when
- * there is nothing to load, so that group counts stay one per local chunk). */
-static __device__ __forceinline__ void gn_ring_issue(const uint4 *__restrict__ x, uint4 *slot, int64_t j, int64_t cnt,
-						     int64_t cv, int64_t nchunk, bool any)
-{
-	if (any) {
-		const int64_t grp = j / nchunk, start = (j % nchunk) * cv;
-		const int64_t nv = (cnt - start < cv ? cnt - start : cv) / 8;
-		const uint4 *src = x + (grp * cnt + start) / 8;
-		for (int64_t i = threadIdx.x; i < nv; i += GN_RING_THREADS)
-			gn_cp16(slot + i, src + i);
-	}
-	gn_cp_commit();
-}
-
-/* Group grp's partials for the ring: every thread reads the group's counter (acquire) and, ordered
- * after it, partials tid and tid + GN_RING_THREADS (nchunk <= 2 * GN_RING_THREADS); true when its
- * counter read showed all nchunk arrivals (then its partials are the published ones). */
-static __device__ __forceinline__ bool gn_ring_fetch(const unsigned *sync, const float2 *ws, int64_t grp, int64_t nchunk,
-						     float2 *p0, float2 *p1)
-{
-	const bool ok = gn_ld_acquire(sync + 1 + grp) >= (unsigned)nchunk;
-	const float2 *p = ws + grp * nchunk;
-	const int64_t t = threadIdx.x;
-	*p0 = t < nchunk ? __ldcg(p + t) : make_float2(0.0f, 0.0f);
-	*p1 = t + GN_RING_THREADS < nchunk ? __ldcg(p + t + GN_RING_THREADS) : make_float2(0.0f, 0.0f);
-	return ok;
-}
-
-/* gn_merge_cg from partials already in registers (thread t holds partials t and t + GN_RING_THREADS):
- * the same order of operations in every CTA. */
-static __device__ __forceinline__ void gn_ring_merge(float2 p0, float2 p1, int64_t cnt, int64_t nchunk, int64_t cv,
-						     float eps, float *red1, float *red2, float *mean, float *rstd)
-{
-	const int64_t t = threadIdx.x, t1 = t + GN_RING_THREADS;
-	const float n0 = t < nchunk ? (float)(cnt - t * cv < cv ? cnt - t * cv : cv) : 0.0f;
-	const float n1 = t1 < nchunk ? (float)(cnt - t1 * cv < cv ? cnt - t1 * cv : cv) : 0.0f;
-	const float m = gn_block_sum(n0 * p0.x + n1 * p1.x, red1) / (float)cnt;
-	const float d0 = p0.x - m, d1 = p1.x - m;
-	const float q = (t < nchunk ? p0.y + n0 * d0 * d0 : 0.0f) + (t1 < nchunk ? p1.y + n1 * d1 * d1 : 0.0f);
-	*mean = m;
-	*rstd = rsqrtf(gn_block_sum(q, red2) / (float)cnt + eps);
-}
-
-__global__ void __launch_bounds__(GN_RING_THREADS, 1)
-	gn_ring(const uint4 *__restrict__ x, const __half *__restrict__ gamma, const __half *__restrict__ beta, float2 *ws,
-		unsigned *sync, uint4 *__restrict__ y, int64_t cnt, int64_t cv, int64_t nchunk, int64_t total, int look,
-		int64_t cpg, int64_t hw, float eps)
-{
-	__shared__ float red1[32], red2[32], red3[32], red4[32], red5[32];
-	const int64_t sv = cv / 8; /* vectors per slot */
-#ifdef SF_EMU_H
-	uint4 *ring = emu_shared<uint4>(1000, (size_t)(GN_RING_SLOTS * sv));
-#else
-	extern __shared__ __align__(16) uint4 gn_ring_smem[];
-	uint4 *ring = gn_ring_smem;
-#endif
-	const int64_t G = gridDim.x, b = blockIdx.x;
-	const int64_t K = (total - b + G - 1) / G; /* local chunks; the host launches at most `total` CTAs */
-	for (int s = 0; s < GN_RING_SLOTS; s++)
-		gn_ring_issue(x, ring + s * sv, b + s * G, cnt, cv, nchunk, s < K);
-	int64_t pub = 0, cur = -1, pgrp = -1;
-	float mean = 0.0f, rstd = 0.0f;
-	float2 p0 = make_float2(0.0f, 0.0f), p1 = p0;
-	bool pok = false;
-	for (int64_t k = 0; k < K; k++) {
-		const int64_t lim = k + look < K - 1 ? k + look : K - 1;
-		for (; pub <= lim; pub++) { /* publish local chunks up to k + look */
-			gn_cp_wait((int)(k + GN_RING_SLOTS - 1 - pub)); /* groups committed: local chunks < k + SLOTS */
-			__syncthreads();
-			const int64_t j = b + pub * G, grp = j / nchunk, start = (j % nchunk) * cv;
-			const int64_t len = cnt - start < cv ? cnt - start : cv;
-			const uint4 *sl = ring + (pub % GN_RING_SLOTS) * sv;
-			float s = 0.0f;
-			for (int64_t i = threadIdx.x; i < len / 8; i += GN_RING_THREADS)
-				s += gn_sum8(sl[i]);
-			const float cmean = gn_block_sum(s, red1) / (float)len;
-			float m2 = 0.0f;
-			for (int64_t i = threadIdx.x; i < len / 8; i += GN_RING_THREADS)
-				m2 += gn_dev8(sl[i], cmean);
-			m2 = gn_block_sum(m2, red2);
-			if (threadIdx.x == 0) {
-				ws[j] = make_float2(cmean, m2);
-				__threadfence(); /* the partial is visible before the arrival */
-				atomicAdd(sync + 1 + grp, 1u);
-			}
-		}
-		const int64_t j = b + k * G, grp = j / nchunk, start = (j % nchunk) * cv;
-		const int64_t len = cnt - start < cv ? cnt - start : cv;
-		unsigned *gc = sync + 1 + grp;
-		if (grp != cur) { /* a new group: its partials, prefetched during the last apply when complete then */
-			if (pgrp != grp || gn_block_sum(pok ? 0.0f : 1.0f, red5) != 0.0f) {
-				if (threadIdx.x == 0)
-					while (gn_ld_acquire(gc) < (unsigned)nchunk)
-						gn_backoff();
-				__syncthreads();
-				gn_ring_fetch(sync, ws, grp, nchunk, &p0, &p1);
-			}
-			gn_ring_merge(p0, p1, cnt, nchunk, cv, eps, red3, red4, &mean, &rstd);
-			cur = grp;
-		}
-		if (threadIdx.x == 0 && atomicAdd(gc, 1u) == 2u * (unsigned)nchunk - 1u)
-			atomicExch(gc, 0u); /* every chunk of the group has been applied: reset for the next launch */
-		pgrp = k + 1 < K ? (j + G) / nchunk : -1;
-		pok = pgrp >= 0 && pgrp != grp && gn_ring_fetch(sync, ws, pgrp, nchunk, &p0, &p1);
-		const uint4 *sl = ring + (k % GN_RING_SLOTS) * sv;
-		const int64_t off = (grp * cnt + start) / 8, cbase = (grp % GN_GROUPS) * cpg;
-#pragma unroll 4
-		for (int64_t i = threadIdx.x; i < len / 8; i += GN_RING_THREADS)
-			gn_st(y + off + i, gn_apply8_fast(sl[i], (unsigned)(start + i * 8), (unsigned)hw, gamma + cbase, beta + cbase,
-							  mean, rstd));
-		__syncthreads(); /* the slot is read: refill it */
-		gn_ring_issue(x, ring + (k % GN_RING_SLOTS) * sv, b + (k + GN_RING_SLOTS) * G, cnt, cv, nchunk,
-			      k + GN_RING_SLOTS < K);
-	}
-	gn_cp_wait(0);
-}
 
 static int gn_is_f16(const sf_tensor *t)
 {
@@ -772,61 +633,6 @@ static int gn_pick_coop(int64_t cnt, int64_t *nchunk)
 }
 
 
-/* The ring path's plan for groups of cnt values (16-byte case): chunk size cv (the largest chunk,
- * shrunk for small tensors so that each CTA gets about GN_RING_PER_CTA chunks), chunks per group,
- * grid (occupancy x SMs, at most one CTA per chunk), lookahead and dynamic shared memory. 0 when no
- * plan keeps the grid resident with nchunk - 1 <= look * grid and look <= SLOTS - 2. */
-struct gn_ring_plan {
-	int64_t cv, nchunk;
-	int grid, look;
-	size_t smem;
-};
-static int gn_plan_ring(int64_t cnt, int64_t groups, struct gn_ring_plan *p)
-{
-	static int sms, occ[GN_RING_SLOT_VALUES / (GN_RING_THREADS * 8) + 1];
-	const int64_t step = (int64_t)GN_RING_THREADS * 8;
-	if (!sms) {
-		if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess || sms <= 0)
-			return 0;
-#ifndef SF_EMU_H
-		if (cudaFuncSetAttribute(gn_ring, cudaFuncAttributeMaxDynamicSharedMemorySize,
-					 GN_RING_SLOTS * GN_RING_SLOT_VALUES * 2) != cudaSuccess) {
-			(void)cudaGetLastError();
-			sms = -1;
-		}
-#endif
-	}
-	if (sms < 0)
-		return 0;
-	int64_t want = (cnt * groups + (int64_t)sms * GN_RING_PER_CTA - 1) / ((int64_t)sms * GN_RING_PER_CTA);
-	want = (want + step - 1) / step * step;
-	for (int64_t cv = want < step ? step : want > GN_RING_SLOT_VALUES ? GN_RING_SLOT_VALUES : want;
-	     cv <= GN_RING_SLOT_VALUES; cv += step) {
-		const size_t smem = (size_t)GN_RING_SLOTS * (size_t)cv * 2;
-		int *o = &occ[cv / step];
-		if (*o == 0) { /* once per chunk size: -1 when no CTA fits */
-			int nb = 0;
-			if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, gn_ring, GN_RING_THREADS, smem) != cudaSuccess)
-				(void)cudaGetLastError();
-			*o = nb > 0 ? nb : -1;
-		}
-		if (*o <= 0)
-			continue;
-		const int64_t nchunk = (cnt + cv - 1) / cv, total = groups * nchunk;
-		const int64_t grid = (int64_t)*o * sms < total ? (int64_t)*o * sms : total;
-		const int64_t look = nchunk <= 1 ? 0 : (nchunk - 2) / grid + 1; /* ceil((nchunk - 1) / grid) */
-		if (look > GN_RING_SLOTS - 2 || nchunk > 2 * GN_RING_THREADS || total > 2147483647)
-			continue;
-		p->cv = cv;
-		p->nchunk = nchunk;
-		p->grid = (int)grid;
-		p->look = (int)look;
-		p->smem = smem;
-		return 1;
-	}
-	return 0;
-}
-
 SF_EXPORT int run(const sf_call *call)
 {
 	if (call->n_inputs != 4 || call->n_outputs != 1)
@@ -861,6 +667,17 @@ SF_EXPORT int run(const sf_call *call)
 		default: return SF_ERR_INTERNAL;
 		}
 		return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
+	}
+	struct gn_l2w_plan lp;
+	if (GN_L2WIN && vec && gn_plan_l2w(cnt, groups, &lp)) {
+		if (gn_workspace(lp.total) || gn_sync_area(4 * groups + 4))
+			return SF_ERR_CUDA;
+		gn_l2w<<<(unsigned)lp.grid, GN_L2W_THREADS, 0, s>>>((const uint4 *)x->data, gp, bp, gn_ws, gn_sync + 4,
+								     (uint4 *)y->data, (int)cnt, (int)lp.nchunk, (int)lp.total, lp.look,
+								     (int)cpg, (int)HW, eps);
+		if (cudaGetLastError() == cudaSuccess)
+			return SF_OK;
+		/* a launch refused for its configuration (not sticky): the paths below */
 	}
 	struct gn_ring_plan rp;
 	if (GN_RING && vec && gn_plan_ring(cnt, groups, &rp)) {
