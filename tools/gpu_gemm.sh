@@ -3,7 +3,8 @@
 # (problems/common/kernels/gemm_bf16_sm90.cu) on an H200, in under ~3 minutes. Full logs go to $OUT (the
 # device tool) or build/gpu-gemm, packed into gpu_gemm_logs.tgz beside summary.txt; the table is printed last.
 #
-#   build    the default variant (v2) and the v3 candidates below as plain .so files, plus the cuBLASLt
+#   build    v2 (-DSF_GEMM_MIDM=0: the default before session 4), v4 (the default build: v2 with M 17..128
+#            on the mid-M kernel) and the candidates below as plain .so files, plus the cuBLASLt
 #            baseline, all with -Xptxas -v, in parallel with `make` (the eval step needs build/solforge)
 #   sass     cuobjdump of v2 and v3: HGMMA / UTMALDG counts (the large-M path must show HGMMA)
 #   precheck the candidates that launch thread-block clusters (a wrong cluster barrier hangs) checked
@@ -37,7 +38,7 @@
 # logs/check.log): the summary counts plans launched and fallbacks to v2 (a refused cluster launch would
 # otherwise look like "no gain").
 # Env: STEPS selects steps (default: all); CANDS, a list of variant names, the variants built and run
-# besides v2 (the default build, always), `all` for every one (default: v3c256 and the v4 mid-M ones,
+# besides v2 (always: the reference column), `all` for every one (default: v4, midm, midm2;
 # the v3 large-M candidates having been measured); MS the M list. Lists in STEPS, CANDS and MS
 # may be separated by '+' (the form a tools/gpu_round.sh spec can carry), or by spaces (STEPS, CANDS) or
 # commas. `make` runs only for the eval step. Exit status 0 when every step passed.
@@ -75,14 +76,16 @@ src=problems/common/kernels/gemm_bf16_sm90.cu
 nv="nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Xcompiler -fPIC -shared -Iinclude -Xptxas -v"
 # name, flags, M range it can change (gemm_check's @MAXM or @MINM-[MAXM]; empty: all M), the M list of its
 # precheck when it launches clusters (empty: none)
-variants=("v2|||" "v3|-DSF_GEMM_V3=1 -DSF_GEMM_V3_TRACE=1|17-|$MS_MID" "v3w|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0|17-|"
+variants=("v2|-DSF_GEMM_MIDM=0||" "v4|-DSF_GEMM_MIDM_TRACE=1|17-128|$MS_MIDM" "v3|-DSF_GEMM_V3=1 -DSF_GEMM_V3_TRACE=1|17-|$MS_MID" "v3w|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0|17-|"
 	"v3c256|-DSF_GEMM_V3=1 -DSF_GEMM_V3_SPLIT_BN=256|17-512|$MS_MID" "v3c128|-DSF_GEMM_V3=1 -DSF_GEMM_V3_SPLIT_BN=128|17-512|$MS_MID"
 	"v3n192|-DSF_GEMM_V3=1 -DSF_GEMM_V3_BN=192|513-|" "v3n128|-DSF_GEMM_V3=1 -DSF_GEMM_V3_BN=128|513-|"
 	"v3p|-DSF_GEMM_V3=1 -DSF_GEMM_V3_PAIR=1 -DSF_GEMM_V3_TRACE=1|17-|128,256,640,1000,1024,2048"
-	"midm|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_TRACE=1|17-256|$MS_MIDM" "midm_s1|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_SPLITS=1|17-256|$MS_MIDM"
-	"midm_s2|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_SPLITS=2|17-256|$MS_MIDM" "midm_s4|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_SPLITS=4|17-256|$MS_MIDM"
-	"midm2|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_2CTA=1 -DSF_GEMM_MIDM_TRACE=1|17-96|$MS_MIDM2")
-CANDS=${CANDS:-v3c256 midm midm_s1 midm_s2 midm_s4 midm2}
+	"midm|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_2CTA=0 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_TRACE=1|17-256|$MS_MIDM"
+	"midm_s1|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_2CTA=0 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_SPLITS=1|17-256|$MS_MIDM"
+	"midm_s2|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_2CTA=0 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_SPLITS=2|17-256|$MS_MIDM"
+	"midm_s4|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_2CTA=0 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_SPLITS=4|17-256|$MS_MIDM"
+	"midm2|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_2CTA=2 -DSF_GEMM_MIDM_MAX_M=96 -DSF_GEMM_MIDM_TRACE=1|17-96|$MS_MIDM2")
+CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	keep=()
 	for v in "${variants[@]}"; do

@@ -12,7 +12,7 @@
  *                     with SF_GEMM_V3 == 1 the v3 plan instead (v3_plan below): tile width 128/192/256
  *                     by whole waves, cluster split-K reduced through DSMEM at mid M, optionally
  *                     (SF_GEMM_V3_PAIR) clusters of 2 sharing B by TMA multicast at large M;
- *                     with SF_GEMM_MIDM == 1 (candidate, v4), M <= SF_GEMM_MIDM_MAX_M goes to the
+ *                     with SF_GEMM_MIDM == 1 (the default, v4), M <= SF_GEMM_MIDM_MAX_M goes to the
  *                     swap-AB wgmma kernel instead (gemm_bf16_sm90_midm.cuh: weight bands of 128 rows x
  *                     all tokens, cluster split-K through DSMEM);
  *                     SF_GEMM_LARGE == 1: cp.async + ldmatrix + mma.sync (gemm_bf16_sm90_mma.cuh), ~0.4x;
@@ -71,17 +71,20 @@
 #ifndef SF_GEMM_V3_SPLIT_BN /* v3: pin the mid-M (cluster split-K) tile width (128 or 256; 0: planned) */
 #define SF_GEMM_V3_SPLIT_BN 0
 #endif
-#ifndef SF_GEMM_MIDM /* 1: M in (SMALL_MAX_M, MIDM_MAX_M] on the v4 swap-AB kernel (gemm_bf16_sm90_midm.cuh) */
-#define SF_GEMM_MIDM 0
+#ifndef SF_GEMM_MIDM /* 1 (default since the H200 run of session 4): M in (SMALL_MAX_M, MIDM_MAX_M] on the v4
+                      * swap-AB kernel (gemm_bf16_sm90_midm.cuh); 0: v2's persistent wgmma path */
+#define SF_GEMM_MIDM 1
 #endif
-#ifndef SF_GEMM_MIDM_MAX_M /* largest M the v4 mid-M kernel takes (at most 256) */
-#define SF_GEMM_MIDM_MAX_M 256
+#ifndef SF_GEMM_MIDM_MAX_M /* largest M the v4 mid-M kernel takes (at most 256; measured slower than v2 above 128) */
+#define SF_GEMM_MIDM_MAX_M 128
 #endif
 #ifndef SF_GEMM_MIDM_SPLITS /* v4: pin the K split count (0: planned by midm_plan) */
 #define SF_GEMM_MIDM_SPLITS 0
 #endif
-#ifndef SF_GEMM_MIDM_2CTA /* v4: 1 runs token tiles <= 96 at two CTAs per SM (half the ring, twice the splits) */
-#define SF_GEMM_MIDM_2CTA 0
+#ifndef SF_GEMM_MIDM_2CTA /* v4: token tiles <= 96 at two CTAs per SM (half the ring, twice the splits): 2 always,
+                           * 1 when the 128-row weight bands outnumber the SMs (one CTA per SM would take
+                           * more than a wave: 28672 x 4096), 0 never */
+#define SF_GEMM_MIDM_2CTA 1
 #endif
 #ifndef SF_GEMM_MIDM_TRACE /* 1: print the v4 plan of each new shape to stderr (dev builds only) */
 #define SF_GEMM_MIDM_TRACE 0
@@ -633,13 +636,28 @@ int midm_max_clusters(int nt, int cps, int s)
 	}
 }
 
+/* 128-row weight bands of an N-row weight: the v4 kernel's units before the K split. */
+int midm_bands(int N)
+{
+	return (N + sfgemm::kMidmRows - 1) / sfgemm::kMidmRows;
+}
+
+/* Whether the v4 mid-M path takes this M (the dispatch rule measured on the H200, GEMM_NOTES.md "Version 4
+ * measured"): M <= SF_GEMM_MIDM_MAX_M, and above 96 tokens only when the bands fit one wave (with more
+ * bands than SMs, 28672 x 4096 at M 97..128, v2 was 2% faster). */
+bool midm_takes(int M, int N)
+{
+	return M <= SF_GEMM_MIDM_MAX_M && (M <= 96 || midm_bands(N) <= sm_count());
+}
+
 /* The v4 mid-M path (GEMM_NOTES.md "Version 4"): midm_plan, then gemm_midm_kernel<nt, cps>; v2's launch when a
  * TMA descriptor cannot be made or the launch is refused (SF_GEMM_MIDM_TRACE says which ran). */
 int launch_midm(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K,
 		cudaStream_t stream)
 {
 	using namespace sfgemm;
-	const MidmPlan p = midm_plan(M, N, K, sm_count(), SF_GEMM_MIDM_SPLITS, SF_GEMM_MIDM_2CTA, midm_max_clusters);
+	const int two = SF_GEMM_MIDM_2CTA == 2 || (SF_GEMM_MIDM_2CTA == 1 && midm_bands(N) > sm_count());
+	const MidmPlan p = midm_plan(M, N, K, sm_count(), SF_GEMM_MIDM_SPLITS, two, midm_max_clusters);
 	CUtensorMap mw, mx;
 	int rc = -1;
 	if (!make_map(&mw, B, N, K, kMidmRows) && !make_map(&mx, A, M, K, p.nt)) {
@@ -710,7 +728,7 @@ SF_EXPORT int run(const sf_call *call)
 	if (fast && M <= kSmallMaxM && M <= 64)
 		return launch_small(A, B, C, (int)M, (int)N, (int)K, stream);
 #if SF_GEMM_MIDM
-	if (fast && SF_GEMM_LARGE == 2 && M <= SF_GEMM_MIDM_MAX_M)
+	if (fast && SF_GEMM_LARGE == 2 && midm_takes((int)M, (int)N))
 		return launch_midm(A, B, C, (int)M, (int)N, (int)K, stream);
 #endif
 	if (fast && SF_GEMM_LARGE == 2 && SF_GEMM_V3)

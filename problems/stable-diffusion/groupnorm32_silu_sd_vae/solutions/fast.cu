@@ -24,7 +24,7 @@
  * GN_RING_SLOT_VALUES, GN_RING_THREADS, GN_RING_PER_CTA), GN_COOP (+ GN_COOP_VPT), GN_ST_CS 1 =
  * streaming stores.
  */
-// solforge-tune: GN_L2WIN=0,1 GN_L2W_KB=18432,26624 GN_SPLIT_FAST=0,1 GN_RING=0,1 GN_RING_PER_CTA=2,4 GN_RING_SLOTS=7,6 GN_COOP=0,1 GN_FUSED_MAX=8192,4096 GN_ST_CS=0,1
+// solforge-tune: GN_L2WIN=0,1 GN_L2W_KB=18432,26624 GN_SPLIT_FAST=1,0 GN_RING=0,1 GN_RING_PER_CTA=2,4 GN_RING_SLOTS=7,6 GN_COOP=0,1 GN_FUSED_MAX=8192,4096 GN_ST_CS=0,1
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
@@ -52,7 +52,8 @@
 #define GN_ST_CS 0
 #endif
 #ifndef GN_SPLIT_FAST
-#define GN_SPLIT_FAST 0 /* 1: the split path's apply with the L2-window path's math (hw % 8 == 0); unmeasured */
+#define GN_SPLIT_FAST 1 /* 1 (default since session 4's H200 run: 1.04-1.43x the old apply): the split path's apply
+                          * with the L2-window path's math (hw % 8 == 0); 0: the old per-value channel math */
 #endif
 #define GN_GROUPS 32
 #define GN_FUSED_THREADS 512 /* most threads of a fused block; GN_FUSED_MAX <= 512 * 16 * 8 */
