@@ -88,6 +88,48 @@ static char *best_text(sf_camp *c, const sf_camp_problem *p)
 	return sf_buf_take(&b);
 }
 
+/*
+ * A copy of text in which every line `#include "REL"` whose REL is a relative path that names a file
+ * from dir (the folder the text came from: the problem's solutions/) reads `#include "ABS"` with the
+ * file's absolute path instead, so that the solution still compiles from the workspace (the bundled
+ * solutions share kernels through relative includes, e.g. ../../../common/kernels/). Other lines are
+ * kept byte for byte. The caller frees the result.
+ */
+static char *absolute_includes(const char *text, const char *dir)
+{
+	sf_buf b = { 0 };
+	for (const char *line = text; *line;) {
+		const char *nl = strchr(line, '\n');
+		const size_t len = nl ? (size_t)(nl - line + 1) : strlen(line);
+		const char *q = line;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		char *abs = NULL;
+		const char *open = NULL, *close = NULL;
+		if (!strncmp(q, "#include", 8)) {
+			open = q + 8;
+			while (*open == ' ' || *open == '\t')
+				open++;
+			close = *open == '"' ? strchr(open + 1, '"') : NULL;
+			if (close && close < line + len && close > open + 1 && open[1] != '/') {
+				char *rel = sf_xstrndup(open + 1, (size_t)(close - open - 1));
+				char *joined = sf_path_join(dir, rel);
+				abs = realpath(joined, NULL);
+				free(rel);
+				free(joined);
+			}
+		}
+		if (abs) {
+			sf_buf_printf(&b, "%.*s\"%s%.*s", (int)(open - line), line, abs, (int)(line + len - close), close);
+			free(abs);
+		} else {
+			sf_buf_printf(&b, "%.*s", (int)len, line);
+		}
+		line += len;
+	}
+	return b.data ? sf_buf_take(&b) : sf_xstrdup("");
+}
+
 static void put(const char *dir, const char *name, const char *text)
 {
 	char *f = sf_path_join(dir, name);
@@ -219,7 +261,11 @@ char *sf_camp_workspace(sf_camp *c, sf_camp_problem *p, int64_t attempt, char **
 		free(b);
 	}
 	const char *name = !strcmp(c->backend, "cuda") ? "solution.cu" : "solution.c";
-	put(ws, name, sol);
+	char *sdir = sf_path_join(p->path, "solutions");
+	char *fixed = absolute_includes(sol, sdir);
+	put(ws, name, fixed);
+	free(fixed);
+	free(sdir);
 	free(sol);
 	*sol_path = sf_path_join(ws, name);
 	char *t = history_text(c, p);

@@ -92,6 +92,9 @@ check cmd-stream-captured "q '$DB' \"SELECT text FROM agent_logs WHERE attempt_i
 	"agent event stream not stored"
 check cmd-workspace "[ -L '$DB.d/ws/camp_scale-a2/problem' ] && grep -q 'solforge-tune' '$DB.d/ws/camp_scale-a2/solution.c'" \
 	"workspace of attempt 2 incomplete"
+# the bundled solution includes scale_row.h by a relative path: the workspace copy names it absolutely
+check cmd-workspace-includes "grep -q '^#include \"$PROB/solutions/scale_row.h\"' '$DB.d/ws/camp_scale-a2/solution.c'" \
+	"$(grep -n include "$DB.d/ws/camp_scale-a2/solution.c" 2>&1 | head -5)"
 
 # ---- openai: a chat model served by a local fake OpenAI-compatible server (429 first, then SSE) ----
 DB=$T/openai.db
