@@ -14,13 +14,32 @@ list=$(mktemp)
 for o in problems/*/*/oracle.c problems/common/oracles/*.c tools/calibration/*/oracle.c; do
 	case $o in */test_*) ;; *) echo "oracle $o" ;; esac
 done >>"$list"
+# a solution whose code (comments and blank lines aside) is the same as one already listed from a
+# folder at the same depth compiles to the same object - the thin wrappers of a shared kernel, e.g. the
+# four GEMM problems' fast.cu including problems/common/kernels/gemm_bf16_sm90.cu by the same relative
+# path - so only the first is compiled (the others are reported "same as" it)
+seen=$(mktemp)
 for s in problems/*/*/solutions/*.cu problems/common/baselines/*.cu tests/gpu/toy/*.cu tools/calibration/*/solutions/*.cu tests/fixtures/cuda/*/*.cu tests/redteam/cuda/*.cu; do
 	case $s in *compile_error*) continue ;; esac
-	[ -f "$s" ] && echo "source $s"
+	[ -f "$s" ] || continue
+	key="$(dirname "$s" | tr -cd / | wc -c)-$(sed -e 's:/\*.*\*/::g' -e '/^[[:space:]]*\/\?\*/d' -e '/^[[:space:]]*\*/d' \
+		-e '/^[[:space:]]*\/\//d' -e '/^[[:space:]]*$/d' "$s" | md5sum | cut -c1-32)"
+	first=$(awk -v k="$key" '$1 == k {print $2; exit}' "$seen")
+	if [ -n "$first" ]; then
+		echo "same $s $first"
+	else
+		echo "$key $s" >>"$seen"
+		echo "source $s"
+	fi
 done >>"$list"
+rm -f "$seen"
 
 compile_one() {
 	kind=$1 src=$2
+	if [ "$kind" = same ]; then
+		echo "ok same $src (as $3)"
+		return
+	fi
 	name=$(echo "$src" | tr '/' '_')
 	# shellcheck disable=SC2086
 	if [ "$kind" = oracle ]; then
@@ -37,7 +56,7 @@ compile_one() {
 }
 export -f compile_one
 export flags out
-results=$(xargs -P "$jobs" -L 1 bash -c 'compile_one "$0" "$1"' <"$list")
+results=$(xargs -P "$jobs" -L 1 bash -c 'compile_one "$0" "$1" "$2"' <"$list")
 rm -f "$list"
 echo "$results"
 p=$(echo "$results" | grep -c '^ok ')
