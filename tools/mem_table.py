@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""mem_table.py - issue 7's table from `solforge eval --copy-ceiling --json` traces (tools/gpu_memtable.sh).
+
+usage: mem_table.py TRACES.jsonl...
+
+One row per trace line: problem, workload, status, T_k (µs), the same-byte copy (µs), T_k's fraction
+of the copy's speed, TB/s, the best correct baseline of the same run (name, µs, and how many seconds
+its torch.compile took where it was compiled), T_b / T_k, the SOL score. Then per problem: workloads,
+how many PASSED, the fraction of copy min / median, the speedup over the best baseline min / geomean,
+the SOL score min / median; and the overall lines the issue asks about: median SOL score over the
+problems (the median of the per-problem medians) and over all workloads, and the workloads at
+>= 90% of copy and faster than their best baseline. A trace without a copy time or a baseline shows
+"-" there (an eval with --no-torch has no SOL score). Exit status 1 when a trace did not pass.
+"""
+import json
+import math
+import statistics
+import sys
+
+
+def fmt(x, spec):
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, spec)
+
+
+def rows_of(paths):
+    rows = []
+    for path in paths:
+        try:
+            lines = open(path, encoding="utf-8").read().splitlines()
+        except OSError as e:
+            print(f"mem_table: cannot read {path}: {e}", file=sys.stderr)
+            continue
+        for n, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                t = json.loads(line)
+            except json.JSONDecodeError:
+                print(f"mem_table: {path}:{n}: not a JSON trace (cut?)", file=sys.stderr)
+                continue
+            ev = t.get("evaluation", {})
+            sf = ev.get("solforge", {})
+            perf = ev.get("performance") or {}
+            tk = perf.get("latency_ms")
+            best = None
+            for b in sf.get("baselines", []):
+                if b.get("status") == "PASSED" and b.get("median_ms") and (best is None or b["median_ms"] < best["median_ms"]):
+                    best = b
+            rows.append({
+                "problem": t.get("definition", "?"),
+                "heldout": "heldout_" in path.rsplit("/", 1)[-1],
+                "workload": t.get("workload", {}).get("uuid", "?"),
+                "status": ev.get("status", "?"),
+                "tk_us": tk * 1e3 if tk else None,
+                "copy_us": sf["copy_ms"] * 1e3 if sf.get("copy_ms") else None,
+                "frac": sf.get("bw_fraction_of_copy"),
+                "tbs": sf["bytes_per_s"] / 1e12 if sf.get("bytes_per_s") else None,
+                "base": best["name"] if best else None,
+                "base_us": best["median_ms"] * 1e3 if best else None,
+                "compile_s": best.get("compile_s") if best else None,
+                "speedup": (best["median_ms"] / tk) if best and tk else None,
+                "sol": sf.get("sol_score"),
+            })
+    return rows
+
+
+def med(xs):
+    xs = [x for x in xs if x is not None and not math.isnan(x)]
+    return statistics.median(xs) if xs else None
+
+
+def gmean(xs):
+    xs = [x for x in xs if x is not None and x > 0]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 2
+    rows = rows_of(argv[1:])
+    if not rows:
+        print("mem_table: no traces")
+        return 1
+    print("| problem | workload | status | T_k us | copy us | of copy | TB/s | best baseline | T_b us | T_b/T_k | SOL |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        base = r["base"] or "-"
+        if r["compile_s"]:
+            base += f" ({r['compile_s']:.1f} s compile)"
+        wl = r["workload"] + (" (held-out)" if r["heldout"] else "")
+        print(f"| {r['problem']} | {wl} | {r['status']} | {fmt(r['tk_us'], '.2f')} | {fmt(r['copy_us'], '.2f')} | "
+              f"{fmt(r['frac'], '.2f')} | {fmt(r['tbs'], '.2f')} | {base} | {fmt(r['base_us'], '.2f')} | "
+              f"{fmt(r['speedup'], '.2f')} | {fmt(r['sol'], '.3f')} |")
+    print()
+    print("| problem | workloads | PASSED | of copy min / median | T_b/T_k min / geomean | SOL min / median |")
+    print("|---|---|---|---|---|---|")
+    problems = sorted({r["problem"] for r in rows})
+    medians = []
+    for p in problems:
+        rs = [r for r in rows if r["problem"] == p]
+        fr = [r["frac"] for r in rs if r["frac"] is not None]
+        sp = [r["speedup"] for r in rs if r["speedup"] is not None]
+        so = [r["sol"] for r in rs if r["sol"] is not None]
+        m = med(so)
+        if m is not None:
+            medians.append(m)
+        print(f"| {p} | {len(rs)} | {sum(r['status'] == 'PASSED' for r in rs)} | "
+              f"{fmt(min(fr) if fr else None, '.2f')} / {fmt(med(fr), '.2f')} | "
+              f"{fmt(min(sp) if sp else None, '.2f')} / {fmt(gmean(sp), '.2f')} | "
+              f"{fmt(min(so) if so else None, '.3f')} / {fmt(m, '.3f')} |")
+    print()
+    npass = sum(r["status"] == "PASSED" for r in rows)
+    at90 = sum(1 for r in rows if r["frac"] is not None and r["frac"] >= 0.9)
+    nfrac = sum(1 for r in rows if r["frac"] is not None)
+    faster = sum(1 for r in rows if r["speedup"] is not None and r["speedup"] > 1.0)
+    nsp = sum(1 for r in rows if r["speedup"] is not None)
+    print(f"workloads: {len(rows)}, PASSED {npass}; >= 0.90 of copy: {at90} of {nfrac}; "
+          f"faster than the best baseline: {faster} of {nsp}")
+    print(f"median SOL score: over the {len(medians)} problems' medians {fmt(med(medians), '.3f')}, "
+          f"over all workloads {fmt(med([r['sol'] for r in rows]), '.3f')}")
+    print("(compile s: torch.compile time of the best baseline in this eval; after the warm phase of "
+          "tools/gpu_memtable.sh it is a cached compile)")
+    return 0 if npass == len(rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
