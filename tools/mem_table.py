@@ -58,6 +58,7 @@ def rows_of(paths):
                 "base": best["name"] if best else None,
                 "base_us": best["median_ms"] * 1e3 if best else None,
                 "compile_s": best.get("compile_s") if best else None,
+                "base_method": best.get("timing_method") if best else None,
                 "speedup": (best["median_ms"] / tk) if best and tk else None,
                 "sol": sf.get("sol_score"),
             })
@@ -88,6 +89,8 @@ def main(argv):
         base = r["base"] or "-"
         if r["compile_s"]:
             base += f" ({r['compile_s']:.1f} s compile)"
+        if r["base_method"] and r["base_method"] != "cupti":
+            base += f" [{r['base_method']}]"
         wl = r["workload"] + (" (held-out)" if r["heldout"] else "")
         print(f"| {r['problem']} | {wl} | {r['status']} | {fmt(r['tk_us'], '.2f')} | {fmt(r['copy_us'], '.2f')} | "
               f"{fmt(r['frac'], '.2f')} | {fmt(r['tbs'], '.2f')} | {base} | {fmt(r['base_us'], '.2f')} | "
@@ -119,8 +122,8 @@ def main(argv):
           f"faster than the best baseline: {faster} of {nsp}")
     print(f"median SOL score: over the {len(medians)} problems' medians {fmt(med(medians), '.3f')}, "
           f"over all workloads {fmt(med([r['sol'] for r in rows]), '.3f')}")
-    print("(compile s: torch.compile time of the best baseline in this eval; after the warm phase of "
-          "tools/gpu_memtable.sh it is a cached compile)")
+    print("(compile s: torch.compile time of the best baseline in this eval; [events]: that baseline was "
+          "timed with CUDA events, host dispatch included, not as a device span like T_k)")
     return 0 if npass == len(rows) else 1
 
 

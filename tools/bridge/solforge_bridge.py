@@ -17,7 +17,7 @@ call i, perturbation included: the reference recomputes it as audit<i>.safetenso
 Every task leaves the runner's files in its out_dir: round<r>.safetensors (reference: float32 for
 float outputs; baseline: the definition's dtypes), audit<i>.safetensors (reference only: the audited
 timed calls recomputed), result.json {"status": "ok"|"error"|"solution_error"|
-"unavailable", "message", "audits", "timing": {"method": "events"|"clock", "samples_ms", "compile_s",
+"unavailable", "message", "audits", "timing": {"method": "cupti"|"events"|"clock", "samples_ms", "compile_s",
 ...}}. torch is imported lazily: without it every task says "unavailable" and the process exits 0.
 """
 import importlib.util
@@ -30,6 +30,7 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sf_io  # noqa: E402
+import sf_kspan  # noqa: E402
 
 TORCH_DTYPES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16",
                 "F8_E4M3": "float8_e4m3fn", "F8_E5M2": "float8_e5m2", "I64": "int64", "I32": "int32",
@@ -284,11 +285,14 @@ def timing_done(t, samples, elapsed_ms):
 
 
 class Timer:
-    """Times one call after an L2 flush: CUDA events on the current stream (cuda), or the monotonic
-    clock (cpu / the fake torch)."""
+    """Times one call after an L2 flush. cuda: device spans under torch.profiler (sf_kspan, "cupti":
+    what the C runner measures), or CUDA events on the current stream with SOLFORGE_BRIDGE_TIMING=events
+    (the warm-up always uses events); cpu / the fake torch: the monotonic clock."""
 
     def __init__(self, codec, flush_bytes):
         self.codec = codec
+        self.spans = None  # sf_kspan.KernelSpanTimer on cuda (the C runner's device-span measure)
+        self.last_ms = 0.0
         torch = codec.torch
         if codec.fake or codec.device != "cuda":
             import numpy as np
@@ -301,27 +305,31 @@ class Timer:
                 flush_bytes = 2 * int(l2)
             self.flush_buf = torch.empty(flush_bytes // 4, dtype=torch.int32, device="cuda")
             self.ev = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+            if os.environ.get("SOLFORGE_BRIDGE_TIMING", "cupti") != "events":
+                self.spans = sf_kspan.KernelSpanTimer(torch, self.flush)
+                self.method = self.spans.method
         self.flush_bytes = flush_bytes
 
     def flush(self):
-        if self.method == "events":
+        if self.method != "clock":
             self.flush_buf.zero_()
         else:
             self.flush_buf += 1.0
 
     def time_call(self, fn, args):
-        """(milliseconds, return value) of one call after a flush."""
+        """One call after a flush; its milliseconds (events or clock) in self.last_ms."""
         self.flush()
-        if self.method == "events":
+        if self.method != "clock":
             a, b = self.ev
             a.record()
-            ret = fn(*args)
+            fn(*args)
             b.record()
             b.synchronize()
-            return a.elapsed_time(b), ret
+            self.last_ms = a.elapsed_time(b)
+            return
         t0 = time.perf_counter()
-        ret = fn(*args)
-        return (time.perf_counter() - t0) * 1e3, ret
+        fn(*args)
+        self.last_ms = (time.perf_counter() - t0) * 1e3
 
 
 def run_task(job, bridge, task, definition, codec):
@@ -383,14 +391,26 @@ def run_task(job, bridge, task, definition, codec):
     while warm < 3 or (time.perf_counter() - t_start) * 1e3 < timing["warmup_ms"]:
         timer.time_call(fn, sets[warm % n_sets])
         warm += 1
-    samples, last = [], [None] * n_sets
+    samples = []
     t_timed = time.perf_counter()
-    while True:
-        s = len(samples) % n_sets
-        ms, last[s] = timer.time_call(fn, sets[s])
-        samples.append(ms)
-        if timing_done(timing, samples, (time.perf_counter() - t_timed) * 1e3):
-            break
+    if timer.spans is not None:
+        # device spans, in batches of 10 calls (one profile each); the stopping rule after each batch
+        while True:
+            n = min(10, max(int(timing["max_iters"]) - len(samples), 1))
+            batch = [sets[(len(samples) + i) % n_sets] for i in range(n)]
+            try:
+                samples += [ms for ms, _ in timer.spans.time_batch(fn, batch)]
+            except sf_kspan.SpanError as e:
+                raise TaskError("error", f"device-span timing failed: {e} (SOLFORGE_BRIDGE_TIMING=events "
+                                "times with CUDA events instead)") from None
+            if timing_done(timing, samples, (time.perf_counter() - t_timed) * 1e3):
+                break
+    else:
+        while True:
+            timer.time_call(fn, sets[len(samples) % n_sets])
+            samples.append(timer.last_ms)
+            if timing_done(timing, samples, (time.perf_counter() - t_timed) * 1e3):
+                break
     wall_ms = (time.perf_counter() - t_start) * 1e3
     t = {"method": timer.method, "sets": n_sets, "flush_bytes": timer.flush_bytes, "timed_calls": len(samples),
          "wall_ms": wall_ms, "timed_wall_ms": (time.perf_counter() - t_timed) * 1e3, "samples_ms": samples}
