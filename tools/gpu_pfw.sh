@@ -22,7 +22,8 @@
 # cap kills shows "hang/timeout" on the workload it was in and "-" after it; one never started shows
 # "not run" (its .err).
 # env: VARIANTS, DEADLINE_S, CAP_S, WL_TIMEOUT, ROUNDS (1), BUDGET_MS (120), SOLUTION (fast.cu),
-# V1_TRACES, HELDOUT (1; 0 skips the held-out jobs). Logs: $OUT (device tool) or build/gpu-pfw; with
+# V1_TRACES, HELDOUT (1; 0 skips the held-out jobs), HELD_CAP (90: the cap of a held-out eval),
+# BUNDLED (1; 0 skips the bundled jobs), ONLY (eval --only: bundled workloads whose uuid has it). Logs: $OUT (device tool) or build/gpu-pfw; with
 # $OUT set they are packed into $OUT/gpu_pfw_logs.tgz beside $OUT/summary.txt. Per job TAG: TAG.jsonl
 # (traces), TAG.err, TAG.rc (exit status; 124 = killed by the cap), TAG.wl (its workload.jsonl).
 set -u
@@ -111,9 +112,11 @@ run_eval() {
 		return
 	fi
 	n=$(basename "$3")
+	local only=()
+	case "$3" in problems/*) [ -n "${ONLY:-}" ] && only=(--only "$ONLY") ;; esac
 	CUDA_VISIBLE_DEVICES=$2 timeout -k 5 "$lim" ${lb[@]+"${lb[@]}"} $S eval "$3" "problems/llama/$n/solutions/$sol" \
 		-D "$4" --backend cuda --no-torch --no-baseline --rounds "$5" --budget-ms "$6" --timeout "$wl_timeout" \
-		--json >"$out/$1.jsonl" 2>"$out/$1.err"
+		${only[@]+"${only[@]}"} --json >"$out/$1.jsonl" 2>"$out/$1.err"
 	rc=$?
 	echo "$rc" >"$out/$1.rc"
 	log "$1 done (exit $rc, cap $lim s, $(grep -c '^{' "$out/$1.jsonl") traces)"
@@ -124,12 +127,13 @@ run_eval() {
 jobs=()
 for v in $variants; do
 	[ "$v" = 0 ] && continue
+	[ "${BUNDLED:-1}" = 0 ] && continue
 	for n in $probs; do jobs+=("$(label "$v")_$n problems/llama/$n $v $rounds $budget $cap"); done
 done
 if [ "${HELDOUT:-1}" != 0 ]; then
 	for v in $variants; do
 		[ "$v" = 0 ] && continue
-		for n in $probs; do jobs+=("$(label "$v")_heldout_$n $held/$n $v 1 50 40"); done
+		for n in $probs; do jobs+=("$(label "$v")_heldout_$n $held/$n $v 1 50 ${HELD_CAP:-90}"); done
 	done
 fi
 case " $variants " in *" 0 "*)
