@@ -23,8 +23,8 @@
 # "not run" (its .err).
 # env: VARIANTS, DEADLINE_S, CAP_S, WL_TIMEOUT, ROUNDS (1), BUDGET_MS (120), SOLUTION (fast.cu),
 # V1_TRACES, HELDOUT (1; 0 skips the held-out jobs), HELD_CAP (90: the cap of a held-out eval),
-# BUNDLED (1; 0 skips the bundled jobs), ONLY (eval --only: bundled workloads whose uuid has it). Logs: $OUT (device tool) or build/gpu-pfw; with
-# $OUT set they are packed into $OUT/gpu_pfw_logs.tgz beside $OUT/summary.txt. Per job TAG: TAG.jsonl
+# BUNDLED (1; 0 skips the bundled jobs), ONLY (eval --only, bundled jobs only). Logs: $OUT (device
+# tool) or build/gpu-pfw; with $OUT set they are packed into $OUT/gpu_pfw_logs.tgz beside $OUT/summary.txt. Per job TAG: TAG.jsonl
 # (traces), TAG.err, TAG.rc (exit status; 124 = killed by the cap), TAG.wl (its workload.jsonl).
 set -u
 cd "$(dirname "$0")/.."
