@@ -4,7 +4,8 @@
 usage: mem_table.py TRACES.jsonl...
 
 One row per trace line: problem, workload, status, T_k (µs), the same-byte copy (µs), T_k's fraction
-of the copy's speed, TB/s, the best correct baseline of the same run (name, µs, and how many seconds
+of the copy's speed, the rate (TB/s of the SOL bytes; TFLOP/s of the bf16 tensor FLOPs where the
+workload is compute-bound, e.g. attention prefill), the best correct baseline of the same run (name, µs, and how many seconds
 its torch.compile took where it was compiled), T_b / T_k, the SOL score. Then per problem: workloads,
 how many PASSED, the fraction of copy min / median, the speedup over the best baseline min / geomean,
 the SOL score min / median; and the overall lines the issue asks about: median SOL score over the
@@ -54,7 +55,7 @@ def rows_of(paths):
                 "tk_us": tk * 1e3 if tk else None,
                 "copy_us": sf["copy_ms"] * 1e3 if sf.get("copy_ms") else None,
                 "frac": sf.get("bw_fraction_of_copy"),
-                "tbs": sf["bytes_per_s"] / 1e12 if sf.get("bytes_per_s") else None,
+                "rate": rate_of(sf, tk),
                 "base": best["name"] if best else None,
                 "base_us": best["median_ms"] * 1e3 if best else None,
                 "compile_s": best.get("compile_s") if best else None,
@@ -63,6 +64,18 @@ def rows_of(paths):
                 "sol": sf.get("sol_score"),
             })
     return rows
+
+
+def rate_of(sf, tk_ms):
+    """TFLOP/s of the tensor FLOPs for a compute-bound trace, else TB/s of the SOL bytes ('-')."""
+    if not tk_ms:
+        return "-"
+    fl = sf.get("flops", {}).get("bf16_tensor")
+    if fl and sf.get("sol_bound_by") not in (None, "memory"):
+        return f"{fl / (tk_ms * 1e-3) / 1e12:.0f} TF/s"
+    if sf.get("bytes"):
+        return f"{sf['bytes'] / (tk_ms * 1e-3) / 1e12:.2f} TB/s"
+    return "-"
 
 
 def med(xs):
@@ -83,7 +96,7 @@ def main(argv):
     if not rows:
         print("mem_table: no traces")
         return 1
-    print("| problem | workload | status | T_k us | copy us | of copy | TB/s | best baseline | T_b us | T_b/T_k | SOL |")
+    print("| problem | workload | status | T_k us | copy us | of copy | rate | best baseline | T_b us | T_b/T_k | SOL |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         base = r["base"] or "-"
@@ -93,7 +106,7 @@ def main(argv):
             base += f" [{r['base_method']}]"
         wl = r["workload"] + (" (held-out)" if r["heldout"] else "")
         print(f"| {r['problem']} | {wl} | {r['status']} | {fmt(r['tk_us'], '.2f')} | {fmt(r['copy_us'], '.2f')} | "
-              f"{fmt(r['frac'], '.2f')} | {fmt(r['tbs'], '.2f')} | {base} | {fmt(r['base_us'], '.2f')} | "
+              f"{fmt(r['frac'], '.2f')} | {r['rate']} | {base} | {fmt(r['base_us'], '.2f')} | "
               f"{fmt(r['speedup'], '.2f')} | {fmt(r['sol'], '.3f')} |")
     print()
     print("| problem | workloads | PASSED | of copy min / median | T_b/T_k min / geomean | SOL min / median |")
