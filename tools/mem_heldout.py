@@ -123,7 +123,7 @@ MEM = {
     ],
     "stable-diffusion/groupnorm32_silu_sd_vae": [
         ("n1-c128-7x9", {"batch_size": 1, "num_channels": 128, "height": 7, "width": 9}, {}),
-        ("n3-c512-13x17", {"batch_size": 3, "num_channels": 512, "height": 13, "width": 17}, {}),
+        ("n3-c96-13x17", {"batch_size": 3, "num_channels": 96, "height": 13, "width": 17}, {}),
         ("n1-c512-96x160", {"batch_size": 1, "num_channels": 512, "height": 96, "width": 160}, {}),
         ("n2-c256-200x300", {"batch_size": 2, "num_channels": 256, "height": 200, "width": 300}, {}),
         ("n1-c256-720x1280", {"batch_size": 1, "num_channels": 256, "height": 720, "width": 1280}, {}),

@@ -6,7 +6,7 @@
 # generator must refuse a problems tree where a bundled uuid equals a held-out one, and a definition
 # whose constraint a held-out shape breaks; `solforge sol` must reject a held-out folder with a bad shape.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 S=${BUILD:-build}/solforge
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -74,7 +74,7 @@ while read -r d; do
 done <"$tmp/list"
 r="$tmp/root/problems/llama/rmsnorm_h4096/workload.jsonl"
 cp "$r" "$tmp/rms.bak"
-head -1 "$r" | sed 's/"uuid": *"[^"]*"/"uuid": "rmsnorm_h4096-heldout-t1000"/' >>"$r"
+head -1 "$tmp/rms.bak" | sed 's/"uuid": *"[^"]*"/"uuid": "rmsnorm_h4096-heldout-t1000"/' >>"$r"
 if python3 tools/mem_heldout.py "$tmp/neg1" --root "$tmp/root/problems" >/dev/null 2>"$tmp/neg.err"; then
 	bad "generator accepted a held-out uuid that a bundled workload has"
 elif grep -q "collides" "$tmp/neg.err"; then ok; else bad "collision refused for another reason: $(cat "$tmp/neg.err")"; fi
