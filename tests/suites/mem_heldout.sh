@@ -2,7 +2,8 @@
 # mem_heldout.sh - tools/mem_heldout.py's held-out problem folders (issue 7's memory-bound problems on
 # shapes their bundled workload files do not have): generated into a temp folder, each must list its
 # files, validate under `solforge sol` (axes, constraints), and pass `solforge eval ... @oracle --backend
-# cpu` on its smallest workload; no held-out uuid or shape may equal a bundled one. Negative cases: the
+# cpu` on its smallest workload; no held-out uuid or shape may equal a bundled one; on two of them a
+# fixture's correct solution passes and its wrong_value.c is caught. Negative cases: the
 # generator must refuse a problems tree where a bundled uuid equals a held-out one, and a definition
 # whose constraint a held-out shape breaks; `solforge sol` must reject a held-out folder with a bad shape.
 set -u
@@ -65,6 +66,21 @@ while read -r d u; do
 		bad "eval @oracle $u: $(tail -3 "$tmp/eval.out")"
 	fi
 done <"$tmp/smallest"
+
+# the held-out folders judge solutions: the fixtures' correct.c passes, wrong_value.c does not (INCORRECT_NUMERICAL)
+for n in gemma_rmsnorm_h5376 silu_and_mul_i14336; do
+	read -r d u < <(grep "/$n " "$tmp/smallest")
+	for f in correct wrong_value; do
+		"$S" eval "$d" "tests/fixtures/solutions/$n/$f.c" --backend cpu --only "=$u" --rounds 1 --budget-ms 20 \
+			--no-baseline >"$tmp/fx.out" 2>&1
+		rc=$?
+		case $f:$rc in
+		correct:0) ok ;;
+		wrong_value:1) if grep -q INCORRECT_NUMERICAL "$tmp/fx.out"; then ok; else bad "$n $f: exit 1 without INCORRECT_NUMERICAL"; fi ;;
+		*) bad "$n $f on $u: exit $rc: $(tail -2 "$tmp/fx.out")" ;;
+		esac
+	done
+done
 
 # negative: a problems tree whose bundled workload already has a held-out uuid
 mkdir -p "$tmp/root"
