@@ -5,10 +5,11 @@ given JSON-lines files (evaluations of fast.cu or of baselines do not count), an
 
 usage: tools/naive_coverage.py TRACE.jsonl...   (exit 1 when a workload has no PASSED naive.cu trace)
 """
-import glob
 import json
 import os
 import sys
+
+from suite_list import naive_problems, workload_uuids
 
 
 def main(argv):
@@ -27,11 +28,8 @@ def main(argv):
             else:
                 bad.setdefault(u, (st, path))
     missing_total = 0
-    for p in sorted(glob.glob("problems/*/*/")):
-        p = p.rstrip("/")
-        if not os.path.exists(p + "/solutions/naive.cu"):
-            continue
-        uu = [json.loads(l)["uuid"] for l in open(p + "/workload.jsonl") if l.strip()]
+    for p in naive_problems():
+        uu = workload_uuids(p)
         miss = [u for u in uu if u not in passed]
         missing_total += len(miss)
         print(f"{os.path.basename(p):45s} {len(uu) - len(miss):3d} / {len(uu):3d} PASSED"

@@ -5,10 +5,10 @@ trace with an xval verdict in the given JSON-lines trace files, for gpu_xval.sh'
 
 usage: tools/xval_missing.py TRACE.jsonl... > list.txt   (counts go to stderr)
 """
-import glob
 import json
-import os
 import sys
+
+from suite_list import definition, naive_problems, workload_uuids
 
 
 def main(argv):
@@ -21,15 +21,10 @@ def main(argv):
             if "xval:" in t.get("evaluation", {}).get("log", ""):
                 done.add(t["workload"]["uuid"])
     wanted = []
-    for p in sorted(glob.glob("problems/*/*/")):
-        p = p.rstrip("/")
-        if not os.path.exists(p + "/solutions/naive.cu"):
+    for p in naive_problems():
+        if not definition(p).get("reference"):
             continue
-        if not json.load(open(p + "/definition.json")).get("reference"):
-            continue
-        for line in open(p + "/workload.jsonl"):
-            if line.strip():
-                wanted.append((p, json.loads(line)["uuid"]))
+        wanted.extend((p, u) for u in workload_uuids(p))
     missing = [w for w in wanted if w[1] not in done]
     for p, u in missing:
         print(p, u)
