@@ -17,8 +17,9 @@
  *
  * -DSF_PREFILL_WGMMA=1 selects version 2 of the attend kernel (gqa_paged_prefill_sm90_wgmma.cuh: the
  * same items, gathers and softmax on wgmma; Q, K and V tiles 128B-swizzled), 2 the same with the
- * softmax of a tile overlapping the previous tile's PV product; 0 (default) keeps the mma.sync kernel
- * below.
+ * softmax of a tile overlapping the previous tile's PV product, 3 version 3 (gqa_paged_prefill_sm90_pp.cuh:
+ * 32-token items, two consumer warpgroups sharing each K/V tile, ping-pong on the tensor core); 0
+ * (default) keeps the mma.sync kernel below.
  */
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
@@ -57,7 +58,8 @@ __device__ __forceinline__ int kv_len_of(const int32_t *kv_indptr, const int32_t
 	return last_len ? (n - 1) * ps + last_len[b] : n * ps;
 }
 
-/* One CTA: items[] = (b, tile) for every 16-token tile of every sequence in order; *n_items = count. */
+/* One CTA: items[] = (b, tile) for every TK-token tile of every sequence in order; *n_items = count. */
+template <int TK>
 __global__ void __launch_bounds__(PLAN_THREADS)
 prefill_plan(const int32_t *__restrict__ qo_indptr, int batch, work_item *__restrict__ items, int *__restrict__ n_items)
 {
@@ -70,7 +72,7 @@ prefill_plan(const int32_t *__restrict__ qo_indptr, int batch, work_item *__rest
 	for (int base = 0; base < batch; base += PLAN_THREADS) {
 		const int b = base + tid;
 		const int qlen = b < batch ? qo_indptr[b + 1] - qo_indptr[b] : 0;
-		const int cnt = qlen > 0 ? (qlen + TOK - 1) / TOK : 0;
+		const int cnt = qlen > 0 ? (qlen + TK - 1) / TK : 0;
 		int x = cnt;
 		for (int o = 1; o < 32; o <<= 1) {
 			const int y = __shfl_up_sync(0xffffffffu, x, o);
@@ -391,13 +393,24 @@ prefill_attend(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restr
 	}
 }
 
-#if SF_PREFILL_WGMMA
+#if SF_PREFILL_WGMMA >= 3
+#include "gqa_paged_prefill_sm90_pp.cuh"
+#define ATTEND_KERNEL(PS) prefill_attend_pp<PS>
+#define ATTEND_SMEM PP_SMEM_BYTES
+#define ATTEND_THREADS PP_THREADS
+#define ITEM_TOK PP_TOK
+#elif SF_PREFILL_WGMMA
 #include "gqa_paged_prefill_sm90_wgmma.cuh"
 #define ATTEND_KERNEL(PS) prefill_attend_wg<PS, (SF_PREFILL_WGMMA >= 2)>
 #define ATTEND_SMEM WG_SMEM_BYTES
-#else
+#endif
+#ifndef ATTEND_KERNEL
 #define ATTEND_KERNEL(PS) prefill_attend<PS>
 #define ATTEND_SMEM SMEM_BYTES
+#endif
+#ifndef ATTEND_THREADS
+#define ATTEND_THREADS THREADS
+#define ITEM_TOK TOK /* new tokens per work item (CTA) */
 #endif
 
 static void *g_scratch;
@@ -431,7 +444,7 @@ static int launch(unsigned grid, cudaStream_t stream, const sf_call *call, const
 		attr_done = 1;
 	}
 	const sf_tensor *in = call->inputs;
-	ATTEND_KERNEL(PS)<<<grid, THREADS, ATTEND_SMEM, stream>>>(
+	ATTEND_KERNEL(PS)<<<grid, ATTEND_THREADS, ATTEND_SMEM, stream>>>(
 		(const __nv_bfloat16 *)in[0].data, (const __nv_bfloat16 *)in[1].data, (const __nv_bfloat16 *)in[2].data,
 		(const int32_t *)in[3].data, (const int32_t *)in[4].data, (const int32_t *)in[5].data, last, ps,
 		scale_log2, items, n_items, (__nv_bfloat16 *)call->outputs[0].data, (float *)call->outputs[1].data);
@@ -461,7 +474,7 @@ SF_EXPORT int run(const sf_call *call)
 	const int32_t *last = has_last ? (const int32_t *)in[6].data : NULL;
 	cudaStream_t stream = (cudaStream_t)call->stream;
 
-	const int64_t max_items = total_q / TOK + batch; /* sum of ceil(qo_len / 16) */
+	const int64_t max_items = total_q / ITEM_TOK + batch; /* >= sum of ceil(qo_len / ITEM_TOK) */
 	if (max_items * HKV > INT32_MAX)
 		return SF_ERR_UNSUPPORTED;
 	char *s = (char *)scratch(256 + sizeof(work_item) * (size_t)max_items);
@@ -470,7 +483,7 @@ SF_EXPORT int run(const sf_call *call)
 	int *n_items = (int *)s;
 	work_item *items = (work_item *)(s + 256);
 
-	prefill_plan<<<1, PLAN_THREADS, 0, stream>>>((const int32_t *)in[3].data, batch, items, n_items);
+	prefill_plan<ITEM_TOK><<<1, PLAN_THREADS, 0, stream>>>((const int32_t *)in[3].data, batch, items, n_items);
 	const unsigned grid = (unsigned)(max_items * HKV);
 	int rc;
 	if (ps == 1)
