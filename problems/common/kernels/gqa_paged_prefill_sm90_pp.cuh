@@ -222,11 +222,16 @@ prefill_attend_pp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__re
 		sfwg::wgmma_wait<1>(); /* S(t) complete; PV(t - 1) may still run */
 		sfwg::fence_regs(s);
 		float corr_a, corr_b;
-		softmax_tile(s, pa, t, lim_a, lim_b, lim_min, c, scale_log2, m_a, m_b, l_a, l_b, corr_a, corr_b);
+		uint32_t pn[BN / 16][4]; /* P(t): pa (P(t - 1)) is an operand of the PV in flight until wait 0 */
+		softmax_tile(s, pn, t, lim_a, lim_b, lim_min, c, scale_log2, m_a, m_b, l_a, l_b, corr_a, corr_b);
 		sfwg::wgmma_wait<0>();
 		sfwg::fence_regs(o);
 		if (!__all_sync(0xffffffffu, corr_a == 1.0f && corr_b == 1.0f))
 			rescale_o(o, corr_a, corr_b);
+#pragma unroll
+		for (int kk = 0; kk < BN / 16; kk++)
+			for (int e = 0; e < 4; e++)
+				pa[kk][e] = pn[kk][e];
 		sfwg::mbar_arrive(EMPTY_K(st)); /* this warpgroup is done with K(t) and V(t - 1) */
 		if (t > 0)
 			sfwg::mbar_arrive(EMPTY_V(sp));

@@ -1,0 +1,539 @@
+#!/usr/bin/env python3
+"""attn_emulate_pp.py - CPU emulation of the prefill's version 3 ("v3pp",
+problems/common/kernels/gqa_paged_prefill_sm90_pp.cuh, -DSF_PREFILL_WGMMA=3): two consumer warpgroups
+per CTA sharing a 4-stage cp.async ring, mbarrier publication / release, ping-pong turns on named
+barriers.
+
+usage: attn_emulate_pp.py [--seeds N] [--schedules N] [--mutate NAME] [--protocol-only]
+
+Part 1, the protocol (no data): pp_events() transcribes one warpgroup's program order of
+prefill_attend_pp for a given tile count (gathers, cp.async commits / wait_group counts, proxy fences,
+mbarrier arrives and parity waits, named-barrier syncs and arrives, wgmma reads, commits and waits).
+Sim runs the two warpgroups' lists under a random scheduler (which warpgroup steps next is random and
+sticky, so the warpgroups drift apart as far as the synchronisation lets them) and checks the PTX rules
+at every step: a wgmma may read a tile only when both warpgroups' halves of it were retired
+(wait_group), fenced to the async proxy and released by an mbarrier arrive whose phase the reader has
+waited for; a gather may overwrite a buffer only when both warpgroups' wgmmas that read its old tile
+have retired and the writer acquired that through the empty mbarrier (its own reads: its own wgmma
+wait); an mbarrier phase and a named barrier phase take one arrival per warpgroup (a second is a
+bug: the hardware would count it toward the wrong phase); parity waits see the phase the kernel
+means (no aliasing); no deadlock; at the end no wgmma in flight, every named barrier phase complete,
+every K and V tile gathered once and read once per warpgroup. A warpgroup is modelled as one agent
+(its 128 threads run the same list; the count 256 = two warpgroups of arrivals).
+
+Part 2, the data: the same scheduler drives the kernel's data path on a NaN-initialised shared image
+(tools/attn_emulate_wg.py's sw128 / descriptor / fragment model): the 256 threads' gathers (rows
+tid / 16 + 16 i, the slot rotation sl_v <- sl_k <- sl_n of the kernel, slot = page x ps + pos % ps),
+descriptors built as one base plus constants (desc_add), each warpgroup's 64 rows of the 128-row Q,
+the base-2 online softmax with the per-warpgroup causal limits, the rescale skipped by warp vote,
+the epilogue; compared with the float64 reference. Mode "late" lands copies when wait_group retires
+them and runs a wgmma's reads when wgmma.wait retires it; "early" lands at issue and reads at issue.
+
+--mutate: noempty (gathers skip the empty wait), pubearly (publish with wait_group 2), parity (full
+waits one phase off), turn (warpgroup 0 without its final sync), arrive2 (K published twice),
+slotv (V gathered with K's current slots instead of the previous tile's), vote (rescale skipped when
+any lane's max is unchanged), limmin (warpgroup 0 takes warpgroup 1's mask rule, skipping a needed
+mask). Exit 1 on any
+failure (or, with --mutate, prints the failure and exits 1: the suite expects that).
+"""
+import argparse
+import sys
+
+import numpy as np
+
+from attn_emulate import BN, D, GRP, HKV, HQ, LOG2E, bf16_round, bf16_val, check, kv_len_of, make_case, reference
+from attn_emulate_wg import NAN16, read_kmajor, read_mnmajor, sw128, wg_desc, wg_desc_mn
+
+PP_TOK, PP_BM, ST, ROWS = 32, 128, 4, 4
+ROW_BYTES = D * 2
+TILE_BYTES = BN * ROW_BYTES
+Q_BYTES = PP_BM * ROW_BYTES
+MUT = set()
+
+
+def pp_events(n, w):
+    """One warpgroup's events, in the order of prefill_attend_pp. Buffers: "Q", "K0".."K3", "V0".."V3";
+    mbarriers ("FK", s), ("FV", s), ("EK", s), ("EV", s)."""
+    ev = [("load", "Q", 0), ("load", "K0", 0), ("commit",)]
+    if n > 1:
+        ev.append(("load", "K1", 1))
+    ev += [("load", "V0", 0), ("commit",)]
+    if n > 2:
+        ev.append(("load", "K2", 2))
+    if n > 1:
+        ev.append(("load", "V1", 1))
+    ev += [("commit",), ("cpwait", 2), ("fence",), ("arrive", ("FK", 0))]
+    if w == 1:
+        ev.append(("barrive", 1))
+    par = 1 if "parity" in MUT else 0
+    for t in range(n):
+        st, sp = t % ST, (t - 1) % ST
+        ev.append(("mwait", ("FK", st), ((t // ST) & 1) ^ par, t))
+        if t > 0:
+            ev.append(("mwait", ("FV", sp), ((t - 1) // ST) & 1, t - 1))
+        ev += [("bsync", 1 + w), ("read", "Q", 0, t), ("read", f"K{st}", t, t), ("wcommit",)]
+        if t > 0:
+            ev.append(("read", f"V{sp}", t - 1, t - 1))
+        ev += [("wcommit",), ("barrive", 2 - w)]
+        ev += [("cpwait", 2 if "pubearly" in MUT else 1), ("fence",)]
+        if t + 1 < n:
+            ev.append(("arrive", ("FK", (t + 1) % ST)))
+            if "arrive2" in MUT and t == 1:
+                ev.append(("arrive", ("FK", (t + 1) % ST)))
+        ev += [("arrive", ("FV", st)), ("wwait", 1), ("softmax", t), ("wwait", 0), ("rescale", t),
+               ("arrive", ("EK", st))]
+        if t > 0:
+            ev.append(("arrive", ("EV", sp)))
+        if t + 3 < n:
+            if t >= 1 and "noempty" not in MUT:
+                ev.append(("mwait", ("EK", sp), ((t - 1) // ST) & 1, t - 1))
+            ev.append(("load", f"K{sp}", t + 3))
+        if t + 2 < n:
+            s2 = (t + 2) % ST
+            if t >= 2:
+                ev.append(("mwait", ("EV", s2), ((t - 2) // ST) & 1, t - 2))
+            ev.append(("load", f"V{s2}", t + 2))
+        ev += [("commit",), ("rotate", t)]
+    ev += [("mwait", ("FV", (n - 1) % ST), ((n - 1) // ST) & 1, n - 1), ("read", f"V{(n - 1) % ST}", n - 1, n - 1),
+           ("wcommit",), ("wwait", 0)]
+    if w == 0 and "turn" not in MUT:
+        ev.append(("bsync", 1))
+    return ev
+
+
+class ProtocolError(Exception):
+    pass
+
+
+class Sim:
+    """Two warpgroups' event lists under a random sticky scheduler, with the protocol checks; `data`
+    (a PPData or None) gets the data-path callbacks."""
+
+    def __init__(self, n, rng, data=None):
+        self.n, self.rng, self.data = n, rng, data
+        self.ev = [pp_events(n, 0), pp_events(n, 1)]
+        self.pc = [0, 0]
+        self.groups = [[], []]          # cp.async committed groups per warpgroup: lists of (buf, tile)
+        self.cur = [[], []]
+        self.part = {}                  # (buf, writer) -> [tile, "pending"|"retired"|"fenced"]
+        self.acq = [set(), set()]       # (buf, tile, writer) a warpgroup may read (published, acquired)
+        self.mb = {}                    # mbarrier -> dict(phase, arr set, rel set, done list of rel sets)
+        self.nb = {1: set(), 2: set()}  # named barrier -> warpgroups arrived in the current phase
+        self.nb_phase = {1: 0, 2: 0}
+        self.nb_wait = [None, None]     # (barrier, phase) a warpgroup's bar.sync waits for
+        self.wg = [[], []]              # wgmma committed groups: lists of (buf, tile)
+        self.wcur = [[], []]
+        self.reads = {}                 # buf -> list of [tile, reader, "running"|"retired"]
+        self.read_rel = [set(), set()]  # (buf, tile, reader) retired reads a warpgroup has released/acquired
+        self.loads, self.seen = {}, {}
+
+    def mbar(self, key):
+        return self.mb.setdefault(key, {"phase": 0, "arr": set(), "rel": set(), "done": []})
+
+    def blocked(self, w):
+        if self.nb_wait[w] is not None:
+            b, ph = self.nb_wait[w]
+            return self.nb_phase[b] == ph
+        e = self.ev[w][self.pc[w]]
+        if e[0] == "mwait":
+            ph = self.mbar(e[1])["phase"]
+            if ph >= e[3] // ST + 2:
+                raise ProtocolError(f"wg{w} {e}: the barrier is {ph - e[3] // ST - 1} phases past the one "
+                                    f"meant (tile {e[3]}): the parity wait aliases")
+            return (ph & 1) == e[2]  # try_wait.parity p passes once the current phase's parity is not p
+        return False
+
+    def step(self, w):
+        if self.nb_wait[w] is not None:  # the bar.sync's wait is over
+            self.nb_wait[w] = None
+            self.pc[w] += 1
+            return
+        e = self.ev[w][self.pc[w]]
+        at = f"wg{w} event {self.pc[w]} {e}"
+        k = e[0]
+        if k == "load":
+            buf, tile = e[1], e[2]
+            for r in self.reads.get(buf, []):
+                if r[0] != tile and (r[2] != "retired" if r[1] == w else (buf, r[0], r[1]) not in self.read_rel[w]):
+                    raise ProtocolError(f"{at}: overwrites {buf} while wg{r[1]}'s wgmma reading tile {r[0]} may "
+                                        f"still run ({r[2]}, not acquired by wg{w})")
+            p = self.part.get((buf, w))
+            if p and p[1] == "pending":
+                raise ProtocolError(f"{at}: overwrites {buf} before its own gather of tile {p[0]} retired")
+            self.part[(buf, w)] = [tile, "pending"]
+            self.cur[w].append((buf, tile))
+            key = (buf[0], tile, w)
+            self.loads[key] = self.loads.get(key, 0) + 1
+            if self.data:
+                self.data.load(w, buf, tile)
+        elif k == "commit":
+            self.groups[w].append(self.cur[w])
+            self.cur[w] = []
+        elif k == "cpwait":
+            while len(self.groups[w]) > e[1]:
+                for buf, tile in self.groups[w].pop(0):
+                    if self.part[(buf, w)][0] == tile:
+                        self.part[(buf, w)][1] = "retired"
+                    if self.data:
+                        self.data.land(w, buf, tile)
+        elif k == "fence":
+            for (buf, wr), p in self.part.items():
+                if wr == w and p[1] == "retired":
+                    p[1] = "fenced"
+        elif k == "arrive":
+            m = self.mbar(e[1])
+            if w in m["arr"]:
+                raise ProtocolError(f"{at}: second arrival of wg{w} in phase {m['phase']} of {e[1]}")
+            m["arr"].add(w)
+            if e[1][0] in ("FK", "FV"):
+                m["rel"] |= {(buf, p[0], wr) for (buf, wr), p in self.part.items() if wr == w and p[1] == "fenced"}
+            else:
+                m["rel"] |= {(buf, r[0], r[1]) for buf, rs in self.reads.items() for r in rs
+                             if r[1] == w and r[2] == "retired"}
+            if len(m["arr"]) == 2:
+                m["done"].append(m["rel"])
+                m["phase"] += 1
+                m["arr"], m["rel"] = set(), set()
+        elif k == "mwait":
+            m = self.mbar(e[1])
+            if m["phase"] != e[3] // ST + 1:
+                raise ProtocolError(f"{at}: passed with {m['phase']} phases complete; tile {e[3]} needs exactly "
+                                    f"{e[3] // ST + 1}")
+            for rel in m["done"]:
+                (self.acq[w] if e[1][0] in ("FK", "FV") else self.read_rel[w]).update(rel)
+        elif k == "bsync":
+            b = e[1]
+            if w in self.nb[b]:
+                raise ProtocolError(f"{at}: wg{w} arrives twice in one phase of named barrier {b}")
+            self.nb[b].add(w)
+            ph = self.nb_phase[b]
+            self.complete_nb(b)
+            if self.nb_phase[b] == ph:
+                self.nb_wait[w] = (b, ph)
+                return
+        elif k == "barrive":
+            b = e[1]
+            if w in self.nb[b]:
+                raise ProtocolError(f"{at}: wg{w} arrives twice in one phase of named barrier {b}")
+            self.nb[b].add(w)
+            self.complete_nb(b)
+        elif k == "read":
+            buf, tile = e[1], e[2]
+            for wr in (0, 1):
+                p = self.part.get((buf, wr))
+                if not p or p[0] != tile:
+                    raise ProtocolError(f"{at}: wg{wr}'s half of {buf} holds tile {p[0] if p else None}, not {tile}")
+                if (buf, tile, wr) not in self.acq[w]:
+                    raise ProtocolError(f"{at}: reads wg{wr}'s half of {buf} (tile {tile}) without an acquired "
+                                        f"release of it (retired, fenced, arrived, waited)")
+            self.wcur[w].append((buf, tile, e[3]))
+            self.reads.setdefault(buf, []).append([tile, w, "running"])
+            key = (buf[0], tile, w)
+            self.seen[key] = self.seen.get(key, 0) + 1
+            if self.data and not self.data.late:
+                self.data.wgmma(w, buf, tile, e[3])
+        elif k == "wcommit":
+            self.wg[w].append(self.wcur[w])
+            self.wcur[w] = []
+        elif k == "wwait":
+            while len(self.wg[w]) > e[1]:
+                for buf, tile, t in self.wg[w].pop(0):
+                    for r in self.reads[buf]:
+                        if r[0] == tile and r[1] == w and r[2] == "running":
+                            r[2] = "retired"
+                    if self.data and self.data.late:
+                        self.data.wgmma(w, buf, tile, t)
+        elif k in ("softmax", "rescale", "rotate"):
+            if self.data:
+                getattr(self.data, k)(w, e[1])
+        self.pc[w] += 1
+
+    def complete_nb(self, b):
+        if len(self.nb[b]) == 2:
+            self.nb[b] = set()
+            self.nb_phase[b] += 1
+
+    def run(self):
+        cur = int(self.rng.integers(0, 2))
+        while self.pc[0] < len(self.ev[0]) or self.pc[1] < len(self.ev[1]):
+            ready = [w for w in (0, 1) if self.pc[w] < len(self.ev[w]) and not self.blocked(w)]
+            if not ready:
+                raise ProtocolError(f"deadlock: wg0 at {self.ev[0][self.pc[0]] if self.pc[0] < len(self.ev[0]) else 'end'}"
+                                    f", wg1 at {self.ev[1][self.pc[1]] if self.pc[1] < len(self.ev[1]) else 'end'}")
+            if cur not in ready or self.rng.random() < 0.15:  # sticky: long runs of one warpgroup
+                cur = ready[int(self.rng.integers(0, len(ready)))]
+            self.step(cur)
+        if any(self.wg) or any(self.wcur):
+            raise ProtocolError("wgmma groups still in flight at the end")
+        for b in (1, 2):
+            if self.nb[b]:
+                raise ProtocolError(f"named barrier {b} ends with a partial phase {sorted(self.nb[b])}")
+        want = {(c, t, w): 1 for c in "KV" for t in range(self.n) for w in (0, 1)}
+        want.update({("Q", 0, w): 1 for w in (0, 1)})
+        if self.loads != want:
+            raise ProtocolError(f"gathers per (cache, tile, wg) {sorted(self.loads.items())} != once each")
+        want_r = {(c, t, w): 1 for c in "KV" for t in range(self.n) for w in (0, 1)}
+        want_r.update({("Q", 0, w): self.n for w in (0, 1)})
+        if self.seen != want_r:
+            raise ProtocolError(f"reads per (cache, tile, wg) {sorted(self.seen.items())} wrong")
+
+
+PROTO_TILES = list(range(1, 24)) + [31, 32, 33, 64, 65, 129]
+
+
+def protocol_sweep(schedules):
+    fails = 0
+    for n in PROTO_TILES:
+        for sd in range(schedules):
+            try:
+                Sim(n, np.random.default_rng(1000 * n + sd)).run()
+            except ProtocolError as err:
+                print(f"FAIL protocol v3pp n_tiles={n} schedule {sd}: {err}")
+                fails += 1
+                break
+    if not fails:
+        print(f"ok   protocol v3pp: {len(PROTO_TILES)} tile counts 1..{PROTO_TILES[-1]} x {schedules} random "
+              f"interleavings of the two warpgroups: no deadlock, no early read, no early overwrite, barriers balanced")
+    return fails
+
+
+class PPData:
+    """The data path of one CTA (item (b, tile32), kv head kvh), driven by Sim's callbacks."""
+
+    def __init__(self, c, b, tile32, kvh, late):
+        self.c, self.kvh, self.late, self.ps = c, kvh, late, c["ps"]
+        self.q_start = int(c["qo_indptr"][b])
+        qo_len = int(c["qo_indptr"][b + 1]) - self.q_start
+        prefix = kv_len_of(c, b) - qo_len
+        self.j0 = tile32 * PP_TOK
+        self.ntok = min(PP_TOK, qo_len - self.j0)
+        self.n_kv = prefix + self.j0 + self.ntok
+        self.n = (self.n_kv + BN - 1) // BN
+        self.pages = c["idx"][c["kv_indptr"][b]:]
+        self.qf, self.kf, self.vf = c["q"].reshape(-1), c["k"].reshape(-1), c["v"].reshape(-1)
+        self.scale_log2 = np.float32(c["scale"] * LOG2E)
+        base = 1024
+        self.s_q, self.s_k = base, base + Q_BYTES
+        self.s_v = self.s_k + ST * TILE_BYTES
+        self.smem = np.full((self.s_v + ST * TILE_BYTES) // 2, NAN16, dtype=np.uint16)
+        self.pend = {}  # (w, buf, tile) -> copies not landed (late mode)
+        tid = np.arange(256)
+        self.fetch = lambda t: [[int(self.pages[(t * BN + (x >> 4) + 16 * i) // self.ps]) * self.ps
+                                 + (t * BN + (x >> 4) + 16 * i) % self.ps
+                                 if t * BN + (x >> 4) + 16 * i < self.n_kv else -1 for i in range(ROWS)] for x in tid]
+        self.s0, self.s1 = self.fetch(0), self.fetch(1)
+        self.sl_v, self.sl_k, self.sl_n = self.fetch(2), self.fetch(3), self.fetch(4)
+        self.pro_k2 = self.sl_v
+        lt = np.arange(128)
+        wi, lane = lt >> 5, lt & 31
+        self.g, self.cc = lane >> 2, lane & 3
+        self.st = []
+        for w in (0, 1):
+            tok_a = 16 * w + 4 * wi + (self.g >> 2)
+            lim_a = prefix + self.j0 + tok_a
+            lim_min = prefix + self.j0 + 16 * w
+            if "limmin" in MUT and w == 0:
+                lim_min += 16
+            self.st.append(dict(tok_a=tok_a, lim_a=lim_a, lim_b=lim_a + 2, lim_min=lim_min,
+                                o=np.zeros((128, 64), dtype=np.float32), m_a=np.full(128, -np.inf, np.float32),
+                                m_b=np.full(128, -np.inf, np.float32), l_a=np.zeros(128, np.float32),
+                                l_b=np.zeros(128, np.float32), s=None, pa=None, pn=None, corr=None))
+        i = np.arange(64)
+        self.rows = lambda n_: 16 * wi[:, None] + self.g[:, None] + 8 * ((np.arange(n_)[None, :] % 4) >= 2)
+        self.cols = lambda n_: 8 * (np.arange(n_)[None, :] // 4) + 2 * self.cc[:, None] + (np.arange(n_)[None, :] % 2)
+        del i
+        self.wi = wi
+        self.dq = [wg_desc(self.s_q + w * 64 * 128) for w in (0, 1)]
+        self.dk = wg_desc(self.s_k)
+        self.dv = wg_desc_mn(self.s_v, BN * 128)
+
+    def copy(self, w, buf, tile, dst, src, off, ok):
+        if self.late:
+            self.pend.setdefault((w, buf, tile), []).append((dst, src, off, ok))
+        else:
+            self.smem[dst // 2: dst // 2 + 8] = src[off: off + 8] if ok else 0
+
+    def land(self, w, buf, tile):
+        for dst, src, off, ok in self.pend.pop((w, buf, tile), []):
+            self.smem[dst // 2: dst // 2 + 8] = src[off: off + 8] if ok else 0
+
+    def load(self, w, buf, tile):
+        for x in range(128 * w, 128 * w + 128):
+            ch = x & 15
+            if buf == "Q":
+                for i in range(PP_BM * 16 // 256):
+                    row = (x >> 4) + 16 * i
+                    tok = row >> 2
+                    ok = tok < self.ntok
+                    off = ((self.q_start + self.j0 + (tok if ok else 0)) * HQ + self.kvh * GRP + (row & 3)) * D + ch * 8
+                    self.copy(w, buf, tile, self.s_q + sw128(PP_BM, row, ch), self.qf, off, ok)
+                continue
+            kind, sb = buf[0], int(buf[1])
+            if kind == "K":
+                sl = {0: self.s0, 1: self.s1, 2: self.pro_k2}.get(tile) if tile < 3 else self.sl_k
+            else:
+                sl = {0: self.s0, 1: self.s1}.get(tile) if tile < 2 else (self.sl_k if "slotv" in MUT else self.sl_v)
+            src = self.kf if kind == "K" else self.vf
+            dst0 = (self.s_k if kind == "K" else self.s_v) + sb * TILE_BYTES
+            for i in range(ROWS):
+                ok = sl[x][i] >= 0
+                off = (sl[x][i] if ok else 0) * HKV * D + self.kvh * D + ch * 8
+                self.copy(w, buf, tile, dst0 + sw128(BN, (x >> 4) + 16 * i, ch), src, off, ok)
+
+    def wgmma(self, w, buf, tile, t):
+        st = self.st[w]
+        if buf == "Q":
+            return
+        if buf[0] == "K":  # S(t) = Q K^T through desc_add'ed descriptors
+            S = np.zeros((64, 64))
+            dkt = self.dk + ((int(buf[1]) * TILE_BYTES) >> 4)
+            for kk in range(D // 16):
+                A = bf16_val(read_kmajor(self.smem, self.dq[w] + (((kk >> 2) * (PP_BM * 128) + (kk & 3) * 32) >> 4), 64))
+                B = bf16_val(read_kmajor(self.smem, dkt + (((kk >> 2) * (BN * 128) + (kk & 3) * 32) >> 4), 64))
+                S += A.astype(np.float64) @ B.astype(np.float64).T
+            st["s"] = S[self.rows(32), self.cols(32)].astype(np.float32)
+            return
+        O = np.zeros((64, 128))
+        O[self.rows(64), self.cols(64)] = st["o"]
+        dvt = self.dv + ((int(buf[1]) * TILE_BYTES) >> 4)
+        for kk in range(BN // 16):
+            A = np.zeros((64, 16))
+            for r_, (dr, dk_) in enumerate(((0, 0), (8, 0), (0, 8), (8, 8))):
+                for e in range(2):
+                    A[16 * self.wi + self.g + dr, 2 * self.cc + dk_ + e] = bf16_val(st["pa"][kk][:, r_, e])
+            B = bf16_val(read_mnmajor(self.smem, dvt + ((kk * 2048) >> 4), D)).astype(np.float64)
+            O += A @ B
+        st["o"][:] = O[self.rows(64), self.cols(64)].astype(np.float32)
+
+    def softmax(self, w, t):
+        st, cc = self.st[w], self.cc
+        s = st["s"]
+        ia = (np.arange(32) % 4) < 2
+        if t * BN + BN - 1 > st["lim_min"]:
+            kvpos = t * BN + 8 * (np.arange(32)[None, :] // 4) + 2 * cc[:, None] + (np.arange(32)[None, :] % 2)
+            lim = np.where(ia[None, :], st["lim_a"][:, None], st["lim_b"][:, None])
+            s = np.where(kvpos > lim, -np.inf, s).astype(np.float32)
+        quad = lambda x: x.reshape(32, 4).max(axis=1).repeat(4)
+        nm_a = np.maximum(st["m_a"], (quad(s[:, ia].max(axis=1)) * self.scale_log2).astype(np.float32))
+        nm_b = np.maximum(st["m_b"], (quad(s[:, ~ia].max(axis=1)) * self.scale_log2).astype(np.float32))
+        mu_a = np.where(nm_a == -np.inf, 0, nm_a).astype(np.float32)
+        mu_b = np.where(nm_b == -np.inf, 0, nm_b).astype(np.float32)
+        corr_a, corr_b = np.exp2(st["m_a"] - mu_a), np.exp2(st["m_b"] - mu_b)
+        st["m_a"], st["m_b"] = nm_a, nm_b
+        mu = np.where(ia[None, :], mu_a[:, None], mu_b[:, None])
+        with np.errstate(invalid="ignore"):
+            s = np.exp2((s.astype(np.float64) * np.float64(self.scale_log2) - mu).astype(np.float32))
+        st["l_a"] = st["l_a"] * corr_a + s[:, ia].sum(axis=1)
+        st["l_b"] = st["l_b"] * corr_b + s[:, ~ia].sum(axis=1)
+        pn = []
+        for kk in range(BN // 16):
+            f = np.zeros((128, 4, 2), dtype=np.uint16)
+            for r_ in range(4):
+                f[:, r_, 0] = bf16_round(s[:, 8 * kk + 2 * r_])
+                f[:, r_, 1] = bf16_round(s[:, 8 * kk + 2 * r_ + 1])
+            pn.append(f)
+        st["pn"], st["corr"] = pn, (corr_a, corr_b)
+
+    def rescale(self, w, t):
+        st = self.st[w]
+        corr_a, corr_b = st["corr"]
+        same = (corr_a == 1) & (corr_b == 1)
+        for wi in range(4):  # warp vote: skip when every lane's max is unchanged
+            lanes = slice(32 * wi, 32 * wi + 32)
+            skip = same[lanes].any() if "vote" in MUT else same[lanes].all()
+            if not skip:
+                io = (np.arange(64) % 4) < 2
+                st["o"][lanes] *= np.where(io[None, :], corr_a[lanes, None], corr_b[lanes, None])
+        st["pa"] = st["pn"]
+
+    def rotate(self, w, t):
+        for x in range(128 * w, 128 * w + 128):
+            self.sl_v[x], self.sl_k[x] = self.sl_k[x], self.sl_n[x]
+        nxt = self.fetch(t + 5)
+        for x in range(128 * w, 128 * w + 128):
+            self.sl_n[x] = nxt[x]
+
+    def store(self, out, lse):
+        for w in (0, 1):
+            st = self.st[w]
+            L_a = st["l_a"].reshape(32, 4).sum(axis=1).repeat(4)
+            L_b = st["l_b"].reshape(32, 4).sum(axis=1).repeat(4)
+            hh = self.g & 3
+            for x in range(128):
+                for tok, L, m, sel in ((st["tok_a"][x], L_a[x], st["m_a"][x], 0), (st["tok_a"][x] + 2, L_b[x], st["m_b"][x], 2)):
+                    if tok >= self.ntok:
+                        continue
+                    row, h = self.q_start + self.j0 + tok, self.kvh * GRP + hh[x]
+                    for j in range(D // 8):
+                        col = 8 * j + 2 * self.cc[x]
+                        out[row, h, col: col + 2] = bf16_val(bf16_round(st["o"][x, 4 * j + sel: 4 * j + sel + 2] / L))
+                    if self.cc[x] == 0:
+                        lse[row, h] = m + np.log2(L)
+
+
+def emulate_pp(c, late, seed):
+    """Every CTA of prefill_plan<32>'s items (heaviest first, as the grid does) under a random schedule."""
+    out = np.full((c["total_q"], HQ, D), np.nan)
+    lse = np.full((c["total_q"], HQ), np.nan)
+    items = [(b, t) for b in range(c["batch"]) for t in range((int(c["qo"][b]) + PP_TOK - 1) // PP_TOK)]
+    max_items = c["total_q"] // PP_TOK + c["batch"]
+    assert max_items >= len(items)
+    rng = np.random.default_rng(seed)
+    for blk in range(max_items * HKV):
+        kvh, idx = blk % HKV, len(items) - 1 - blk // HKV
+        if idx < 0:
+            continue
+        d = PPData(c, items[idx][0], items[idx][1], kvh, late)
+        Sim(d.n, rng, d).run()
+        d.store(out, lse)
+    return out, lse
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seeds", type=int, default=1, help="random compositions per page size")
+    ap.add_argument("--schedules", type=int, default=6, help="random interleavings per tile count")
+    ap.add_argument("--mutate", choices=("noempty", "pubearly", "parity", "turn", "arrive2", "slotv", "vote", "limmin"))
+    ap.add_argument("--protocol-only", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="one small ragged ps16 composition, early mode (CI)")
+    args = ap.parse_args()
+    if args.mutate:
+        MUT.add(args.mutate)
+    if protocol_sweep(args.schedules):
+        return 1
+    if args.protocol_only:
+        return 0
+    cases = [
+        # a prefix longer than the new tokens (every ring stage reused), an empty sequence, 5 tokens; ps 1
+        ("ps1 prefix", make_case(np.random.default_rng(21), 1, 0, True, fixed=([37, 0, 5], [420, 9, 70]))),
+        # ps 16: 33 tokens (a 1-token second item), empty first, single token after a 300-key prefix
+        # ps 16: empty first, 33 tokens (a 1-token second item), 5 tokens after a 50-key prefix (the first
+        # warpgroup's first limit 50 sits in the last 16 keys of its tile: the per-warpgroup mask rule),
+        # a single token after a 300-key prefix
+        ("ps16 ragged", make_case(np.random.default_rng(22), 16, 0, True, fixed=([0, 33, 5, 1], [0, 33, 55, 301]))),
+        # the runtime page size (3): 70 tokens over 2 full items + 6, after 130 prefix keys
+        ("ps3 runtime", make_case(np.random.default_rng(23), 3, 0, True, fixed=([70], [200]))),
+    ]
+    if args.quick:
+        cases = cases[1:2]
+    for sd in range(0 if args.quick else args.seeds):
+        for ps in (1, 16):
+            rng = np.random.default_rng(7000 + 100 * sd + ps)
+            cases.append((f"ps{ps} seed{sd}", make_case(rng, ps, int(rng.integers(1, 5)), True)))
+    fails = n = 0
+    for i, (name, c) in enumerate(cases):
+        ref = reference(c, True)
+        for late in ((False,) if args.quick else (False, True)):
+            n += 1
+            fails += not check(f"prefill-v3pp {name} {'late' if late else 'early'} qo={c['qo'].tolist()} "
+                               f"kv={c['kv'].tolist()}", emulate_pp(c, late, 31 * i + late), ref)
+    print(f"{n - fails} passed, {fails} failed")
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except ProtocolError as err:
+        print(f"FAIL protocol (data run): {err}")
+        sys.exit(1)
