@@ -10,7 +10,13 @@
 # the PTX rules for n_tiles 1..64 and larger ones to 1025, both orders; CTA coverage of q1, q63, q65,
 # q129, q1000, ragged and prefixed compositions). Then deliberate mistakes must be caught: V descriptor LBO/SBO swapped; the
 # overlapped order's last PV without its cp.async wait; and, by the protocol sweep alone (seconds): the
-# commits inside the tail's load guards, no proxy fence, no second barrier. No GPU needed. Ends with
+# commits inside the tail's load guards, no proxy fence, no second barrier. Version 3 (v3pp,
+# -DSF_PREFILL_WGMMA=3, gqa_paged_prefill_sm90_pp.cuh) by tools/attn_emulate_pp.py --quick: its
+# two-warpgroup protocol (mbarriers, named-barrier turns) under random interleavings for 29 tile counts
+# and one ragged ps16 composition through the data path, then mutations that must be caught (no empty
+# wait, early publish, parity off by one, unbalanced turn barrier, double arrival, V with the wrong
+# slots, the rescale vote inverted, a skipped mask); where nvcc exists, v3pp must compile for sm_90a
+# with -Werror, 0 spill bytes and no serialized wgmma (ptxas C7520). No GPU needed. Ends with
 # "N passed, M failed".
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
@@ -38,5 +44,37 @@ for m in "lbo_sbo --order plain --mode early" "tail --order ovl --mode late" "ta
 		pass=$((pass + 1))
 	fi
 done
+out=$(cd tools && python3 attn_emulate_pp.py --quick --schedules 3 2>&1)
+if [ $? = 0 ]; then
+	pass=$((pass + $(echo "$out" | grep -c '^ok ')))
+else
+	echo "$out" | grep -v '^ok ' | sed 's/^/FAIL v3pp /'
+	fail=$((fail + 1))
+fi
+for m in "noempty --protocol-only" "pubearly --protocol-only" "parity --protocol-only" "turn --protocol-only" \
+	"arrive2 --protocol-only" "slotv --quick" "vote --quick" "limmin --quick"; do
+	# shellcheck disable=SC2086
+	if (cd tools && python3 attn_emulate_pp.py --schedules 1 --mutate $m >/dev/null 2>&1); then
+		echo "FAIL v3pp mutation '$m' was not caught"
+		fail=$((fail + 1))
+	else
+		pass=$((pass + 1))
+	fi
+done
+if command -v nvcc >/dev/null 2>&1; then
+	tmp=$(mktemp -d)
+	src=problems/llama/gqa_paged_prefill_causal_h32_kv8_d128_ps1/solutions/fast.cu
+	if nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Xcompiler -Wall,-Wextra -Werror all-warnings \
+		-Xptxas -v -DSF_PREFILL_WGMMA=3 -c "$src" -o "$tmp/v3pp.o" >"$tmp/log" 2>&1 &&
+		! grep -q C7520 "$tmp/log" && [ "$(grep -c ' 0 bytes spill stores, 0 bytes spill loads' "$tmp/log")" = \
+		"$(grep -c 'spill stores' "$tmp/log")" ]; then
+		pass=$((pass + 1))
+	else
+		echo "FAIL v3pp: sm_90a compile with -Werror, 0 spills, no serialized wgmma"
+		sed 's/^/    /' "$tmp/log" | grep -v "Compiling entry\|Compile time" | head -20
+		fail=$((fail + 1))
+	fi
+	rm -rf "$tmp"
+fi
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]
