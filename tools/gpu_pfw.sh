@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # gpu_pfw.sh - one H200 run for the paged prefill's wgmma kernel (issue 9, prefill version 2): builds
 # solforge, reports registers / spills of the variants of problems/common/kernels/gqa_paged_prefill_sm90.cu
-# (-DSF_PREFILL_WGMMA=0: v1 mma.sync, 1: v2 wgmma, 2: v2o wgmma with the overlapped tile order) and the
-# HGMMA count of the wgmma SASS, checks the wgmma variants on every workload of
+# (-DSF_PREFILL_WGMMA=0: v1 mma.sync, 1: v2 wgmma, 2: v2o wgmma with the overlapped tile order, 3: v3pp
+# two consumer warpgroups with ping-pong) and the HGMMA count of the wgmma SASS, checks the wgmma variants on every workload of
 # gqa_paged_prefill_causal_h32_kv8_d128_ps{1,16} and on the held-out compositions of tools/attn_heldout.py,
 # and prints a side-by-side table last (tools/pfw_table.py: workload, us per variant, the best wgmma
 # variant's speedup over v1, TFLOP/s and T_sol/T_k).
@@ -14,8 +14,8 @@
 # attn_<problem>.jsonl; default results/h200/2026-11-29-s2/run2, same H200 kind, CUPTI, L2 flushed) and
 # is labelled "v1rec"; put 0 into VARIANTS to time v1 live instead.
 # Jobs run in priority order (wgmma variants on the bundled workloads, then held-out, then live v1), on
-# two GPUs at once when there are two (nvidia-h200-x2; default VARIANTS "2 1"), else one after another
-# (default "2"). Every eval is capped by CAP_S (default 110 s) and by the time left before DEADLINE_S
+# two GPUs at once when there are two (nvidia-h200-x2; default VARIANTS "3 2": v3pp and v2o), else one
+# after another (default "3"). Every eval is capped by CAP_S (default 110 s) and by the time left before DEADLINE_S
 # (default 225 s); inside it each candidate runner (one workload) has `--timeout WL_TIMEOUT` (default
 # 30 s), so a kernel that hangs is reported as that workload's TIMEOUT ("hang/timeout" in the table)
 # and the eval goes on with the next workload. Traces are written and flushed per workload; a job the
@@ -67,7 +67,7 @@ python3 tools/attn_heldout.py "$held" >"$out/heldout.txt" 2>&1
 
 # ptxas report and SASS of both variants (the ps1 solution; ps16 includes the same source)
 src=problems/llama/gqa_paged_prefill_causal_h32_kv8_d128_ps1/solutions/$sol
-for v in 0 1 2; do # -DSF_PREFILL_WGMMA=v
+for v in 0 1 2 3; do # -DSF_PREFILL_WGMMA=v
 	nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Xptxas -v -DSF_PREFILL_WGMMA=$v \
 		-cubin "$src" -o "$out/prefill_$v.cubin" >"$out/ptxas_$v.txt" 2>&1 &
 done
@@ -76,14 +76,15 @@ hgmma="? (no cuobjdump)"
 if command -v cuobjdump >/dev/null 2>&1; then
 	cuobjdump -sass "$out/prefill_1.cubin" >"$out/sass_v2.txt" 2>&1
 	cuobjdump -sass "$out/prefill_2.cubin" >"$out/sass_v2o.txt" 2>&1
-	hgmma="$(grep -c HGMMA "$out/sass_v2.txt") / $(grep -c HGMMA "$out/sass_v2o.txt")"
+	cuobjdump -sass "$out/prefill_3.cubin" >"$out/sass_v3pp.txt" 2>&1
+	hgmma="$(grep -c HGMMA "$out/sass_v2.txt") / $(grep -c HGMMA "$out/sass_v2o.txt") / $(grep -c HGMMA "$out/sass_v3pp.txt")"
 fi
 rm -f "$out"/prefill_*.cubin
 
-# variants: 0 = v1 mma.sync, 1 = v2 wgmma, 2 = v2o wgmma with the overlapped tile order
-label() { case $1 in 0) echo v1 ;; 1) echo v2 ;; *) echo v2o ;; esac; }
-# default: both wgmma variants on two GPUs; the overlapped one (the faster) on one GPU
-if [ "$ngpu" -ge 2 ]; then variants=${VARIANTS:-2 1}; else variants=${VARIANTS:-2}; fi
+# variants: 0 = v1 mma.sync, 1 = v2 wgmma, 2 = v2o wgmma with the overlapped tile order, 3 = v3pp
+label() { case $1 in 0) echo v1 ;; 1) echo v2 ;; 2) echo v2o ;; 3) echo v3pp ;; *) echo "v$1" ;; esac; }
+# default: the candidate v3pp beside v2o (the fastest measured wgmma variant) on two GPUs; v3pp on one
+if [ "$ngpu" -ge 2 ]; then variants=${VARIANTS:-3 2}; else variants=${VARIANTS:-3}; fi
 
 # compile every (problem, variant) in parallel first (the compile cache keys on the -D define)
 for v in $variants; do
@@ -172,13 +173,13 @@ for v in $variants; do
 done
 (
 	echo "gpu_pfw ($sol, variants $variants, rounds $rounds, budget $budget ms, cap $cap s, --timeout $wl_timeout s, $lanes lane(s), $(($(date +%s) - t0)) s; $(sed -n 2p "$out/env.txt"))"
-	echo "registers / spill stores per kernel (ptxas; v1 = -DSF_PREFILL_WGMMA=0, v2 = 1, v2o = 2):"
-	for v in 0 1 2; do
+	echo "registers / spill stores per kernel (ptxas; v1 = -DSF_PREFILL_WGMMA=0, v2 = 1, v2o = 2, v3pp = 3):"
+	for v in 0 1 2 3; do
 		awk -v tag="$(label $v)" '/Function properties for/ {k = $NF} /spill stores/ {sp = $5}
 			/Used [0-9]+ registers/ {print "  " tag " " k ": " $5 " registers, " sp " bytes spilled"}' "$out/ptxas_$v.txt"
 		grep -i "warn\|serializ" "$out/ptxas_$v.txt" | sed 's/^/  /' | head -5
 	done
-	echo "HGMMA instructions in the SASS of v2 / v2o: $hgmma"
+	echo "HGMMA instructions in the SASS of v2 / v2o / v3pp: $hgmma"
 	python3 tools/pfw_table.py "${cols[@]}"
 ) >"$out/summary.txt"
 status=$?

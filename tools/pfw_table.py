@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """pfw_table.py - side-by-side table of tools/gpu_pfw.sh: variants of the paged prefill (v1 mma.sync,
-v2 wgmma, v2o wgmma with the overlapped tile order) from `solforge eval --json` traces.
+v2 wgmma, v2o wgmma with the overlapped tile order, v3pp two warpgroups with ping-pong) from `solforge eval --json` traces.
 
 usage: pfw_table.py --col LABEL TRACES.jsonl... [--col LABEL TRACES.jsonl...]...
 
