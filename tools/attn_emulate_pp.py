@@ -338,10 +338,8 @@ class PPData:
                                 o=np.zeros((128, 64), dtype=np.float32), m_a=np.full(128, -np.inf, np.float32),
                                 m_b=np.full(128, -np.inf, np.float32), l_a=np.zeros(128, np.float32),
                                 l_b=np.zeros(128, np.float32), s=None, pa=None, pn=None, corr=None))
-        i = np.arange(64)
         self.rows = lambda n_: 16 * wi[:, None] + self.g[:, None] + 8 * ((np.arange(n_)[None, :] % 4) >= 2)
         self.cols = lambda n_: 8 * (np.arange(n_)[None, :] // 4) + 2 * self.cc[:, None] + (np.arange(n_)[None, :] % 2)
-        del i
         self.wi = wi
         self.dq = [wg_desc(self.s_q + w * 64 * 128) for w in (0, 1)]
         self.dk = wg_desc(self.s_k)
@@ -378,7 +376,7 @@ class PPData:
             for i in range(ROWS):
                 ok = sl[x][i] >= 0
                 off = (sl[x][i] if ok else 0) * HKV * D + self.kvh * D + ch * 8
-                self.copy(w, buf, tile, dst0 + sw128(BN, (x >> 4) + 16 * i, ch), src, off, ok)
+                self.copy(w, buf, tile, dst0 + sw128(BN, x >> 4, ch) + i * 16 * 128, src, off, ok)  # gofs + 2048 i
 
     def wgmma(self, w, buf, tile, t):
         st = self.st[w]

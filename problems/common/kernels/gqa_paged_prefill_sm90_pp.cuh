@@ -71,16 +71,19 @@ __device__ __forceinline__ void fetch_slots(int (&sl)[PP_ROWS], const int32_t *_
 	}
 }
 
-/* cp.async of this thread's PP_ROWS rows (chunk tid % 16 of rows tid / 16 + 16 i) of one kv tile into
- * the swizzled tile at dst; src = the cache + this thread's (kv head, chunk) offset; slot -1: zero-fill. */
-__device__ __forceinline__ void gather(uint32_t dst, const char *src, const int (&sl)[PP_ROWS], int tid)
+/* cp.async of this thread's PP_ROWS rows (chunk tid % 16 of rows tid / 16 + 16 i) of one kv tile: dst =
+ * the tile + sw128(BN, tid / 16, tid % 16) (row r + 16 i lies 16 i x 128 bytes further: same swizzle
+ * phase), src = the cache's global address + this thread's (kv head, chunk) byte offset; per row one
+ * mad.wide (slot x 2048 B + src) and the zero-fill size (slot -1: 0 bytes from a valid address). */
+__device__ __forceinline__ void gather(uint32_t dst, uint64_t src, const int (&sl)[PP_ROWS])
 {
-	const int ch = tid & 15, r0 = tid >> 4;
 #pragma unroll
 	for (int i = 0; i < PP_ROWS; i++) {
-		const bool ok = sl[i] >= 0;
-		const char *p = src + (size_t)(uint32_t)(ok ? sl[i] : 0) * (HKV * D * 2);
-		cp_async16(dst + sw128(BN, r0 + 16 * i, ch), p, ok ? 16 : 0);
+		uint64_t p;
+		asm("mad.wide.u32 %0, %1, %2, %3;" : "=l"(p) : "r"((uint32_t)max(sl[i], 0)), "r"(HKV * D * 2), "l"(src));
+		asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst + i * 16 * 128), "l"(p),
+			     "r"(sl[i] >= 0 ? 16 : 0)
+			     : "memory");
 	}
 }
 
@@ -147,24 +150,25 @@ prefill_attend_pp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__re
 			cp_async16(s_q + sw128(PP_BM, row, ch), src, ok ? 16 : 0);
 		}
 	}
-	const char *kb = (const char *)(k_cache + kvh * D + (tid & 15) * 8);
-	const char *vb = (const char *)(v_cache + kvh * D + (tid & 15) * 8);
+	const uint64_t kb = (uint64_t)(k_cache + kvh * D + (tid & 15) * 8); /* generic = global addresses */
+	const uint64_t vb = (uint64_t)(v_cache + kvh * D + (tid & 15) * 8);
+	const uint32_t gofs = sw128(BN, tid >> 4, tid & 15); /* this thread's first row in a kv tile */
 	int sl_v[PP_ROWS], sl_k[PP_ROWS], sl_n[PP_ROWS];
 	{
 		int s0[PP_ROWS], s1[PP_ROWS];
 		sfpp::fetch_slots<PS>(s0, pages, ps, 0, n_kv, tid);
 		sfpp::fetch_slots<PS>(s1, pages, ps, 1, n_kv, tid);
 		sfpp::fetch_slots<PS>(sl_v, pages, ps, 2, n_kv, tid);
-		sfpp::gather(s_k, kb, s0, tid); /* P0 = {Q, K0} */
+		sfpp::gather(s_k + gofs, kb, s0); /* P0 = {Q, K0} */
 		cp_commit();
 		if (n > 1)
-			sfpp::gather(s_k + TILE_BYTES, kb, s1, tid); /* G(-2) = {K1, V0} */
-		sfpp::gather(s_v, vb, s0, tid);
+			sfpp::gather(s_k + TILE_BYTES + gofs, kb, s1); /* G(-2) = {K1, V0} */
+		sfpp::gather(s_v + gofs, vb, s0);
 		cp_commit();
 		if (n > 2)
-			sfpp::gather(s_k + 2 * TILE_BYTES, kb, sl_v, tid); /* G(-1) = {K2, V1} */
+			sfpp::gather(s_k + 2 * TILE_BYTES + gofs, kb, sl_v); /* G(-1) = {K2, V1} */
 		if (n > 1)
-			sfpp::gather(s_v + TILE_BYTES, vb, s1, tid);
+			sfpp::gather(s_v + TILE_BYTES + gofs, vb, s1);
 		cp_commit();
 		sfpp::fetch_slots<PS>(sl_k, pages, ps, 3, n_kv, tid);
 		sfpp::fetch_slots<PS>(sl_n, pages, ps, 4, n_kv, tid);
@@ -240,13 +244,13 @@ prefill_attend_pp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__re
 		if (t + 3 < n) {
 			if (t >= 1)
 				sfwg::mbar_wait(EMPTY_K(sp), ((t - 1) / PP_STAGES) & 1);
-			sfpp::gather(s_k + sp * TILE_BYTES, kb, sl_k, tid);
+			sfpp::gather(s_k + sp * TILE_BYTES + gofs, kb, sl_k);
 		}
 		if (t + 2 < n) {
 			const int s2 = (t + 2) & (PP_STAGES - 1);
 			if (t >= 2)
 				sfwg::mbar_wait(EMPTY_V(s2), ((t - 2) / PP_STAGES) & 1);
-			sfpp::gather(s_v + s2 * TILE_BYTES, vb, sl_v, tid);
+			sfpp::gather(s_v + s2 * TILE_BYTES + gofs, vb, sl_v);
 		}
 		cp_commit();
 #pragma unroll
