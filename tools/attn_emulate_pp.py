@@ -4,7 +4,10 @@ problems/common/kernels/gqa_paged_prefill_sm90_pp.cuh, -DSF_PREFILL_WGMMA=3): tw
 per CTA sharing a 4-stage cp.async ring, mbarrier publication / release, ping-pong turns on named
 barriers.
 
-usage: attn_emulate_pp.py [--seeds N] [--schedules N] [--mutate NAME] [--protocol-only]
+usage: attn_emulate_pp.py [--seeds N] [--schedules N] [--quick] [--pingpong 0|1] [--mutate NAME]
+                          [--protocol-only]
+
+--pingpong 0 checks -DSF_PREFILL_WGMMA=4 ("v3np"): the same kernel without the turn barriers.
 
 Part 1, the protocol (no data): pp_events() transcribes one warpgroup's program order of
 prefill_attend_pp for a given tile count (gathers, cp.async commits / wait_group counts, proxy fences,
@@ -49,6 +52,7 @@ ROW_BYTES = D * 2
 TILE_BYTES = BN * ROW_BYTES
 Q_BYTES = PP_BM * ROW_BYTES
 MUT = set()
+PING = [1]  # 0: -DSF_PREFILL_WGMMA=4 (v3np), no turn barriers
 
 
 def pp_events(n, w):
@@ -63,7 +67,7 @@ def pp_events(n, w):
     if n > 1:
         ev.append(("load", "V1", 1))
     ev += [("commit",), ("cpwait", 2), ("fence",), ("arrive", ("FK", 0))]
-    if w == 1:
+    if w == 1 and PING[0]:
         ev.append(("barrive", 1))
     par = 1 if "parity" in MUT else 0
     for t in range(n):
@@ -71,10 +75,10 @@ def pp_events(n, w):
         ev.append(("mwait", ("FK", st), ((t // ST) & 1) ^ par, t))
         if t > 0:
             ev.append(("mwait", ("FV", sp), ((t - 1) // ST) & 1, t - 1))
-        ev += [("bsync", 1 + w), ("read", "Q", 0, t), ("read", f"K{st}", t, t), ("wcommit",)]
+        ev += ([("bsync", 1 + w)] if PING[0] else []) + [("read", "Q", 0, t), ("read", f"K{st}", t, t), ("wcommit",)]
         if t > 0:
             ev.append(("read", f"V{sp}", t - 1, t - 1))
-        ev += [("wcommit",), ("barrive", 2 - w)]
+        ev += [("wcommit",)] + ([("barrive", 2 - w)] if PING[0] else [])
         ev += [("cpwait", 2 if "pubearly" in MUT else 1), ("fence",)]
         if t + 1 < n:
             ev.append(("arrive", ("FK", (t + 1) % ST)))
@@ -96,7 +100,7 @@ def pp_events(n, w):
         ev += [("commit",), ("rotate", t)]
     ev += [("mwait", ("FV", (n - 1) % ST), ((n - 1) // ST) & 1, n - 1), ("read", f"V{(n - 1) % ST}", n - 1, n - 1),
            ("wcommit",), ("wwait", 0)]
-    if w == 0 and "turn" not in MUT:
+    if w == 0 and "turn" not in MUT and PING[0]:
         ev.append(("bsync", 1))
     return ev
 
@@ -292,7 +296,7 @@ def protocol_sweep(schedules):
                 fails += 1
                 break
     if not fails:
-        print(f"ok   protocol v3pp: {len(PROTO_TILES)} tile counts 1..{PROTO_TILES[-1]} x {schedules} random "
+        print(f"ok   protocol v3{'pp' if PING[0] else 'np'}: {len(PROTO_TILES)} tile counts 1..{PROTO_TILES[-1]} x {schedules} random "
               f"interleavings of the two warpgroups: no deadlock, no early read, no early overwrite, barriers balanced")
     return fails
 
@@ -494,9 +498,12 @@ def main():
     ap.add_argument("--mutate", choices=("noempty", "pubearly", "parity", "turn", "arrive2", "slotv", "vote", "limmin"))
     ap.add_argument("--protocol-only", action="store_true")
     ap.add_argument("--quick", action="store_true", help="one small ragged ps16 composition, early mode (CI)")
+    ap.add_argument("--pingpong", type=int, choices=(0, 1), default=1,
+                    help="0: the variant without turn barriers (-DSF_PREFILL_WGMMA=4, v3np)")
     args = ap.parse_args()
     if args.mutate:
         MUT.add(args.mutate)
+    PING[0] = args.pingpong
     if protocol_sweep(args.schedules):
         return 1
     if args.protocol_only:

@@ -2,7 +2,7 @@
 # gpu_pfw.sh - one H200 run for the paged prefill's wgmma kernel (issue 9, prefill version 2): builds
 # solforge, reports registers / spills of the variants of problems/common/kernels/gqa_paged_prefill_sm90.cu
 # (-DSF_PREFILL_WGMMA=0: v1 mma.sync, 1: v2 wgmma, 2: v2o wgmma with the overlapped tile order, 3: v3pp
-# two consumer warpgroups with ping-pong) and the HGMMA count of the wgmma SASS, checks the wgmma variants on every workload of
+# two consumer warpgroups with ping-pong, 4: v3np, the same without the ping-pong turns) and the HGMMA count of the wgmma SASS, checks the wgmma variants on every workload of
 # gqa_paged_prefill_causal_h32_kv8_d128_ps{1,16} and on the held-out compositions of tools/attn_heldout.py,
 # and prints a side-by-side table last (tools/pfw_table.py: workload, us per variant, the best wgmma
 # variant's speedup over v1, TFLOP/s and T_sol/T_k).
@@ -67,7 +67,7 @@ python3 tools/attn_heldout.py "$held" >"$out/heldout.txt" 2>&1
 
 # ptxas report and SASS of both variants (the ps1 solution; ps16 includes the same source)
 src=problems/llama/gqa_paged_prefill_causal_h32_kv8_d128_ps1/solutions/$sol
-for v in 0 1 2 3; do # -DSF_PREFILL_WGMMA=v
+for v in 0 1 2 3 4; do # -DSF_PREFILL_WGMMA=v
 	nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Xptxas -v -DSF_PREFILL_WGMMA=$v \
 		-cubin "$src" -o "$out/prefill_$v.cubin" >"$out/ptxas_$v.txt" 2>&1 &
 done
@@ -81,8 +81,9 @@ if command -v cuobjdump >/dev/null 2>&1; then
 fi
 rm -f "$out"/prefill_*.cubin
 
-# variants: 0 = v1 mma.sync, 1 = v2 wgmma, 2 = v2o wgmma with the overlapped tile order, 3 = v3pp
-label() { case $1 in 0) echo v1 ;; 1) echo v2 ;; 2) echo v2o ;; 3) echo v3pp ;; *) echo "v$1" ;; esac; }
+# variants: 0 = v1 mma.sync, 1 = v2 wgmma, 2 = v2o wgmma with the overlapped tile order, 3 = v3pp,
+# 4 = v3np (v3pp without the ping-pong turns)
+label() { case $1 in 0) echo v1 ;; 1) echo v2 ;; 2) echo v2o ;; 3) echo v3pp ;; 4) echo v3np ;; *) echo "v$1" ;; esac; }
 # default: the candidate v3pp beside v2o (the fastest measured wgmma variant) on two GPUs; v3pp on one
 if [ "$ngpu" -ge 2 ]; then variants=${VARIANTS:-3 2}; else variants=${VARIANTS:-3}; fi
 
@@ -173,8 +174,8 @@ for v in $variants; do
 done
 (
 	echo "gpu_pfw ($sol, variants $variants, rounds $rounds, budget $budget ms, cap $cap s, --timeout $wl_timeout s, $lanes lane(s), $(($(date +%s) - t0)) s; $(sed -n 2p "$out/env.txt"))"
-	echo "registers / spill stores per kernel (ptxas; v1 = -DSF_PREFILL_WGMMA=0, v2 = 1, v2o = 2, v3pp = 3):"
-	for v in 0 1 2 3; do
+	echo "registers / spill stores per kernel (ptxas; v1 = -DSF_PREFILL_WGMMA=0, v2 = 1, v2o = 2, v3pp = 3, v3np = 4):"
+	for v in 0 1 2 3 4; do
 		awk -v tag="$(label $v)" '/Function properties for/ {k = $NF} /spill stores/ {sp = $5}
 			/Used [0-9]+ registers/ {print "  " tag " " k ": " $5 " registers, " sp " bytes spilled"}' "$out/ptxas_$v.txt"
 		grep -i "warn\|serializ" "$out/ptxas_$v.txt" | sed 's/^/  /' | head -5

@@ -12,7 +12,8 @@
 # overlapped order's last PV without its cp.async wait; and, by the protocol sweep alone (seconds): the
 # commits inside the tail's load guards, no proxy fence, no second barrier. Version 3 (v3pp,
 # -DSF_PREFILL_WGMMA=3, gqa_paged_prefill_sm90_pp.cuh) by tools/attn_emulate_pp.py --quick: its
-# two-warpgroup protocol (mbarriers, named-barrier turns) under random interleavings for 29 tile counts
+# two-warpgroup protocol (mbarriers, named-barrier turns; and without the turns, =4) under random
+# interleavings for 29 tile counts
 # and one ragged ps16 composition through the data path, then mutations that must be caught (no empty
 # wait, early publish, parity off by one, unbalanced turn barrier, double arrival, V with the wrong
 # slots, the rescale vote inverted, a skipped mask); where nvcc exists, v3pp must compile for sm_90a
@@ -49,6 +50,12 @@ if [ $? = 0 ]; then
 	pass=$((pass + $(echo "$out" | grep -c '^ok ')))
 else
 	echo "$out" | grep -v '^ok ' | sed 's/^/FAIL v3pp /'
+	fail=$((fail + 1))
+fi
+if (cd tools && python3 attn_emulate_pp.py --protocol-only --pingpong 0 --schedules 3 >/dev/null 2>&1); then
+	pass=$((pass + 1))
+else
+	echo "FAIL v3np (-DSF_PREFILL_WGMMA=4) protocol"
 	fail=$((fail + 1))
 fi
 for m in "noempty --protocol-only" "pubearly --protocol-only" "parity --protocol-only" "turn --protocol-only" \

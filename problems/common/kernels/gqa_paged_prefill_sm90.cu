@@ -18,7 +18,8 @@
  * -DSF_PREFILL_WGMMA=1 selects version 2 of the attend kernel (gqa_paged_prefill_sm90_wgmma.cuh: the
  * same items, gathers and softmax on wgmma; Q, K and V tiles 128B-swizzled), 2 the same with the
  * softmax of a tile overlapping the previous tile's PV product, 3 version 3 (gqa_paged_prefill_sm90_pp.cuh:
- * 32-token items, two consumer warpgroups sharing each K/V tile, ping-pong on the tensor core); 0
+ * 32-token items, two consumer warpgroups sharing each K/V tile, ping-pong on the tensor core; 4 the
+ * same without the ping-pong turns); 0
  * (default) keeps the mma.sync kernel below.
  */
 #include <cuda_runtime.h>
@@ -395,7 +396,7 @@ prefill_attend(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restr
 
 #if SF_PREFILL_WGMMA >= 3
 #include "gqa_paged_prefill_sm90_pp.cuh"
-#define ATTEND_KERNEL(PS) prefill_attend_pp<PS>
+#define ATTEND_KERNEL(PS) prefill_attend_pp<PS, (SF_PREFILL_WGMMA == 3)>
 #define ATTEND_SMEM PP_SMEM_BYTES
 #define ATTEND_THREADS PP_THREADS
 #define ITEM_TOK PP_TOK

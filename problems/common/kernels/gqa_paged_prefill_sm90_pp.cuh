@@ -97,8 +97,10 @@ __device__ __forceinline__ uint64_t desc_add(uint64_t d, uint32_t bytes)
 } /* namespace sfpp */
 
 /* Same contract and arguments as prefill_attend (version 1), but the items are 32-token tiles
- * (prefill_plan<PP_TOK>), PP_THREADS threads and PP_SMEM_BYTES of dynamic shared memory. */
-template <int PS>
+ * (prefill_plan<PP_TOK>), PP_THREADS threads and PP_SMEM_BYTES of dynamic shared memory. PING = 0
+ * (-DSF_PREFILL_WGMMA=4, "v3np", for measuring the ping-pong's share) drops the turn barriers: the
+ * warpgroups are then coupled only through the mbarriers. */
+template <int PS, int PING>
 __global__ void __launch_bounds__(PP_THREADS, 1)
 prefill_attend_pp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k_cache,
 		  const __nv_bfloat16 *__restrict__ v_cache, const int32_t *__restrict__ qo_indptr,
@@ -176,7 +178,7 @@ prefill_attend_pp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__re
 	cp_wait_n<2>(); /* P0 retired: publish Q and K0 */
 	sfwg::fence_proxy_async();
 	sfwg::mbar_arrive(FULL_K(0));
-	if (wg == 1)
+	if (PING && wg == 1)
 		sfpp::bar_arrive(1, 2 * 128); /* warpgroup 0 issues first */
 
 	const int g = lane >> 2, c = lane & 3;
@@ -199,7 +201,8 @@ prefill_attend_pp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__re
 		sfwg::mbar_wait(FULL_K(st), (t / PP_STAGES) & 1);
 		if (t > 0)
 			sfwg::mbar_wait(FULL_V(sp), ((t - 1) / PP_STAGES) & 1);
-		sfpp::bar_sync(1 + wg, 2 * 128); /* my turn on the tensor core */
+		if (PING)
+			sfpp::bar_sync(1 + wg, 2 * 128); /* my turn on the tensor core */
 		float s[32];
 		sfwg::wgmma_fence();
 		const uint64_t dkt = sfpp::desc_add(dk, st * TILE_BYTES);
@@ -215,7 +218,8 @@ prefill_attend_pp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__re
 				sfwg::wgmma_m64n128k16_rs_tb(o, pa[kk], sfpp::desc_add(dvt, kk * 2048));
 		}
 		sfwg::wgmma_commit();
-		sfpp::bar_arrive(2 - wg, 2 * 128); /* the other warpgroup's turn */
+		if (PING)
+			sfpp::bar_arrive(2 - wg, 2 * 128); /* the other warpgroup's turn */
 
 		cp_wait_n<1>(); /* G(t - 2) = {K(t + 1), V(t)} retired: publish them */
 		sfwg::fence_proxy_async();
@@ -273,7 +277,7 @@ prefill_attend_pp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__re
 	sfwg::wgmma_commit();
 	sfwg::wgmma_wait<0>();
 	sfwg::fence_regs(o);
-	if (wg == 0)
+	if (PING && wg == 0)
 		sfpp::bar_sync(1, 2 * 128); /* takes warpgroup 1's arrival after its last tile: both barriers end balanced */
 #undef FULL_K
 #undef FULL_V
