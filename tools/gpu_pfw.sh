@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# gpu_pfw.sh - one H200 run for the paged prefill's wgmma kernel (issue 9, prefill version 2): builds
+# gpu_pfw.sh - one H200 run for the paged prefill's wgmma kernels (issue 9, prefill versions 2 and 3): builds
 # solforge, reports registers / spills of the variants of problems/common/kernels/gqa_paged_prefill_sm90.cu
 # (-DSF_PREFILL_WGMMA=0: v1 mma.sync, 1: v2 wgmma, 2: v2o wgmma with the overlapped tile order, 3: v3pp
-# two consumer warpgroups with ping-pong, 4: v3np, the same without the ping-pong turns) and the HGMMA count of the wgmma SASS, checks the wgmma variants on every workload of
+# two consumer warpgroups with ping-pong, 4: v3np, the same without the ping-pong turns) and the HGMMA
+# count of the wgmma SASS, checks the wgmma variants on every workload of
 # gqa_paged_prefill_causal_h32_kv8_d128_ps{1,16} and on the held-out compositions of tools/attn_heldout.py,
 # and prints a side-by-side table last (tools/pfw_table.py: workload, us per variant, the best wgmma
 # variant's speedup over v1, TFLOP/s and T_sol/T_k).
