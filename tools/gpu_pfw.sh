@@ -23,7 +23,8 @@
 # cap kills shows "hang/timeout" on the workload it was in and "-" after it; one never started shows
 # "not run" (its .err).
 # env: VARIANTS, DEADLINE_S, CAP_S, WL_TIMEOUT, ROUNDS (1), BUDGET_MS (120), SOLUTION (fast.cu),
-# V1_TRACES, HELDOUT (1; 0 skips the held-out jobs), HELD_CAP (90: the cap of a held-out eval),
+# V1_TRACES, V2O_TRACES (a folder with v2o_<problem>.jsonl, default results/h200/2026-11-30-s5/call1:
+# shown as column "v2orec" when 2 is not in VARIANTS), HELDOUT (1; 0 skips the held-out jobs), HELD_CAP (90: the cap of a held-out eval),
 # BUNDLED (1; 0 skips the bundled jobs), ONLY (eval --only, bundled jobs only). Logs: $OUT (device
 # tool) or build/gpu-pfw; with $OUT set they are packed into $OUT/gpu_pfw_logs.tgz beside $OUT/summary.txt. Per job TAG: TAG.jsonl
 # (traces), TAG.err, TAG.rc (exit status; 124 = killed by the cap), TAG.wl (its workload.jsonl).
@@ -39,6 +40,7 @@ deadline=${DEADLINE_S:-225}
 cap=${CAP_S:-110}
 wl_timeout=${WL_TIMEOUT:-30}
 v1rec=${V1_TRACES:-results/h200/2026-11-29-s2/run2}
+v2orec=${V2O_TRACES:-results/h200/2026-11-30-s5/call1} # recorded v2o traces: v2o_<problem>.jsonl
 S=${SOLFORGE_BIN:-build/solforge} # SOLFORGE_BIN: only for testing this script
 t0=$(date +%s)
 left() { echo $((deadline - ($(date +%s) - t0))); }
@@ -164,6 +166,13 @@ cols=()
 case " $variants " in
 *" 0 "*) cols+=(--col v1); for n in $probs; do cols+=("$out/v1_$n.jsonl"); done ;;
 *) cols+=(--col v1rec); for n in $probs; do cols+=("$v1rec/attn_$n.jsonl"); done ;;
+esac
+# v2o not timed live: its recorded traces (V2O_TRACES) as a column, when they exist
+case " $variants " in *" 2 "*) ;; *)
+	if [ -f "$v2orec/v2o_gqa_paged_prefill_causal_h32_kv8_d128_ps1.jsonl" ]; then
+		cols+=(--col v2orec)
+		for n in $probs; do [ -f "$v2orec/v2o_$n.jsonl" ] && cols+=("$v2orec/v2o_$n.jsonl"); done
+	fi ;;
 esac
 for v in $variants; do
 	[ "$v" = 0 ] && continue

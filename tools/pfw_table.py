@@ -135,7 +135,7 @@ def main():
     for _, got, _ in data:
         keys += [k for k in got if k not in keys]
     head = f"{'workload':40s}" + "".join(f" {label + ' us':>12s}" for label, _, _ in data)
-    print(head + f" {'best':>5s} {'x ref':>6s} {'TF/s':>5s} {'SOL':>6s}")
+    print(head + f" {'best':>6s} {'x ref':>6s} {'TF/s':>5s} {'SOL':>6s}")
     bad_run = 0
     for k in keys:
         row = f"{k.replace('gqa_paged_prefill_causal_h32_kv8_d128_', ''):40.40s}"
@@ -155,7 +155,7 @@ def main():
                 best = (label, t, fl, ts)
         if best:
             label, t, fl, ts = best
-            row += f" {label:>5.5s} {f'{ref_t / t:.2f}' if ref_t else '-':>6s} "
+            row += f" {label:>6.6s} {f'{ref_t / t:.2f}' if ref_t else '-':>6s} "
             row += f"{f'{fl / (t * 1e-3) / 1e12:.0f}' if fl else '-':>5s} {f'{ts / t:.3f}' if ts else '-':>6s}"
         print(row)
         for label, got, _ in data[1:]:
