@@ -25,7 +25,8 @@
 # env: VARIANTS, DEADLINE_S, CAP_S, WL_TIMEOUT, ROUNDS (1), BUDGET_MS (120), SOLUTION (fast.cu),
 # V1_TRACES, V2O_TRACES (a folder with v2o_<problem>.jsonl, default results/h200/2026-11-30-s5/call1:
 # shown as column "v2orec" when 2 is not in VARIANTS), HELDOUT (1; 0 skips the held-out jobs), HELD_CAP (90: the cap of a held-out eval),
-# BUNDLED (1; 0 skips the bundled jobs), ONLY (eval --only, bundled jobs only). Logs: $OUT (device
+# BUNDLED (1; 0 skips the bundled jobs), ONLY (eval --only, bundled jobs only), PAGES ("1 16": the
+# page sizes, i.e. problems, to run; "1+16" in a gpu_round spec). Logs: $OUT (device
 # tool) or build/gpu-pfw; with $OUT set they are packed into $OUT/gpu_pfw_logs.tgz beside $OUT/summary.txt. Per job TAG: TAG.jsonl
 # (traces), TAG.err, TAG.rc (exit status; 124 = killed by the cap), TAG.wl (its workload.jsonl).
 set -u
@@ -64,7 +65,9 @@ fi
 ngpu=${#devs[@]}
 log "built solforge ($ngpu GPUs)"
 
-probs="gqa_paged_prefill_causal_h32_kv8_d128_ps1 gqa_paged_prefill_causal_h32_kv8_d128_ps16"
+probs=""
+pages=${PAGES:-1 16}
+for ps in ${pages//+/ }; do probs+="${probs:+ }gqa_paged_prefill_causal_h32_kv8_d128_ps$ps"; done
 held=build/pfw-heldout
 python3 tools/attn_heldout.py "$held" >"$out/heldout.txt" 2>&1
 
