@@ -37,6 +37,7 @@
 #   sm5     -DSF_GEMM_SMALLM_V=2 (+ SF_GEMM_SMALLM_TRACE=1)  v5 small M (M <= 16, GEMM_NOTES.md "Version 5"):
 #                                                  weight stream through a TMA ring (~170-200 KB in flight per SM),
 #                                                  one wave of equal units, K split as clusters reduced through DSMEM
+#   sm5r    sm5 with a 96 KB ring (-DSF_GEMM_SM5_RING_KB=96): half the bytes in flight (is depth the limiter?)
 # v3, v3p, midm (and midm_s*) and sm5 print the plan of each new shape to stderr (SF_GEMM_V3_TRACE / SF_GEMM_MIDM_TRACE, in
 # logs/check.log): the summary counts plans launched and fallbacks to v2 (a refused cluster launch would
 # otherwise look like "no gain").
@@ -46,7 +47,7 @@
 # may be separated by '+' (the form a tools/gpu_round.sh spec can carry), or by spaces (STEPS, CANDS) or
 # commas. `make` runs only for the eval step. Exit status 0 when every step passed.
 # The v5 small-M run (GEMM_NOTES.md "Version 5"; ~1.5 min on one H200):
-#   CANDS=sm5 MS=1,2,3,4,5,7,8,9,12,15,16 STEPS=build,precheck,check tools/gpu_gemm.sh
+#   CANDS=sm5,sm5r,midm,midm_s1 MS=1,2,3,4,7,8,9,12,16,17,64 STEPS=build,precheck,check tools/gpu_gemm.sh
 # Every build's .so is checked for STB_GNU_UNIQUE symbols (`nm` type u): gemm_check.py loads all variants
 # into one process, where such a symbol (a function-local static of an external template) is shared
 # between the libraries (GEMM_NOTES.md, "The midm_s1/s2/s4 anomaly, explained"); a build with one fails.
@@ -94,7 +95,8 @@ variants=("v2|-DSF_GEMM_MIDM=0||" "v4|-DSF_GEMM_MIDM_TRACE=1|17-128|$MS_MIDM" "v
 	"midm_s2|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_2CTA=0 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_SPLITS=2 -DSF_GEMM_MIDM_TRACE=1|17-256|$MS_MIDM"
 	"midm_s4|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_2CTA=0 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_SPLITS=4 -DSF_GEMM_MIDM_TRACE=1|17-256|$MS_MIDM"
 	"midm2|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_2CTA=2 -DSF_GEMM_MIDM_MAX_M=96 -DSF_GEMM_MIDM_TRACE=1|17-96|$MS_MIDM2"
-	"sm5|-DSF_GEMM_SMALLM_V=2 -DSF_GEMM_SMALLM_TRACE=1|16|$MS_SM5")
+	"sm5|-DSF_GEMM_SMALLM_V=2 -DSF_GEMM_SMALLM_TRACE=1|16|$MS_SM5"
+	"sm5r|-DSF_GEMM_SMALLM_V=2 -DSF_GEMM_SM5_RING_KB=96 -DSF_GEMM_SMALLM_TRACE=1|16|$MS_SM5")
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	keep=()

@@ -669,6 +669,37 @@ int launch_midm(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C
 #endif
 
 #if SF_GEMM_SMALLM_V == 2
+/* make_map through a small cache keyed on (pointer, rows, K, box rows): encoding is host work that the
+ * GPU waits for when it is idle (event-timed calls, back-to-back small GEMMs), and the runner and
+ * gemm_check reuse a few buffers. A descriptor holds only the address, shape and strides, so an entry
+ * stays valid for any data at that address with that shape. 0 on success. */
+int make_map_cached(CUtensorMap *map, const void *ptr, int rows, int K, int box_rows)
+{
+	struct Entry {
+		const void *ptr;
+		int rows, K, box;
+		CUtensorMap map;
+	};
+	static Entry cache[16];
+	static int used = 0, next = 0;
+	for (int i = 0; i < used; i++)
+		if (cache[i].ptr == ptr && cache[i].rows == rows && cache[i].K == K && cache[i].box == box_rows) {
+			*map = cache[i].map;
+			return 0;
+		}
+	if (make_map(map, ptr, rows, K, box_rows))
+		return -1;
+	Entry &e = cache[next];
+	e.ptr = ptr;
+	e.rows = rows;
+	e.K = K;
+	e.box = box_rows;
+	e.map = *map;
+	next = (next + 1) % 16;
+	used = used < 16 ? used + 1 : 16;
+	return 0;
+}
+
 /* Clusters of s CTAs of the v5 small-M kernel with weight tiles of rb rows resident at once (0: none). */
 int sm5_max_clusters(int rb, int s)
 {
@@ -688,7 +719,7 @@ int launch_small5(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 
 	const int mh = M <= 8 ? 1 : 2;
 	CUtensorMap mw, mx;
 	int rc = -1;
-	if (p.rb && !make_map(&mw, B, N, K, p.rb) && !make_map(&mx, A, M, K, 8 * mh)) {
+	if (p.rb && !make_map_cached(&mw, B, N, K, p.rb) && !make_map_cached(&mx, A, M, K, 8 * mh)) {
 		if (mh == 1)
 			rc = p.rb == 128 ? sm5_launch<128, 1>(mw, mx, C, M, N, K, p.splits, stream)
 			     : p.rb == 192 ? sm5_launch<192, 1>(mw, mx, C, M, N, K, p.splits, stream)

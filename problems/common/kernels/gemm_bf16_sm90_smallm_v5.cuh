@@ -40,12 +40,16 @@
 #include "gemm_bf16_sm90_smallm.cuh"
 #include "gemm_bf16_sm90_wgmma.cuh"
 
+#ifndef SF_GEMM_SM5_RING_KB /* stage ring budget in KB (one CTA per SM); candidate sm5r: 96 */
+#define SF_GEMM_SM5_RING_KB 200
+#endif
+
 namespace sfgemm {
 
 const int kSm5Warps = 8;                        /* consumer warps */
 const int kSm5Threads = (kSm5Warps + 1) * 32;   /* + the producer warp */
 const int kSm5MaxSplit = 8;                     /* portable cluster size limit */
-const int kSm5RingBytes = 200 * 1024;           /* stage ring budget (one CTA per SM) */
+const int kSm5RingBytes = SF_GEMM_SM5_RING_KB * 1024; /* stage ring budget (one CTA per SM) */
 
 /* Per weight-tile rows RB and activation halves MH: stage bytes (multiples of 1024) and ring depth. */
 template <int RB, int MH> struct Sm5Cfg {
@@ -56,6 +60,7 @@ template <int RB, int MH> struct Sm5Cfg {
 	static const int kSmemBytes = kStages * kStageBytes + 1024 /* alignment slack */ + 256 /* barriers */;
 	static_assert(RB % 64 == 0 && RB <= 256, "RB: whole row groups per warp, one TMA box (<= 256 rows)");
 	static_assert(MH == 1 || MH == 2, "M <= 16");
+	static_assert(kStages >= 2, "at least two stages");
 	static_assert(16 * ((MH + 1) / 2) * RB * 4 <= kStages * kStageBytes, "the reduction slab must fit in the ring");
 };
 
