@@ -37,6 +37,8 @@
 #   sm5     -DSF_GEMM_SMALLM_V=2 (+ SF_GEMM_SMALLM_TRACE=1)  v5 small M (M <= 16, GEMM_NOTES.md "Version 5"):
 #                                                  weight stream through a TMA ring (~170-200 KB in flight per SM),
 #                                                  one wave of equal units, K split as clusters reduced through DSMEM
+#   sm5c    sm5 with tiles of >= 128 rows (-DSF_GEMM_SM5_MIN_RB=128): the K split as clusters of 4 reduced
+#                                                  through DSMEM on 3 of the 4 shapes (sm5 runs them unsplit)
 #   sm5r    sm5 with a 96 KB ring (-DSF_GEMM_SM5_RING_KB=96): half the bytes in flight (is depth the limiter?)
 # v3, v3p, midm (and midm_s*) and sm5 print the plan of each new shape to stderr (SF_GEMM_V3_TRACE / SF_GEMM_MIDM_TRACE, in
 # logs/check.log): the summary counts plans launched and fallbacks to v2 (a refused cluster launch would
@@ -46,8 +48,8 @@
 # the v3 large-M candidates having been measured); MS the M list. Lists in STEPS, CANDS and MS
 # may be separated by '+' (the form a tools/gpu_round.sh spec can carry), or by spaces (STEPS, CANDS) or
 # commas. `make` runs only for the eval step. Exit status 0 when every step passed.
-# The v5 small-M run (GEMM_NOTES.md "Version 5"; ~1.5 min on one H200):
-#   CANDS=sm5,sm5r,midm,midm_s1 MS=1,2,3,4,7,8,9,12,16,17,64 STEPS=build,precheck,check tools/gpu_gemm.sh
+# The v5 small-M run (GEMM_NOTES.md "Version 5"; ~3 min on one H200):
+#   CANDS=sm5,sm5c,sm5r,midm_s1 MS=1,2,3,4,7,8,9,12,16,17,64 MS_MIDM=17,64 STEPS=build,precheck,check tools/gpu_gemm.sh
 # Every build's .so is checked for STB_GNU_UNIQUE symbols (`nm` type u): gemm_check.py loads all variants
 # into one process, where such a symbol (a function-local static of an external template) is shared
 # between the libraries (GEMM_NOTES.md, "The midm_s1/s2/s4 anomaly, explained"); a build with one fails.
@@ -96,6 +98,7 @@ variants=("v2|-DSF_GEMM_MIDM=0||" "v4|-DSF_GEMM_MIDM_TRACE=1|17-128|$MS_MIDM" "v
 	"midm_s4|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_2CTA=0 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_SPLITS=4 -DSF_GEMM_MIDM_TRACE=1|17-256|$MS_MIDM"
 	"midm2|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_2CTA=2 -DSF_GEMM_MIDM_MAX_M=96 -DSF_GEMM_MIDM_TRACE=1|17-96|$MS_MIDM2"
 	"sm5|-DSF_GEMM_SMALLM_V=2 -DSF_GEMM_SMALLM_TRACE=1|16|$MS_SM5"
+	"sm5c|-DSF_GEMM_SMALLM_V=2 -DSF_GEMM_SM5_MIN_RB=128 -DSF_GEMM_SMALLM_TRACE=1|16|$MS_SM5"
 	"sm5r|-DSF_GEMM_SMALLM_V=2 -DSF_GEMM_SM5_RING_KB=96 -DSF_GEMM_SMALLM_TRACE=1|16|$MS_SM5")
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
@@ -134,7 +137,7 @@ if has build; then
 			note "build $name: FAILED: $nu STB_GNU_UNIQUE symbols (shared across the libraries of one process): $(nm -C "$dev/$name.so" | grep ' u ' | head -3 | tr '\n' ';')"
 			status=1
 		elif [ -f "$dev/$name.so" ]; then
-			[ "$name" = v2 ] || [ "$name" = v3 ] || [ "$name" = midm ] || [ "$name" = midm2 ] || [ "$name" = sm5 ] && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
+			[ "$name" = v2 ] || [ "$name" = v3 ] || [ "$name" = midm ] || [ "$name" = midm2 ] || [ "$name" = sm5 ] || [ "$name" = sm5c ] && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
 		else
 			note "build $name: FAILED (see logs/ptxas_$name.log)"
 			tail -20 "$logs/ptxas_$name.log"
@@ -212,8 +215,8 @@ if has check; then
 	note "midm plans (SF_GEMM_MIDM_TRACE of midm / midm2): $(grep -c '^midm plan.*: launched' "$logs/check.log") launched, $(grep -c '^midm plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^midm plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
 	grep '^midm plan' "$logs/check.log" | grep -E ' M=(17|64|128|256):' | sort -u | sed 's/^/   /' | head -24
 	if grep -q '^smallm5 plan' "$logs/check.log"; then
-		note "smallm5 plans (SF_GEMM_SMALLM_TRACE of sm5): $(grep -c '^smallm5 plan.*: launched' "$logs/check.log") launched, $(grep -c '^smallm5 plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^smallm5 plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
-		grep '^smallm5 plan' "$logs/check.log" | grep -E ' M=(1|16):' | sort -u | sed 's/^/   /' | head -8
+		note "smallm5 plans (SF_GEMM_SMALLM_TRACE of sm5, sm5c, sm5r): $(grep -c '^smallm5 plan.*: launched' "$logs/check.log") launched, $(grep -c '^smallm5 plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^smallm5 plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
+		grep '^smallm5 plan' "$logs/check.log" | grep -E ' M=(1|16):' | sort -u | sed 's/^/   /' | head -12
 	fi
 	if [ $rc = 0 ] && [ "$nok" -gt 0 ]; then
 		note "check: all $nok passed (every variant), at $(($(date +%s) - t0)) s"

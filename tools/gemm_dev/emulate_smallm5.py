@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """emulate_smallm5.py - CPU emulation (numpy) of the v5 small-M GEMM kernel (gemm_smallm5_kernel in
 problems/common/kernels/gemm_bf16_sm90_smallm_v5.cuh, -DSF_GEMM_SMALLM_V=2) and of its host plan
-(sm5_plan), so that an index slip shows up without a GPU. It replays, CTA by CTA and lane by lane:
+(sm5_plan; tiles of RB = 8 W G rows, W warps of G row groups: 32 .. 256), so that an index slip shows
+up without a GPU. It replays, CTA by CTA and lane by lane:
 the 2D TMA boxes as TMA writes them into a stage (128-byte swizzle: 16-byte chunk c of box row r at
 chunk c ^ (r % 8); zero fill past N, M and K), the consumer lanes' 16-byte shared loads at the byte
 addresses the kernel computes, v2's smallm_step (two mma.sync m16n8k16 per 32-wide K step, the PTX ISA
@@ -19,11 +20,11 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from emulate_fragments import mma  # noqa: E402
 
-WARPS = 8
 MAX_SPLIT = 8
+CFGS = {32: (4, 1), 48: (6, 1), 64: (8, 1), 128: (8, 2), 192: (8, 3), 224: (7, 4), 256: (8, 4)}  # rb: (W, G)
 
 
-def plan(N, K, sms, max_clusters=None):
+def plan(N, K, sms, max_clusters=None, min_rb=32):
     """sm5_plan: (rb, splits) with the least rb * ceil(kb / s), tiles * s <= sms, no empty split,
     max_clusters(rb, s) >= tiles; ties to fewer splits, then smaller rb; (0, 0) when nothing fits."""
     kb = (K + 63) // 64
@@ -32,9 +33,9 @@ def plan(N, K, sms, max_clusters=None):
         per = (kb + s - 1) // s
         if (kb + per - 1) // per != s:
             continue
-        for rb in (128, 192, 256):
+        for rb in sorted(CFGS):
             tiles = (N + rb - 1) // rb
-            if tiles * s > sms or (s > 1 and max_clusters and max_clusters(rb, s) < tiles):
+            if rb < min_rb or tiles * s > sms or (s > 1 and max_clusters and max_clusters(rb, s) < tiles):
                 continue
             work = rb * per
             if best_work is None or work < best_work:
@@ -68,12 +69,12 @@ def step(acc, av, bv, MH):
 
 
 def run(A, B, rb, splits):
-    """gemm_smallm5_kernel<rb, MH> on grid tiles * splits; returns (C, writes per output)."""
+    """gemm_smallm5_kernel<W, G, MH> (rb = 8 W G) on grid tiles * splits; returns (C, writes per output)."""
     M, K = A.shape
     N = B.shape[0]
     MH = 1 if M <= 8 else 2
     MT = (MH + 1) // 2
-    kG = rb // 64
+    WARPS, kG = CFGS[rb]
     wbytes = rb * 128
     kb_count = (K + 63) // 64
     kb_per = (kb_count + splits - 1) // splits
@@ -98,7 +99,7 @@ def run(A, B, rb, splits):
                     wv = [[[None] * 32 for _ in range(2)] for _ in range(kG)]
                     for lane in range(32):
                         g, q = lane >> 2, lane & 3
-                        wrow, xrow = (w * (rb // 8) + g) * 128, wbytes + g * 128
+                        wrow, xrow = (w * 8 * kG + g) * 128, wbytes + g * 128
                         c0, c1 = (q ^ g) << 4, ((4 + q) ^ g) << 4
                         for h in range(MH):
                             xa[0][h][lane] = smem[xrow + h * 1024 + c0]
@@ -113,7 +114,7 @@ def run(A, B, rb, splits):
             for w in range(WARPS):
                 for lane in range(32):
                     g, q = lane >> 2, lane & 3
-                    rloc0 = w * (rb // 8) + 2 * q
+                    rloc0 = w * 8 * kG + 2 * q
                     for i in range(kG):
                         for t in range(MT):
                             s = [acc[w][i][0][t][lane][e] + acc[w][i][1][t][lane][e] for e in range(4)]
@@ -151,11 +152,14 @@ def main():
     bad = 0
     # the Llama plans on 132 SMs (clusters of s fit floor(16 / s) per GPC of 16-18 SMs, 8 GPCs assumed)
     gpc = lambda rb, s: (16 // s) * 8  # noqa: E731
-    want = {(4096, 4096): (128, 4), (6144, 4096): (192, 4), (28672, 4096): (256, 1), (4096, 14336): (128, 4)}
-    for (N, K), p in want.items():
-        got = plan(N, K, 132, gpc)
-        print("plan %dx%d on 132 SMs: rb %d splits %d ctas %d" % (N, K, got[0], got[1], (N + got[0] - 1) // got[0] * got[1]))
-        bad += got != p
+    want = {(4096, 4096): ((32, 1), (128, 4)), (6144, 4096): ((48, 1), (192, 4)), (28672, 4096): ((224, 1), (224, 1)),
+            (4096, 14336): ((32, 1), (128, 4))}
+    for (N, K), ps in want.items():
+        for min_rb, p in zip((32, 128), ps):
+            got = plan(N, K, 132, gpc, min_rb)
+            print("plan %dx%d on 132 SMs, smallest tile %d: rb %d splits %d ctas %d" %
+                  (N, K, min_rb, got[0], got[1], (N + got[0] - 1) // got[0] * got[1]))
+            bad += got != p
     # invariants on random shapes: one wave, no empty split, rb and s in range
     for _ in range(3000):
         N, K, sms = int(rng.integers(2, 40000)) & ~1, 8 * int(rng.integers(1, 3000)), int(rng.integers(1, 200))
@@ -170,7 +174,9 @@ def main():
     # kernel replays: odd M / N / K, unsplit and split (uneven K shares), both MH
     cases = [(1, 130, 200, 128, 1), (3, 258, 136, 128, 2), (7, 200, 520, 192, 3), (16, 256, 1000, 256, 4),
              (9, 140, 72, 128, 2), (8, 386, 328, 192, 1), (16, 130, 1352, 128, 8), (3, 62, 8, 128, 1),
-             (12, 514, 520, 256, 5), (1, 128, 4104, 128, 7)]
+             (12, 514, 520, 256, 5), (1, 128, 4104, 128, 7), (1, 70, 200, 32, 1), (16, 98, 136, 48, 1),
+             (7, 100, 392, 48, 3), (9, 230, 264, 224, 1), (3, 222, 520, 224, 2), (13, 66, 328, 64, 2),
+             (16, 34, 1000, 32, 4)]
     for (M, N, K, rb, s) in cases:
         kb = (K + 63) // 64
         per = (kb + s - 1) // s

@@ -704,31 +704,31 @@ int make_map_cached(CUtensorMap *map, const void *ptr, int rows, int K, int box_
 int sm5_max_clusters(int rb, int s)
 {
 	using namespace sfgemm;
-	return rb == 128 ? sm5_max_clusters_rb<128>(s, sm_count())
-	       : rb == 192 ? sm5_max_clusters_rb<192>(s, sm_count()) : sm5_max_clusters_rb<256>(s, sm_count());
+	switch (rb) {
+	case 32: return sm5_max_clusters_cfg<4, 1>(s, sm_count());
+	case 48: return sm5_max_clusters_cfg<6, 1>(s, sm_count());
+	case 64: return sm5_max_clusters_cfg<8, 1>(s, sm_count());
+	case 128: return sm5_max_clusters_cfg<8, 2>(s, sm_count());
+	case 192: return sm5_max_clusters_cfg<8, 3>(s, sm_count());
+	case 224: return sm5_max_clusters_cfg<7, 4>(s, sm_count());
+	default: return sm5_max_clusters_cfg<8, 4>(s, sm_count());
+	}
 }
 
-/* The v5 small-M path (M <= 16, GEMM_NOTES.md "Version 5"): sm5_plan, then gemm_smallm5_kernel<rb, MH>; the
- * v2 kernel when nothing fits one wave, a TMA descriptor cannot be made or the launch is refused
+/* The v5 small-M path (M <= 16, GEMM_NOTES.md "Version 5"): sm5_plan, then gemm_smallm5_kernel of the planned
+ * tile; the v2 kernel when nothing fits one wave, a TMA descriptor cannot be made or the launch is refused
  * (SF_GEMM_SMALLM_TRACE says which ran). */
 int launch_small5(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K,
 		  cudaStream_t stream)
 {
 	using namespace sfgemm;
-	const Sm5Plan p = sm5_plan(N, K, sm_count(), sm5_max_clusters);
+	const Sm5Plan p = sm5_plan(N, K, sm_count(), SF_GEMM_SM5_MIN_RB, sm5_max_clusters);
 	const int mh = M <= 8 ? 1 : 2;
 	CUtensorMap mw, mx;
 	int rc = -1;
-	if (p.rb && !make_map_cached(&mw, B, N, K, p.rb) && !make_map_cached(&mx, A, M, K, 8 * mh)) {
-		if (mh == 1)
-			rc = p.rb == 128 ? sm5_launch<128, 1>(mw, mx, C, M, N, K, p.splits, stream)
-			     : p.rb == 192 ? sm5_launch<192, 1>(mw, mx, C, M, N, K, p.splits, stream)
-					   : sm5_launch<256, 1>(mw, mx, C, M, N, K, p.splits, stream);
-		else
-			rc = p.rb == 128 ? sm5_launch<128, 2>(mw, mx, C, M, N, K, p.splits, stream)
-			     : p.rb == 192 ? sm5_launch<192, 2>(mw, mx, C, M, N, K, p.splits, stream)
-					   : sm5_launch<256, 2>(mw, mx, C, M, N, K, p.splits, stream);
-	}
+	if (p.rb && !make_map_cached(&mw, B, N, K, p.rb) && !make_map_cached(&mx, A, M, K, 8 * mh))
+		rc = mh == 1 ? sm5_launch_cfg<1>(p.cfg, mw, mx, C, M, N, K, p.splits, stream)
+			     : sm5_launch_cfg<2>(p.cfg, mw, mx, C, M, N, K, p.splits, stream);
 #if SF_GEMM_SMALLM_TRACE
 	static int last[3];
 	if (last[0] != M || last[1] != N || last[2] != K) {
