@@ -735,8 +735,9 @@ int launch_small5(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 
 		last[0] = M;
 		last[1] = N;
 		last[2] = K;
-		fprintf(stderr, "smallm5 plan %dx%d M=%d: rb %d splits %d ctas %d: %s\n", N, K, M, p.rb, p.splits,
-			p.rb ? (N + p.rb - 1) / p.rb * p.splits : 0, rc == 0 ? "launched" : "FALLBACK v2");
+		fprintf(stderr, "smallm5 plan %dx%d M=%d (ring %d KB, min rb %d): rb %d splits %d ctas %d: %s\n", N, K, M,
+			SF_GEMM_SM5_RING_KB, SF_GEMM_SM5_MIN_RB, p.rb, p.splits, p.rb ? (N + p.rb - 1) / p.rb * p.splits : 0,
+			rc == 0 ? "launched" : "FALLBACK v2");
 	}
 #endif
 	return rc == 0 ? SF_OK : launch_small(A, B, C, M, N, K, stream);

@@ -75,7 +75,7 @@ template <int W, int G, int MH> struct Sm5Cfg {
 	static_assert(16 * ((MH + 1) / 2) * kRB * 4 <= kStages * kStageBytes, "the reduction slab must fit in the ring");
 };
 
-/* One 16-byte chunk of a 128-byte-swizzled row r (r % 8 == g) at shared address row_addr. */
+/* The 16 bytes at shared address addr (one swizzled chunk of a stage row). */
 __device__ __forceinline__ uint4 lds16(uint32_t addr)
 {
 	uint4 v;
