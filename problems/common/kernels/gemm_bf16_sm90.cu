@@ -6,6 +6,9 @@
  *
  * Paths, by M:
  *   M <= kSmallMaxM   weight-streaming kernel (gemm_bf16_sm90_smallm.cuh, v2), mma.sync, no split-K;
+ *                     with SF_GEMM_SMALLM_V == 2 (candidate), M <= 16 on the v5 kernel instead
+ *                     (gemm_bf16_sm90_smallm_v5.cuh: weight through a TMA ring, one wave, clusters
+ *                     reduced through DSMEM where K is split);
  *   larger M          SF_GEMM_LARGE == 2 (the default since the first H200 run showed it correct and at
  *                     0.85-0.99x cuBLASLt): TMA + mbarrier ring + wgmma, warp-specialized, persistent,
  *                     split-K at mid M (gemm_bf16_sm90_wgmma.cuh);
@@ -28,7 +31,8 @@
  * State kept between calls (lazily, never pointers to inputs or outputs): the SM count, the wgmma
  * split-K scratch (fp32 slabs and two counters per tile, grown on demand; counters are zero between
  * calls), the resident-cluster counts of the v3 kernels, and the driver's cuTensorMapEncodeTiled entry point. TMA descriptors are encoded on the
- * host on every call (the runner rotates input buffers) and passed as __grid_constant__ parameters.
+ * host on every call (the runner rotates input buffers) and passed as __grid_constant__ parameters;
+ * the v5 path alone keeps the last 16 descriptors keyed on (pointer, rows, K, box) (make_map_cached).
  * All work is enqueued on call->stream.
  */
 #include <cuda.h>
