@@ -34,7 +34,13 @@
 #                                                  (s1: no cluster, bands CTAs only; tells the split's cost)
 #   midm2   -DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_2CTA=1 (+ _TRACE=1)  M 17..96: two CTAs per SM (half the ring
 #                                                  each, ~twice the splits; 28672 x 4096 in one wave)
-# v3, v3p and midm print the plan of each new shape to stderr (SF_GEMM_V3_TRACE / SF_GEMM_MIDM_TRACE, in
+#   sm5     -DSF_GEMM_SMALLM_V=2 (+ SF_GEMM_SMALLM_TRACE=1)  v5 small M (M <= 16, GEMM_NOTES.md "Version 5"):
+#                                                  weight stream through a TMA ring (~170-200 KB in flight per SM),
+#                                                  one wave of equal units, K split as clusters reduced through DSMEM
+#   sm5c    sm5 with tiles of >= 128 rows (-DSF_GEMM_SM5_MIN_RB=128): the K split as clusters of 4 reduced
+#                                                  through DSMEM on 3 of the 4 shapes (sm5 runs them unsplit)
+#   sm5r    sm5 with a 96 KB ring (-DSF_GEMM_SM5_RING_KB=96): half the bytes in flight (is depth the limiter?)
+# v3, v3p, midm (and midm_s*) and sm5 print the plan of each new shape to stderr (SF_GEMM_V3_TRACE / SF_GEMM_MIDM_TRACE, in
 # logs/check.log): the summary counts plans launched and fallbacks to v2 (a refused cluster launch would
 # otherwise look like "no gain").
 # Env: STEPS selects steps (default: all); CANDS, a list of variant names, the variants built and run
@@ -42,6 +48,11 @@
 # the v3 large-M candidates having been measured); MS the M list. Lists in STEPS, CANDS and MS
 # may be separated by '+' (the form a tools/gpu_round.sh spec can carry), or by spaces (STEPS, CANDS) or
 # commas. `make` runs only for the eval step. Exit status 0 when every step passed.
+# The v5 small-M run (GEMM_NOTES.md "Version 5"; ~3 min on one H200):
+#   CANDS=sm5,sm5c,sm5r,midm_s1 MS=1,2,3,4,7,8,9,12,16,17,64 MS_MIDM=17,64 STEPS=build,precheck,check tools/gpu_gemm.sh
+# Every build's .so is checked for STB_GNU_UNIQUE symbols (`nm` type u): gemm_check.py loads all variants
+# into one process, where such a symbol (a function-local static of an external template) is shared
+# between the libraries (GEMM_NOTES.md, "The midm_s1/s2/s4 anomaly, explained"); a build with one fails.
 # The v4 mid-M run (GEMM_NOTES.md "Version 4"):
 #   CANDS=v3c256,midm,midm_s1,midm_s2,midm_s4,midm2 MS=16,17,32,33,64,77,128,200,256 STEPS=build,sass,precheck,check \
 #     tools/gpu_gemm.sh
@@ -60,6 +71,7 @@ MS=${MS//+/,}
 MS_MID=${MS_MID:-17,77,128,256,512}
 MS_MIDM=${MS_MIDM:-17,33,77,128,200,256}
 MS_MIDM2=${MS_MIDM2:-17,33,64,77,96}
+MS_SM5=${MS_SM5:-1,3,7,8,9,16}
 CHECK_TIMEOUT=${CHECK_TIMEOUT:-120}
 EVAL_PROBLEM=${EVAL_PROBLEM:-gemm_bf16_n4096_k4096}
 has() { case " $steps " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
@@ -81,10 +93,13 @@ variants=("v2|-DSF_GEMM_MIDM=0||" "v4|-DSF_GEMM_MIDM_TRACE=1|17-128|$MS_MIDM" "v
 	"v3n192|-DSF_GEMM_V3=1 -DSF_GEMM_V3_BN=192|513-|" "v3n128|-DSF_GEMM_V3=1 -DSF_GEMM_V3_BN=128|513-|"
 	"v3p|-DSF_GEMM_V3=1 -DSF_GEMM_V3_PAIR=1 -DSF_GEMM_V3_TRACE=1|17-|128,256,640,1000,1024,2048"
 	"midm|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_2CTA=0 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_TRACE=1|17-256|$MS_MIDM"
-	"midm_s1|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_2CTA=0 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_SPLITS=1|17-256|$MS_MIDM"
-	"midm_s2|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_2CTA=0 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_SPLITS=2|17-256|$MS_MIDM"
-	"midm_s4|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_2CTA=0 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_SPLITS=4|17-256|$MS_MIDM"
-	"midm2|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_2CTA=2 -DSF_GEMM_MIDM_MAX_M=96 -DSF_GEMM_MIDM_TRACE=1|17-96|$MS_MIDM2")
+	"midm_s1|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_2CTA=0 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_SPLITS=1 -DSF_GEMM_MIDM_TRACE=1|17-256|$MS_MIDM"
+	"midm_s2|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_2CTA=0 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_SPLITS=2 -DSF_GEMM_MIDM_TRACE=1|17-256|$MS_MIDM"
+	"midm_s4|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_2CTA=0 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_SPLITS=4 -DSF_GEMM_MIDM_TRACE=1|17-256|$MS_MIDM"
+	"midm2|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_2CTA=2 -DSF_GEMM_MIDM_MAX_M=96 -DSF_GEMM_MIDM_TRACE=1|17-96|$MS_MIDM2"
+	"sm5|-DSF_GEMM_SMALLM_V=2 -DSF_GEMM_SMALLM_TRACE=1|16|$MS_SM5"
+	"sm5c|-DSF_GEMM_SMALLM_V=2 -DSF_GEMM_SM5_MIN_RB=128 -DSF_GEMM_SMALLM_TRACE=1|16|$MS_SM5"
+	"sm5r|-DSF_GEMM_SMALLM_V=2 -DSF_GEMM_SM5_RING_KB=96 -DSF_GEMM_SMALLM_TRACE=1|16|$MS_SM5")
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	keep=()
@@ -118,8 +133,11 @@ if has build; then
 	[ -z "$mk" ] || wait $mk || { note "make: FAILED (see logs/make.log)"; status=1; }
 	for v in "${variants[@]}" "cublaslt|||"; do
 		IFS='|' read -r name _ _ _ <<<"$v"
-		if [ -f "$dev/$name.so" ]; then
-			[ "$name" = v2 ] || [ "$name" = v3 ] || [ "$name" = midm ] || [ "$name" = midm2 ] && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
+		if [ -f "$dev/$name.so" ] && nu=$(nm -C "$dev/$name.so" 2>/dev/null | grep -c ' u ') && [ "$nu" -gt 0 ]; then
+			note "build $name: FAILED: $nu STB_GNU_UNIQUE symbols (shared across the libraries of one process): $(nm -C "$dev/$name.so" | grep ' u ' | head -3 | tr '\n' ';')"
+			status=1
+		elif [ -f "$dev/$name.so" ]; then
+			[ "$name" = v2 ] || [ "$name" = v3 ] || [ "$name" = midm ] || [ "$name" = midm2 ] || [ "$name" = sm5 ] || [ "$name" = sm5c ] && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
 		else
 			note "build $name: FAILED (see logs/ptxas_$name.log)"
 			tail -20 "$logs/ptxas_$name.log"
@@ -196,6 +214,10 @@ if has check; then
 	note "v3 plans (SF_GEMM_V3_TRACE of v3 / v3p): $(grep -c '^v3 plan.*: launched' "$logs/check.log") launched, $(grep -c '^v3 plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^v3 plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
 	note "midm plans (SF_GEMM_MIDM_TRACE of midm / midm2): $(grep -c '^midm plan.*: launched' "$logs/check.log") launched, $(grep -c '^midm plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^midm plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
 	grep '^midm plan' "$logs/check.log" | grep -E ' M=(17|64|128|256):' | sort -u | sed 's/^/   /' | head -24
+	if grep -q '^smallm5 plan' "$logs/check.log"; then
+		note "smallm5 plans (SF_GEMM_SMALLM_TRACE of sm5, sm5c, sm5r): $(grep -c '^smallm5 plan.*: launched' "$logs/check.log") launched, $(grep -c '^smallm5 plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^smallm5 plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
+		grep '^smallm5 plan' "$logs/check.log" | grep -E ' M=(1|16):' | sort -u | sed 's/^/   /' | head -12
+	fi
 	if [ $rc = 0 ] && [ "$nok" -gt 0 ]; then
 		note "check: all $nok passed (every variant), at $(($(date +%s) - t0)) s"
 	else

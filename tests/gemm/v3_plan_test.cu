@@ -12,7 +12,9 @@
  * without and with pairs, for GEMM_NOTES.md. The same for the v4 mid-M plan (sfgemm::midm_plan, in
  * gemm_bf16_sm90_midm.cuh, included through the .cu): token tile, CTAs per SM, split range, no empty
  * split, pinned splits honoured, otherwise one wave, >= 4 K blocks per split and every band's cluster
- * resident; and its plans of the Llama shapes at one and two CTAs per SM.
+ * resident; and its plans of the Llama shapes at one and two CTAs per SM. And the v5 small-M plan
+ * (sfgemm::sm5_plan, gemm_bf16_sm90_smallm_v5.cuh), smallest tile 32 and 128: one wave, no empty split,
+ * clusters resident, the least work per CTA (brute force), the tile table, and the four Llama plans.
  * Prints "N passed, M failed"; exit status 1 on a failure.
  */
 #include <stdio.h>
@@ -134,6 +136,82 @@ static void midm_checks(void)
 		}
 }
 
+/* clusters of s CTAs of the v5 small-M kernel (one CTA per SM) resident on the fake GPU */
+static int fake_sm5_clusters(int rb, int s)
+{
+	(void)rb;
+	int n = 0;
+	for (int i = 0; i < g_ngpc; i++)
+		n += g_gpc[i] / s;
+	return n;
+}
+
+static void sm5_expect(int ok, const char *what, int N, int K, int sms, sfgemm::Sm5Plan p)
+{
+	if (ok) {
+		passed++;
+		return;
+	}
+	if (failed++ < 20)
+		printf("FAIL sm5 %s: N %d K %d sms %d -> cfg %d rb %d splits %d\n", what, N, K, sms, p.cfg, p.rb, p.splits);
+}
+
+/* The v5 small-M plan (sfgemm::sm5_plan, gemm_bf16_sm90_smallm_v5.cuh), with the smallest tile 32 (the
+ * default) and 128 (candidate sm5c): one wave, no empty split, clusters resident, the least work per CTA
+ * among all feasible (tile, s) (brute force here); then the Llama plans of both. */
+static void sm5_checks(void)
+{
+	for (int iter = 0; iter < 20000; iter++) {
+		g_ngpc = 4 + (int)rnd(5);
+		int sms = 0;
+		for (int i = 0; i < g_ngpc; i++)
+			sms += g_gpc[i] = 8 + (int)rnd(11);
+		const int N = 2 + 2 * (int)rnd(20000), K = 8 * (1 + (int)rnd(2500)), kb = (K + 63) / 64;
+		const int min_rb = iter & 1 ? 128 : 32;
+		const sfgemm::Sm5Plan p = sfgemm::sm5_plan(N, K, sms, min_rb, fake_sm5_clusters);
+		long best = 0;
+		for (int s = 1; s <= 8 && s <= kb; s++)
+			for (int c = 0; c < sfgemm::kSm5NCfg; c++) {
+				const int rb = sfgemm::kSm5Cfgs[c][0], per = (kb + s - 1) / s, tiles = (N + rb - 1) / rb;
+				if (rb >= min_rb && (kb + per - 1) / per == s && tiles * s <= sms &&
+				    (s == 1 || fake_sm5_clusters(rb, s) >= tiles) && (best == 0 || (long)rb * per < best))
+					best = (long)rb * per;
+			}
+		if (p.rb == 0) {
+			sm5_expect(best == 0, "no plan although one fits", N, K, sms, p);
+			continue;
+		}
+		const int per = (kb + p.splits - 1) / p.splits, tiles = (N + p.rb - 1) / p.rb;
+		sm5_expect(p.cfg >= 0 && p.cfg < sfgemm::kSm5NCfg && sfgemm::kSm5Cfgs[p.cfg][0] == p.rb && p.rb >= min_rb,
+			   "tile configuration", N, K, sms, p);
+		sm5_expect(p.splits >= 1 && p.splits <= 8 && p.splits <= kb, "split range", N, K, sms, p);
+		sm5_expect((kb + per - 1) / per == p.splits, "no empty split", N, K, sms, p);
+		sm5_expect(tiles * p.splits <= sms, "one wave", N, K, sms, p);
+		sm5_expect(p.splits == 1 || fake_sm5_clusters(p.rb, p.splits) >= tiles, "clusters fit", N, K, sms, p);
+		sm5_expect((long)p.rb * per == best, "least work per CTA", N, K, sms, p);
+	}
+	for (int c = 0; c < sfgemm::kSm5NCfg; c++)
+		sm5_expect(sfgemm::kSm5Cfgs[c][0] == 8 * sfgemm::kSm5Cfgs[c][1] * sfgemm::kSm5Cfgs[c][2] &&
+				   (c == 0 || sfgemm::kSm5Cfgs[c][0] > sfgemm::kSm5Cfgs[c - 1][0]),
+			   "configuration table (RB = 8 W G, ascending)", 0, 0, 0, sfgemm::Sm5Plan{ c, sfgemm::kSm5Cfgs[c][0], 1 });
+	const int h200[8] = { 16, 16, 16, 16, 16, 16, 18, 18 };
+	g_ngpc = 8;
+	for (int i = 0; i < 8; i++)
+		g_gpc[i] = h200[i];
+	/* N, K, then rb x splits with min_rb 32 and with min_rb 128 */
+	const int shapes[4][6] = { { 6144, 4096, 48, 1, 192, 4 }, { 4096, 4096, 32, 1, 128, 4 }, { 28672, 4096, 224, 1, 224, 1 },
+				   { 4096, 14336, 32, 1, 128, 4 } };
+	printf("v5 small-M plans on 132 SMs (rb x splits; smallest tile 32 / 128):");
+	for (int i = 0; i < 4; i++) {
+		const sfgemm::Sm5Plan p = sfgemm::sm5_plan(shapes[i][0], shapes[i][1], 132, 32, fake_sm5_clusters);
+		const sfgemm::Sm5Plan q = sfgemm::sm5_plan(shapes[i][0], shapes[i][1], 132, 128, fake_sm5_clusters);
+		printf(" %dx%d %dx%d / %dx%d;", shapes[i][0], shapes[i][1], p.rb, p.splits, q.rb, q.splits);
+		sm5_expect(p.rb == shapes[i][2] && p.splits == shapes[i][3], "Llama plan", shapes[i][0], shapes[i][1], 132, p);
+		sm5_expect(q.rb == shapes[i][4] && q.splits == shapes[i][5], "Llama plan (min 128)", shapes[i][0], shapes[i][1], 132, q);
+	}
+	printf("\n");
+}
+
 int main(int argc, char **argv)
 {
 	g_rng = argc > 1 ? strtoull(argv[1], 0, 10) | 1 : 88172645463325252ull;
@@ -211,6 +289,7 @@ int main(int argc, char **argv)
 	expect(r.cluster && r.splits * ((r.bn == 256) ? 16 : 32) <= 132, "4096^2 M=128 plan (one wave of clusters)", 128, 4096,
 	       4096, 132, r);
 	midm_checks();
+	sm5_checks();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

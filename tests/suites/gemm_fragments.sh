@@ -4,9 +4,11 @@
 # PTX ISA fragment layouts (tools/gemm_dev/emulate_fragments.py: odd M/N/K, partial K steps, row groups,
 # batch depths) and compared with A . B^T; the wgmma kernel's scheduler, accumulator layout and v3
 # epilogues (tools/gemm_dev/emulate_wgmma.py: widths 128/192/256, cluster split-K through DSMEM) and the
-# v4 mid-M swap-AB kernel (its plan, token tiles 32..256, transposed store and cluster reduction); the
+# v4 mid-M swap-AB kernel (its plan, token tiles 32..256, transposed store and cluster reduction); the v5
+# small-M TMA-ring kernel (tools/gemm_dev/emulate_smallm5.py: swizzled TMA boxes with zero fill, lane
+# reads, mma.sync, slab and rank-share cluster reduction; M 1..16, odd N/K, 1..8 splits); the
 # generated wgmma wrappers are up to date (gen_wgmma_ops.py --check); and, where nvcc exists, the v3 host
-# plan's and the v4 mid-M plan's invariants on random shapes and GPUs (tests/gemm/v3_plan_test.cu, host
+# plan's, the v4 mid-M plan's and the v5 small-M plan's invariants on random shapes and GPUs (tests/gemm/v3_plan_test.cu, host
 # code only). No GPU needed. Ends with "N passed, M failed".
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
@@ -17,7 +19,7 @@ if ! python3 -c 'import numpy' 2>/dev/null; then
 fi
 pass=0
 fail=0
-for script in emulate_fragments.py emulate_wgmma.py; do
+for script in emulate_fragments.py emulate_wgmma.py emulate_smallm5.py; do
 	out=$(python3 "tools/gemm_dev/$script" 2>&1)
 	if [ $? = 0 ]; then
 		pass=$((pass + $(echo "$out" | grep -c 'max err')))

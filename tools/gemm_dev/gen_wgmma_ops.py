@@ -4,6 +4,9 @@ of wgmma.mma_async m64nNk16 (bf16 in, fp32 accumulate, both operands from shared
 the tile widths the wgmma kernel is instantiated with (N = 128, 192, 256) and the token tiles of the
 v4 mid-M kernel (N = 32, 64, 96, 128, 192, 256). Inline asm needs the operand
 list spelled out (N / 2 accumulator registers), hence a generator instead of hand-written copies.
+Where sm90_wgmma_util.cuh (shared with the attention kernel) already wraps the same instruction (SHARED:
+m64n64k16, both operands from descriptors, scale-d predicate), the generated specialization calls that
+wrapper with scale-d 1 instead of repeating the asm; the PTX is the same (checked with nvcc -ptx).
 
     python3 tools/gemm_dev/gen_wgmma_ops.py            # rewrites the header
     python3 tools/gemm_dev/gen_wgmma_ops.py --check    # exit status 1 if the header is stale
@@ -12,6 +15,8 @@ import os
 import sys
 
 NS = (32, 64, 96, 128, 192, 256)
+# N -> the sfwg wrapper (sm90_wgmma_util.cuh) of the same wgmma instruction, taking (d, da, db, scale_d)
+SHARED = {64: "sfwg::wgmma_m64n64k16_ss"}
 HERE = os.path.dirname(os.path.abspath(__file__))
 PATH = os.path.join(HERE, "..", "..", "problems", "common", "kernels", "gemm_bf16_sm90_wgmma_ops.cuh")
 
@@ -23,6 +28,10 @@ def op(n):
     lines.append("template <>")
     lines.append("__device__ __forceinline__ void wgmma_m64k16<%d>(float (&d)[%d], uint64_t da, uint64_t db)" % (n, r))
     lines.append("{")
+    if n in SHARED:
+        lines.append("\t%s(d, da, db, 1); /* the same instruction, wrapped in sm90_wgmma_util.cuh */" % SHARED[n])
+        lines.append("}")
+        return "\n".join(lines)
     lines.append('\tasm volatile("{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %%%d, 0;\\n\\t"' % (r + 2))
     lines.append('\t\t     "wgmma.mma_async.sync.aligned.m64n%dk16.f32.bf16.bf16 {"' % n)
     chunk = [("%%%d" % i) for i in range(r)]
@@ -48,10 +57,12 @@ def text():
  * 1, no transpose) for N = %s: the tile widths of gemm_bf16_sm90_wgmma.cuh and the token tiles of
  * gemm_bf16_sm90_midm.cuh. Accumulator register i
  * of a thread holds the fragment element documented for wgmma's m64nNk16 D layout (see the kernel's
- * epilogue for the row/column map).
+ * epilogue for the row/column map). N = %s call the wrapper of the same instruction in
+ * sm90_wgmma_util.cuh instead of repeating its asm.
  */
 #pragma once
 #include <stdint.h>
+#include "sm90_wgmma_util.cuh"
 
 namespace sfgemm {
 
@@ -59,7 +70,7 @@ namespace sfgemm {
 template <int N>
 __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t da, uint64_t db);
 
-""" % ", ".join(str(n) for n in NS)
+""" % (", ".join(str(n) for n in NS), ", ".join(str(n) for n in sorted(SHARED)))
     return head + "\n\n".join(op(n) for n in NS) + "\n\n} /* namespace sfgemm */\n"
 
 

@@ -6,6 +6,9 @@
  *
  * Paths, by M:
  *   M <= kSmallMaxM   weight-streaming kernel (gemm_bf16_sm90_smallm.cuh, v2), mma.sync, no split-K;
+ *                     with SF_GEMM_SMALLM_V == 2 (candidate), M <= 16 on the v5 kernel instead
+ *                     (gemm_bf16_sm90_smallm_v5.cuh: weight through a TMA ring, one wave, clusters
+ *                     reduced through DSMEM where K is split);
  *   larger M          SF_GEMM_LARGE == 2 (the default since the first H200 run showed it correct and at
  *                     0.85-0.99x cuBLASLt): TMA + mbarrier ring + wgmma, warp-specialized, persistent,
  *                     split-K at mid M (gemm_bf16_sm90_wgmma.cuh);
@@ -22,12 +25,14 @@
  * Tuning macros (tools/gpu_gemm.sh times candidates): SF_GEMM_SM_RG, SF_GEMM_SM_U (small M),
  * SF_GEMM_SMALL_MAX_M, SF_GEMM_WG_SPLITK, SF_GEMM_WG_REDUCE, SF_GEMM_WG_SPLIT_DIV (mid M), SF_GEMM_V3,
  * SF_GEMM_V3_BN, SF_GEMM_V3_CLUSTER, SF_GEMM_V3_SPLIT_BN, SF_GEMM_V3_PAIR (v3, GEMM_NOTES.md "Version 3"),
- * SF_GEMM_MIDM, SF_GEMM_MIDM_MAX_M, SF_GEMM_MIDM_SPLITS, SF_GEMM_MIDM_2CTA (v4, "Version 4 (mid M)").
+ * SF_GEMM_MIDM, SF_GEMM_MIDM_MAX_M, SF_GEMM_MIDM_SPLITS, SF_GEMM_MIDM_2CTA (v4, "Version 4 (mid M)"),
+ * SF_GEMM_SMALLM_V (2: the v5 small-M kernel for M <= 16, gemm_bf16_sm90_smallm_v5.cuh, "Version 5").
  *
  * State kept between calls (lazily, never pointers to inputs or outputs): the SM count, the wgmma
  * split-K scratch (fp32 slabs and two counters per tile, grown on demand; counters are zero between
  * calls), the resident-cluster counts of the v3 kernels, and the driver's cuTensorMapEncodeTiled entry point. TMA descriptors are encoded on the
- * host on every call (the runner rotates input buffers) and passed as __grid_constant__ parameters.
+ * host on every call (the runner rotates input buffers) and passed as __grid_constant__ parameters;
+ * the v5 path alone keeps the last 16 descriptors keyed on (pointer, rows, K, box) (make_map_cached).
  * All work is enqueued on call->stream.
  */
 #include <cuda.h>
@@ -40,6 +45,7 @@
 #include "gemm_bf16_sm90_mma.cuh"
 #include "gemm_bf16_sm90_wgmma.cuh"
 #include "gemm_bf16_sm90_midm.cuh"
+#include "gemm_bf16_sm90_smallm_v5.cuh"
 
 #ifndef SF_GEMM_LARGE
 #define SF_GEMM_LARGE 2
@@ -88,6 +94,13 @@
 #endif
 #ifndef SF_GEMM_MIDM_TRACE /* 1: print the v4 plan of each new shape to stderr (dev builds only) */
 #define SF_GEMM_MIDM_TRACE 0
+#endif
+#ifndef SF_GEMM_SMALLM_V /* small-M kernel for M <= 16: 1 the v2 register-streaming kernel, 2 the v5 TMA-ring
+			  * kernel (candidate, GEMM_NOTES.md "Version 5") */
+#define SF_GEMM_SMALLM_V 1
+#endif
+#ifndef SF_GEMM_SMALLM_TRACE /* 1: print the v5 plan of each new shape to stderr (dev builds only) */
+#define SF_GEMM_SMALLM_TRACE 0
 #endif
 #ifndef SF_GEMM_SMALL_MAX_M /* 16: M 17..64 go to wgmma (see GEMM_NOTES.md, version 2) */
 #define SF_GEMM_SMALL_MAX_M 16
@@ -439,17 +452,9 @@ template <int BN> int v3_max_clusters_bn(int s)
 	if (cache[s] == 0) {
 		cache[s] = -1;
 		if (!wg_attr<BN, sfgemm::kWgSplitCluster>()) {
-			cudaLaunchConfig_t cfg = {};
 			cudaLaunchAttribute at[1];
-			at[0].id = cudaLaunchAttributeClusterDimension;
-			at[0].val.clusterDim.x = (unsigned)s;
-			at[0].val.clusterDim.y = 1;
-			at[0].val.clusterDim.z = 1;
-			cfg.gridDim = dim3((unsigned)(s * sm_count()));
-			cfg.blockDim = dim3(sfgemm::kWgThreads);
-			cfg.dynamicSmemBytes = sfgemm::WgCfg<BN>::kSmemBytes;
-			cfg.attrs = at;
-			cfg.numAttrs = 1;
+			const cudaLaunchConfig_t cfg = sfgemm::cluster_launch_config(at, s * sm_count(), sfgemm::kWgThreads,
+										   sfgemm::WgCfg<BN>::kSmemBytes, s, 0);
 			int n = 0;
 			if (cudaOccupancyMaxActiveClusters(&n, (void *)sfgemm::gemm_wgmma_kernel<BN, sfgemm::kWgSplitCluster>, &cfg) == cudaSuccess &&
 			    n > 0)
@@ -468,17 +473,9 @@ template <int BN> int v3_pair_clusters_bn(void)
 	if (cache == 0) {
 		cache = -1;
 		if (!wg_attr<BN, sfgemm::kWgPairMulticast>()) {
-			cudaLaunchConfig_t cfg = {};
 			cudaLaunchAttribute at[1];
-			at[0].id = cudaLaunchAttributeClusterDimension;
-			at[0].val.clusterDim.x = 2;
-			at[0].val.clusterDim.y = 1;
-			at[0].val.clusterDim.z = 1;
-			cfg.gridDim = dim3((unsigned)(2 * sm_count()));
-			cfg.blockDim = dim3(sfgemm::kWgThreads);
-			cfg.dynamicSmemBytes = sfgemm::WgCfg<BN>::kSmemBytes;
-			cfg.attrs = at;
-			cfg.numAttrs = 1;
+			const cudaLaunchConfig_t cfg = sfgemm::cluster_launch_config(at, 2 * sm_count(), sfgemm::kWgThreads,
+										   sfgemm::WgCfg<BN>::kSmemBytes, 2, 0);
 			int n = 0;
 			if (cudaOccupancyMaxActiveClusters(&n, (void *)sfgemm::gemm_wgmma_kernel<BN, sfgemm::kWgPairMulticast>, &cfg) ==
 				    cudaSuccess &&
@@ -503,18 +500,9 @@ int launch_pair(const CUtensorMap &ma, const CUtensorMap &mb, __nv_bfloat16 *C, 
 	const int pu = ((M + 127) / 128 + 1) / 2 * ((N + BN - 1) / BN), slots = v3_pair_clusters(BN);
 	if (slots < 1 || wg_attr<BN, sfgemm::kWgPairMulticast>())
 		return SF_ERR_CUDA;
-	cudaLaunchConfig_t cfg = {};
 	cudaLaunchAttribute at[1];
-	at[0].id = cudaLaunchAttributeClusterDimension;
-	at[0].val.clusterDim.x = 2;
-	at[0].val.clusterDim.y = 1;
-	at[0].val.clusterDim.z = 1;
-	cfg.gridDim = dim3((unsigned)(2 * (pu < slots ? pu : slots)));
-	cfg.blockDim = dim3(sfgemm::kWgThreads);
-	cfg.dynamicSmemBytes = sfgemm::WgCfg<BN>::kSmemBytes;
-	cfg.stream = stream;
-	cfg.attrs = at;
-	cfg.numAttrs = 1;
+	const cudaLaunchConfig_t cfg = sfgemm::cluster_launch_config(at, 2 * (pu < slots ? pu : slots), sfgemm::kWgThreads,
+								   sfgemm::WgCfg<BN>::kSmemBytes, 2, stream);
 	float *no_part = nullptr;
 	int *no_cnt = nullptr;
 	if (cudaLaunchKernelEx(&cfg, sfgemm::gemm_wgmma_kernel<BN, sfgemm::kWgPairMulticast>, ma, mb, C, M, N, K, 1, no_part,
@@ -538,18 +526,9 @@ int launch_cluster(const CUtensorMap &ma, const CUtensorMap &mb, __nv_bfloat16 *
 	if (wg_attr<BN, sfgemm::kWgSplitCluster>())
 		return SF_ERR_CUDA;
 	const int tiles = ((M + 127) / 128) * ((N + BN - 1) / BN);
-	cudaLaunchConfig_t cfg = {};
 	cudaLaunchAttribute at[1];
-	at[0].id = cudaLaunchAttributeClusterDimension;
-	at[0].val.clusterDim.x = (unsigned)splits;
-	at[0].val.clusterDim.y = 1;
-	at[0].val.clusterDim.z = 1;
-	cfg.gridDim = dim3((unsigned)(tiles * splits));
-	cfg.blockDim = dim3(sfgemm::kWgThreads);
-	cfg.dynamicSmemBytes = sfgemm::WgCfg<BN>::kSmemBytes;
-	cfg.stream = stream;
-	cfg.attrs = at;
-	cfg.numAttrs = 1;
+	const cudaLaunchConfig_t cfg = sfgemm::cluster_launch_config(at, tiles * splits, sfgemm::kWgThreads,
+								   sfgemm::WgCfg<BN>::kSmemBytes, splits, stream);
 	float *no_part = nullptr;
 	int *no_cnt = nullptr;
 	if (cudaLaunchKernelEx(&cfg, sfgemm::gemm_wgmma_kernel<BN, sfgemm::kWgSplitCluster>, ma, mb, C, M, N, K, splits, no_part, no_cnt, 0) !=
@@ -693,6 +672,82 @@ int launch_midm(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C
 }
 #endif
 
+#if SF_GEMM_SMALLM_V == 2
+/* make_map through a small cache keyed on (pointer, rows, K, box rows): encoding is host work that the
+ * GPU waits for when it is idle (event-timed calls, back-to-back small GEMMs), and the runner and
+ * gemm_check reuse a few buffers. A descriptor holds only the address, shape and strides, so an entry
+ * stays valid for any data at that address with that shape. 0 on success. */
+int make_map_cached(CUtensorMap *map, const void *ptr, int rows, int K, int box_rows)
+{
+	struct Entry {
+		const void *ptr;
+		int rows, K, box;
+		CUtensorMap map;
+	};
+	static Entry cache[16];
+	static int used = 0, next = 0;
+	for (int i = 0; i < used; i++)
+		if (cache[i].ptr == ptr && cache[i].rows == rows && cache[i].K == K && cache[i].box == box_rows) {
+			*map = cache[i].map;
+			return 0;
+		}
+	if (make_map(map, ptr, rows, K, box_rows))
+		return -1;
+	Entry &e = cache[next];
+	e.ptr = ptr;
+	e.rows = rows;
+	e.K = K;
+	e.box = box_rows;
+	e.map = *map;
+	next = (next + 1) % 16;
+	used = used < 16 ? used + 1 : 16;
+	return 0;
+}
+
+/* Clusters of s CTAs of the v5 small-M kernel with weight tiles of rb rows resident at once (0: none). */
+int sm5_max_clusters(int rb, int s)
+{
+	using namespace sfgemm;
+	switch (rb) {
+	case 32: return sm5_max_clusters_cfg<4, 1>(s, sm_count());
+	case 48: return sm5_max_clusters_cfg<6, 1>(s, sm_count());
+	case 64: return sm5_max_clusters_cfg<8, 1>(s, sm_count());
+	case 128: return sm5_max_clusters_cfg<8, 2>(s, sm_count());
+	case 192: return sm5_max_clusters_cfg<8, 3>(s, sm_count());
+	case 224: return sm5_max_clusters_cfg<7, 4>(s, sm_count());
+	default: return sm5_max_clusters_cfg<8, 4>(s, sm_count());
+	}
+}
+
+/* The v5 small-M path (M <= 16, GEMM_NOTES.md "Version 5"): sm5_plan, then gemm_smallm5_kernel of the planned
+ * tile; the v2 kernel when nothing fits one wave, a TMA descriptor cannot be made or the launch is refused
+ * (SF_GEMM_SMALLM_TRACE says which ran). */
+int launch_small5(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K,
+		  cudaStream_t stream)
+{
+	using namespace sfgemm;
+	const Sm5Plan p = sm5_plan(N, K, sm_count(), SF_GEMM_SM5_MIN_RB, sm5_max_clusters);
+	const int mh = M <= 8 ? 1 : 2;
+	CUtensorMap mw, mx;
+	int rc = -1;
+	if (p.rb && !make_map_cached(&mw, B, N, K, p.rb) && !make_map_cached(&mx, A, M, K, 8 * mh))
+		rc = mh == 1 ? sm5_launch_cfg<1>(p.cfg, mw, mx, C, M, N, K, p.splits, stream)
+			     : sm5_launch_cfg<2>(p.cfg, mw, mx, C, M, N, K, p.splits, stream);
+#if SF_GEMM_SMALLM_TRACE
+	static int last[3];
+	if (last[0] != M || last[1] != N || last[2] != K) {
+		last[0] = M;
+		last[1] = N;
+		last[2] = K;
+		fprintf(stderr, "smallm5 plan %dx%d M=%d (ring %d KB, min rb %d): rb %d splits %d ctas %d: %s\n", N, K, M,
+			SF_GEMM_SM5_RING_KB, SF_GEMM_SM5_MIN_RB, p.rb, p.splits, p.rb ? (N + p.rb - 1) / p.rb * p.splits : 0,
+			rc == 0 ? "launched" : "FALLBACK v2");
+	}
+#endif
+	return rc == 0 ? SF_OK : launch_small(A, B, C, M, N, K, stream);
+}
+#endif
+
 int is_bf16(const sf_tensor *t)
 {
 	return t->dtype.code == SF_CODE_BFLOAT && t->dtype.bits == 16 && t->dtype.lanes == 1;
@@ -725,6 +780,10 @@ SF_EXPORT int run(const sf_call *call)
 
 	const bool fast = K % 8 == 0 && N % 2 == 0 && aligned16(A) && aligned16(B) && aligned16(C) && M < (1 << 30) &&
 			  N < (1 << 30) && K < (1 << 30) && M * K < ((int64_t)1 << 40);
+#if SF_GEMM_SMALLM_V == 2
+	if (fast && M <= 16 && M <= kSmallMaxM)
+		return launch_small5(A, B, C, (int)M, (int)N, (int)K, stream);
+#endif
 	if (fast && M <= kSmallMaxM && M <= 64)
 		return launch_small(A, B, C, (int)M, (int)N, (int)K, stream);
 #if SF_GEMM_MIDM

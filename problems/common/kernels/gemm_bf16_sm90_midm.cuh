@@ -232,8 +232,13 @@ inline MidmPlan midm_plan(int M, int N, int K, int sms, int pin, int two_cta, in
 	return p;
 }
 
-/* Sets the dynamic shared memory limit of gemm_midm_kernel<NT, CPS> once; 0 on success. */
-template <int NT, int CPS> int midm_attr(void)
+/* Sets the dynamic shared memory limit of gemm_midm_kernel<NT, CPS> once; 0 on success. `static` (internal
+ * linkage) on purpose, as midm_max_clusters_nt: the function-local statics of an external template are
+ * STB_GNU_UNIQUE symbols, which the dynamic linker binds process-wide even across RTLD_LOCAL libraries, so
+ * two builds of this file in one process (gemm_check.py loads v2, v4 and candidates side by side) shared
+ * one `set` flag: the second library skipped the attribute for its own kernel, its launch was refused and
+ * it fell back to v2 (GEMM_NOTES.md "Version 4 measured", the midm_s1/s2/s4 anomaly). */
+template <int NT, int CPS> static int midm_attr(void)
 {
 	static bool set = false;
 	if (!set) {
@@ -247,7 +252,7 @@ template <int NT, int CPS> int midm_attr(void)
 
 /* Clusters of s CTAs of gemm_midm_kernel<NT, CPS> resident at once (cached; s == 1: CPS * sms CTAs; 0: not
  * launchable). */
-template <int NT, int CPS> int midm_max_clusters_nt(int s, int sms)
+template <int NT, int CPS> static int midm_max_clusters_nt(int s, int sms)
 {
 	static int cache[kMidmMaxSplit + 1];
 	if (s < 1 || s > kMidmMaxSplit)
@@ -257,17 +262,9 @@ template <int NT, int CPS> int midm_max_clusters_nt(int s, int sms)
 	if (cache[s] == 0) {
 		cache[s] = -1;
 		if (!midm_attr<NT, CPS>()) {
-			cudaLaunchConfig_t cfg = {};
 			cudaLaunchAttribute at[1];
-			at[0].id = cudaLaunchAttributeClusterDimension;
-			at[0].val.clusterDim.x = (unsigned)s;
-			at[0].val.clusterDim.y = 1;
-			at[0].val.clusterDim.z = 1;
-			cfg.gridDim = dim3((unsigned)(s * CPS * sms));
-			cfg.blockDim = dim3(kWgThreads);
-			cfg.dynamicSmemBytes = MidmCfg<NT, CPS>::kSmemBytes;
-			cfg.attrs = at;
-			cfg.numAttrs = 1;
+			const cudaLaunchConfig_t cfg =
+				cluster_launch_config(at, s * CPS * sms, kWgThreads, MidmCfg<NT, CPS>::kSmemBytes, s, 0);
 			int n = 0;
 			if (cudaOccupancyMaxActiveClusters(&n, (void *)gemm_midm_kernel<NT, CPS>, &cfg) == cudaSuccess && n > 0)
 				cache[s] = n;
@@ -286,18 +283,9 @@ int midm_launch_nt(const CUtensorMap &mw, const CUtensorMap &mx, __nv_bfloat16 *
 	if (midm_attr<NT, CPS>())
 		return -1;
 	const int bands = (N + kMidmRows - 1) / kMidmRows;
-	cudaLaunchConfig_t cfg = {};
 	cudaLaunchAttribute at[1];
-	at[0].id = cudaLaunchAttributeClusterDimension;
-	at[0].val.clusterDim.x = (unsigned)splits;
-	at[0].val.clusterDim.y = 1;
-	at[0].val.clusterDim.z = 1;
-	cfg.gridDim = dim3((unsigned)(bands * splits));
-	cfg.blockDim = dim3(kWgThreads);
-	cfg.dynamicSmemBytes = MidmCfg<NT, CPS>::kSmemBytes;
-	cfg.stream = stream;
-	cfg.attrs = at;
-	cfg.numAttrs = splits > 1 ? 1 : 0;
+	const cudaLaunchConfig_t cfg =
+		cluster_launch_config(at, bands * splits, kWgThreads, MidmCfg<NT, CPS>::kSmemBytes, splits, stream);
 	if (cudaLaunchKernelEx(&cfg, gemm_midm_kernel<NT, CPS>, mw, mx, C, M, N, K, splits) != cudaSuccess) {
 		(void)cudaGetLastError();
 		return -1;

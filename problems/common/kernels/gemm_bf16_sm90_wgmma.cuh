@@ -52,6 +52,27 @@ const int kWgPersistent = 0, kWgSplitCluster = 1, kWgPairMulticast = 2;
 const int kWgThreads = 384; /* producer warpgroup + 2 consumer warpgroups */
 const int kWgABytes = kWgBM * kWgBK * 2;
 
+/* Host: the launch configuration of `grid` CTAs of `threads` threads with `smem` bytes of dynamic shared
+ * memory on `stream`, as thread-block clusters of s CTAs along x when s > 1 (no cluster attribute when
+ * s == 1). at[] receives the cluster attribute and must outlive the returned config. Shared by the v3
+ * cluster and pair launches, the v4 mid-M and the v5 small-M launches and their occupancy queries. */
+inline cudaLaunchConfig_t cluster_launch_config(cudaLaunchAttribute (&at)[1], int grid, int threads, int smem, int s,
+						cudaStream_t stream)
+{
+	cudaLaunchConfig_t cfg = {};
+	at[0].id = cudaLaunchAttributeClusterDimension;
+	at[0].val.clusterDim.x = (unsigned)s;
+	at[0].val.clusterDim.y = 1;
+	at[0].val.clusterDim.z = 1;
+	cfg.gridDim = dim3((unsigned)grid);
+	cfg.blockDim = dim3((unsigned)threads);
+	cfg.dynamicSmemBytes = (size_t)smem;
+	cfg.stream = stream;
+	cfg.attrs = at;
+	cfg.numAttrs = s > 1 ? 1 : 0;
+	return cfg;
+}
+
 /* Per tile width BN (128, 192 or 256): stage bytes, ring depth (as many stages as fit in ~200 KB: 6, 5
  * and 4, so BN = 256 keeps v2's 4 x 48 KB ring) and the dynamic shared memory of the kernel. */
 template <int BN> struct WgCfg {

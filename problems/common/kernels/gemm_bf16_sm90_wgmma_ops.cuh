@@ -4,10 +4,12 @@
  * 1, no transpose) for N = 32, 64, 96, 128, 192, 256: the tile widths of gemm_bf16_sm90_wgmma.cuh and the token tiles of
  * gemm_bf16_sm90_midm.cuh. Accumulator register i
  * of a thread holds the fragment element documented for wgmma's m64nNk16 D layout (see the kernel's
- * epilogue for the row/column map).
+ * epilogue for the row/column map). N = 64 call the wrapper of the same instruction in
+ * sm90_wgmma_util.cuh instead of repeating its asm.
  */
 #pragma once
 #include <stdint.h>
+#include "sm90_wgmma_util.cuh"
 
 namespace sfgemm {
 
@@ -33,17 +35,7 @@ __device__ __forceinline__ void wgmma_m64k16<32>(float (&d)[16], uint64_t da, ui
 template <>
 __device__ __forceinline__ void wgmma_m64k16<64>(float (&d)[32], uint64_t da, uint64_t db)
 {
-	asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %34, 0;\n\t"
-		     "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
-		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-		     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-		     "}, %32, %33, p, 1, 1, 0, 0;\n\t}"
-		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-		       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-		     : "l"(da), "l"(db), "r"(1)
-		     : "memory");
+	sfwg::wgmma_m64n64k16_ss(d, da, db, 1); /* the same instruction, wrapped in sm90_wgmma_util.cuh */
 }
 
 /* d[48] += A (64 x 16, descriptor da) . B (96 x 16, descriptor db)^T */
