@@ -24,6 +24,7 @@ mkdir -p "$out"
 export SOLFORGE_CACHE=${SOLFORGE_CACHE:-$PWD/build/cache}
 export SOLFORGE_HOME=$PWD PYTHONDONTWRITEBYTECODE=1
 steps=${STEPS:-build fast naive}
+steps=${steps//+/ } # "build+fast" (a tools/gpu_round.sh spec) = "build fast"
 budget=${BUDGET_S:-170}
 bms=${BUDGET_MS:-100}
 backend=${BACKEND:-cuda}

@@ -37,9 +37,11 @@ lane() { # lane GPU SPEC...: runs its scripts in order on one GPU
 	local -a envs
 	for spec in "$@"; do
 		envs=()
+		local idx=${spec%%#*}
+		spec=${spec#*#}
 		case $spec in *@*) IFS=, read -r -a envs <<<"${spec%%@*}"; spec=${spec#*@} ;; esac
 		s=${spec%:*} lim=${spec##*:}
-		name=$(basename "$s" .sh)
+		name=$(spec_name "$idx")
 		mkdir -p "$work/$name"
 		a=$(date +%s)
 		env "${envs[@]}" CUDA_VISIBLE_DEVICES="$gpu" OUT="$work/$name" timeout -k 5 "$lim" "$s" \
@@ -53,16 +55,25 @@ lane() { # lane GPU SPEC...: runs its scripts in order on one GPU
 	done
 }
 specs=("$@")
+# spec_name I: the output folder of spec I: the script's name, with ".I" when another spec runs the same
+# script (two lanes of one script must not share a folder)
+spec_name() {
+	local sp=${specs[$1]#*@} base j n=0
+	base=$(basename "${sp%:*}" .sh)
+	for ((j = 0; j < ${#specs[@]}; j++)); do
+		sp=${specs[j]#*@}
+		[ "$(basename "${sp%:*}" .sh)" = "$base" ] && n=$((n + 1))
+	done
+	[ "$n" -gt 1 ] && echo "$base.$1" || echo "$base"
+}
 for ((g = 0; g < lanes; g++)); do
 	mine=()
-	for ((i = g; i < ${#specs[@]}; i += lanes)); do mine+=("${specs[i]}"); done
+	for ((i = g; i < ${#specs[@]}; i += lanes)); do mine+=("$i#${specs[i]}"); done
 	[ ${#mine[@]} -gt 0 ] && lane "$g" "${mine[@]}" &
 done
 wait
-for spec in "$@"; do
-	spec=${spec#*@}
-	n=$(basename "${spec%:*}" .sh)
-	cat "$work/$n.summary" >>"$final/summary.txt" 2>/dev/null
+for ((i = 0; i < ${#specs[@]}; i++)); do
+	cat "$work/$(spec_name "$i").summary" >>"$final/summary.txt" 2>/dev/null
 done
 tar czf "$final/round.tgz" -C "$work" . 2>/dev/null
 cat "$final/summary.txt"
