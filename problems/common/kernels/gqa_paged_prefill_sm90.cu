@@ -19,8 +19,8 @@
  * same items, gathers and softmax on wgmma; Q, K and V tiles 128B-swizzled), 2 the same with the
  * softmax of a tile overlapping the previous tile's PV product, 3 version 3 (gqa_paged_prefill_sm90_pp.cuh:
  * 32-token items, two consumer warpgroups sharing each K/V tile, ping-pong on the tensor core; 4 the
- * same without the ping-pong turns); 0
- * (default) keeps the mma.sync kernel below.
+ * same without the ping-pong turns; the default since session 5: 36 / 36 bundled and held-out workloads
+ * PASSED on the H200, 1.0-1.3x version 2 above 1k tokens); 0 keeps the mma.sync kernel below.
  */
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
@@ -42,8 +42,8 @@
 #define SMEM_BYTES (BM * ROW_BYTES + 4 * TILE_BYTES) /* Q, K[2], V[2]: 80 KiB */
 #define PLAN_THREADS 1024
 #define LOG2E 1.4426950408889634f
-#ifndef SF_PREFILL_WGMMA
-#define SF_PREFILL_WGMMA 0
+#ifndef SF_PREFILL_WGMMA /* 3 (v3pp) the default since the H200 run of session 5 (ATTN_NOTES.md) */
+#define SF_PREFILL_WGMMA 3
 #endif
 
 struct work_item {
