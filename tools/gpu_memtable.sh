@@ -12,7 +12,8 @@
 # env: PROBLEMS, SOLUTION (fast.cu), ROUNDS (1), BUDGET_MS (150), DEADLINE_S (480: no eval starts
 # later, and a running one is cut there), COMPILE (1; 0 = SOLFORGE_BRIDGE_NO_COMPILE, eager only),
 # WARM_JOBS (6; 0 = off), WARM_S (120), HELDOUT (1), DEFINES (extra -D NAME=VALUE for every eval, e.g.
-# "GN_CLUSTER=1"), TAG (a label for the traces; default "fast").
+# "GN_CLUSTER=1"), TAG (a label for the traces; default "fast"), SAMPLE (eval --sample N: N workloads of
+# each problem, evenly spread over its file; default all), PROBLEMS may use '+' between names.
 #
 # torch.compile costs ~8 s per workload shape (each eval is a fresh process): with every baseline a
 # workload takes ~22 s, so the 14 problems' 128 bundled workloads do not fit one device call; split
@@ -40,6 +41,7 @@ llama/silu_and_mul_i14336 gemma/geglu_tanh_h5376_i21504 qwen/moe_router_softmax_
 deepseek/moe_grouped_topk_routing_e256_g8_k8 qwen/nvfp4_quantize_h2048
 mamba/causal_conv1d_silu_d4_mamba2 flux/flux_adaln_layernorm_modulate_h3072
 stable-diffusion/groupnorm32_silu_sd_vae"}
+problems=${problems//+/ }
 [ "${COMPILE:-1}" = 0 ] && export SOLFORGE_BRIDGE_NO_COMPILE=1
 defs=()
 for d in ${DEFINES:-}; do defs+=(-D "$d"); done
@@ -102,7 +104,7 @@ for pr in "${pairs[@]}"; do
 	fi
 	s0=$(date +%s)
 	timeout "$left" "$S" eval "$dir" "$(sol_of "$dir")" "${defs[@]}" --copy-ceiling --rounds "$rounds" \
-		--budget-ms "$budget" --json -o "$logs/$tag.$name.jsonl" >/dev/null 2>"$logs/$tag.$name.err"
+		--budget-ms "$budget" ${SAMPLE:+--sample "$SAMPLE"} --json -o "$logs/$tag.$name.jsonl" >/dev/null 2>"$logs/$tag.$name.err"
 	rc=$?
 	[ "$rc" -ne 0 ] && status=1
 	echo "$name: rc $rc, $(($(date +%s) - s0)) s" >>"$logs/times.txt"
