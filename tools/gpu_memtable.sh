@@ -93,6 +93,17 @@ sol_of() {
 	done
 }
 
+# the bridge's device-span timing checked on this GPU first; if it fails, the baselines are timed with
+# CUDA events instead and the table says so (every such baseline is tagged [events])
+timing_note=""
+if [ -z "${SOLFORGE_BRIDGE_TIMING:-}" ]; then
+	python3 tools/bridge/kspan_selftest.py >"$logs/kspan_selftest.txt" 2>&1
+	if [ $? = 1 ]; then
+		export SOLFORGE_BRIDGE_TIMING=events
+		timing_note="device-span self-test FAILED (memtable_logs/kspan_selftest.txt): baselines timed with CUDA events"
+	fi
+fi
+
 status=0
 for pr in "${pairs[@]}"; do
 	dir=${pr%% *}
@@ -112,6 +123,8 @@ done
 
 python3 tools/mem_table.py "$logs"/"$tag".*.jsonl >"$out/summary.txt" 2>&1 || status=1
 cat "$logs/times.txt" >>"$out/summary.txt"
+[ -f "$logs/kspan_selftest.txt" ] && cat "$logs/kspan_selftest.txt" >>"$out/summary.txt"
+[ -n "$timing_note" ] && echo "$timing_note" >>"$out/summary.txt"
 if [ -n "${OUT:-}" ]; then
 	tar czf "$out/memtable_logs.tgz" -C "$out" memtable_logs && rm -rf "$logs"
 fi
