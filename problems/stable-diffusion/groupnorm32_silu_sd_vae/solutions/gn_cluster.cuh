@@ -27,8 +27,12 @@
  * before its reader arrives at barrier k+1; the rewrite of p at group k+2 after it); red[] and tbl[]
  * are rewritten only after a barrier every reader has passed; a final cluster barrier keeps every CTA
  * (its shared memory) alive until its cluster's last DSMEM read.
- * The host plan needs hw % 8 == 0 (a vector never straddles channels), cpg <= GN_CL_MAXC and the
- * slice within the per-block shared-memory opt-in; other shapes take the other paths.
+ * Groups over the cluster's shared memory (GN_CL_STREAM): each CTA holds the first hv vectors of its
+ * slice as above and streams the rest: read once (ld.global.cg) for the statistics before the held
+ * part is used, and again for the apply after it, newest first, so that the re-read finds L2 when the
+ * streamed bytes of the resident clusters fit there (HBM then moves the byte floor).
+ * The host plan needs hw % 8 == 0 (a vector never straddles channels), cpg <= GN_CL_MAXC and cnt < 2^31;
+ * other shapes take the other paths.
  */
 #ifndef GN_CLUSTER_CUH
 #define GN_CLUSTER_CUH
@@ -48,11 +52,28 @@
 #ifndef GN_CL_PARTS
 #define GN_CL_PARTS 4 /* commit groups per slice (1..8) */
 #endif
+#ifndef GN_CL_STREAM
+#define GN_CL_STREAM 1 /* 1: groups over a cluster's shared memory hold what fits and stream the rest twice (the
+			* second read from L2, if it is still there); 0: those take the split path */
+#endif
+#ifndef GN_CL_UNROLL
+#define GN_CL_UNROLL 4 /* streamed 16-byte loads in flight per thread */
+#endif
 #define GN_CL_MAXC 64 /* channels per group held in the (a, c) table */
 #define GN_CL_WARPS (GN_CL_THREADS / 32)
 #if GN_CL_PARTS < 1 || GN_CL_PARTS > 8 || GN_CL_THREADS % 32 != 0
 #error "GN_CL_PARTS must be 1..8 and GN_CL_THREADS a multiple of 32"
 #endif
+
+/* A 16-byte load through L2 (normal priority: the streamed remainder is read again soon), not L1 */
+static __device__ __forceinline__ uint4 gn_ld_l2(const uint4 *p)
+{
+#ifdef __CUDA_ARCH__
+	return __ldcg(p);
+#else
+	return *p;
+#endif
+}
 
 /* barrier.cluster arrive (release) + wait (acquire): every thread of every CTA of the cluster */
 static __device__ __forceinline__ void gn_cl_sync(void)
@@ -119,13 +140,13 @@ static __device__ __forceinline__ void gn_cl_issue(uint4 *sl, const uint4 *src, 
 
 __global__ void __launch_bounds__(GN_CL_THREADS, 2)
 	gn_cl(const uint4 *__restrict__ x, const __half *__restrict__ gamma, const __half *__restrict__ beta,
-	      uint4 *__restrict__ y, int nvec, int sv, int cs, int groups, int cpg, int hw, float eps)
+	      uint4 *__restrict__ y, int nvec, int sv, int hv, int cs, int groups, int cpg, int hw, float eps)
 {
 	GN_SHARED(float2, red, GN_CL_WARPS, 3001);
 	GN_SHARED(float4, part, 2, 3002);
 	GN_SHARED(float2, tbl, GN_CL_MAXC, 3003);
 #ifdef SF_EMU_H
-	uint4 *sl = emu_shared<uint4>(3000, (size_t)sv);
+	uint4 *sl = emu_shared<uint4>(3000, (size_t)hv);
 #else
 	extern __shared__ __align__(16) uint4 gn_cl_smem[];
 	uint4 *sl = gn_cl_smem;
@@ -133,22 +154,36 @@ __global__ void __launch_bounds__(GN_CL_THREADS, 2)
 	const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5;
 	const int rank = (int)(blockIdx.x % (unsigned)cs), ncl = (int)(gridDim.x / (unsigned)cs);
 	const int v0 = rank * sv, nv = nvec - v0 < 0 ? 0 : nvec - v0 < sv ? nvec - v0 : sv;
-	const int kmax = (sv + GN_CL_THREADS - 1) / GN_CL_THREADS, kp = (kmax + GN_CL_PARTS - 1) / GN_CL_PARTS;
+	const int nh = nv < hv ? nv : hv; /* held vectors; [nh, nv) are streamed */
+	const int kmax = (hv + GN_CL_THREADS - 1) / GN_CL_THREADS, kp = (kmax + GN_CL_PARTS - 1) / GN_CL_PARTS;
+	const int ksm = (sv - hv + GN_CL_THREADS - 1) / GN_CL_THREADS; /* streamed vectors per thread, at most */
 	const float cnt = (float)nvec * 8.0f;
 	const int step = GN_CL_THREADS * 8;
 	int grp = (int)(blockIdx.x / (unsigned)cs);
 	if (grp < groups)
-		gn_cl_issue(sl, x + (int64_t)grp * nvec + v0, nv, kmax, kp);
+		gn_cl_issue(sl, x + (int64_t)grp * nvec + v0, nh, kmax, kp);
 	for (int par = 0; grp < groups; grp += ncl, par ^= 1) {
 		const uint4 *xs = x + (int64_t)grp * nvec + v0;
 		const float K = nv > 0 ? gn_lo(*(const uint32_t *)xs) : 0.0f; /* the slice's first value (L2) */
 		float s1 = 0.0f, s2 = 0.0f;
+		for (int k = 0; k < ksm; k += GN_CL_UNROLL) { /* the streamed remainder first (the held part lands meanwhile) */
+			uint4 v[GN_CL_UNROLL];
+#pragma unroll
+			for (int u = 0; u < GN_CL_UNROLL; u++) {
+				const int i = nh + tid + (k + u) * GN_CL_THREADS;
+				v[u] = i < nv ? gn_ld_l2(xs + i) : make_uint4(0, 0, 0, 0);
+			}
+#pragma unroll
+			for (int u = 0; u < GN_CL_UNROLL; u++)
+				if (nh + tid + (k + u) * GN_CL_THREADS < nv)
+					gn_cl_acc8(v[u], K, &s1, &s2);
+		}
 		for (int p = 0; p < GN_CL_PARTS; p++) {
 			gn_cp_wait(GN_CL_PARTS - 1 - p); /* this thread's copies of parts <= p have landed */
 			const int k1 = (p + 1) * kp < kmax ? (p + 1) * kp : kmax;
 			for (int k = p * kp; k < k1; k++) {
 				const int i = tid + k * GN_CL_THREADS;
-				if (i < nv)
+				if (i < nh)
 					gn_cl_acc8(sl[i], K, &s1, &s2);
 			}
 		}
@@ -197,7 +232,7 @@ __global__ void __launch_bounds__(GN_CL_THREADS, 2)
 			const int k1 = (p + 1) * kp < kmax ? (p + 1) * kp : kmax;
 			for (int k = p * kp; k < k1; k++) {
 				const int i = tid + k * GN_CL_THREADS;
-				if (i < nv) {
+				if (i < nh) {
 					const float2 ac = tbl[ch];
 					gn_st(yg + i, gn_apply8_ch(sl[i], ac.x, ac.y));
 					if (more) /* the slot is free: this thread read it, its store holds the data */
@@ -216,13 +251,31 @@ __global__ void __launch_bounds__(GN_CL_THREADS, 2)
 			}
 			gn_cp_commit();
 		}
+		for (int k = (ksm - 1) / GN_CL_UNROLL * GN_CL_UNROLL; k >= 0 && ksm > 0; k -= GN_CL_UNROLL) {
+			/* the streamed remainder again, newest first (the most likely still in L2) */
+			uint4 v[GN_CL_UNROLL];
+#pragma unroll
+			for (int u = 0; u < GN_CL_UNROLL; u++) {
+				const int i = nh + tid + (k + u) * GN_CL_THREADS;
+				v[u] = i < nv ? gn_ld_l2(xs + i) : make_uint4(0, 0, 0, 0);
+			}
+#pragma unroll
+			for (int u = 0; u < GN_CL_UNROLL; u++) {
+				const int i = nh + tid + (k + u) * GN_CL_THREADS;
+				if (i < nv) {
+					const int c = (v0 + i) * 8 / hw;
+					const float2 ac = tbl[c];
+					gn_st(yg + i, gn_apply8_ch(v[u], ac.x, ac.y));
+				}
+			}
+		}
 	}
 	gn_cl_sync(); /* no CTA leaves while a CTA of its cluster may still read its part[] */
 }
 
 /* ---- host side ---------------------------------------------------------------------------------- */
 struct gn_cl_plan {
-	int cs, sv, grid;
+	int cs, sv, hv, grid; /* cluster size, slice vectors, held vectors (hv < sv: the rest streamed) */
 	size_t smem;
 };
 
@@ -265,7 +318,8 @@ static int gn_cl_active(int cs, size_t smem)
 /* The cluster plan for `groups` groups of cnt values (cpg channels of hw): the smallest cluster size
  * (1, 2, 4, ..., GN_CL_MAXCS) whose slice fits the shared-memory limit (with GN_CL_HALF first the
  * limit that leaves room for 2 CTAs per SM) and whose groups x cs CTAs cover every SM; if none covers
- * them, the largest that fits. Grid: clusters x cs, clusters <= active clusters, trimmed so that every
+ * them, the largest that fits; if none fits (GN_CL_STREAM), GN_CL_MAXCS with slices held up to the
+ * limit and the rest streamed. Grid: clusters x cs, clusters <= active clusters, trimmed so that every
  * cluster runs the same number of groups. 0: no plan (the caller takes another path). */
 static int gn_plan_cl(int64_t cnt, int64_t groups, int64_t cpg, int64_t hw, struct gn_cl_plan *p)
 {
@@ -297,17 +351,24 @@ static int gn_plan_cl(int64_t cnt, int64_t groups, int64_t cpg, int64_t hw, stru
 		if (sv * 16 <= lim_full && gn_cl_active(cs, (size_t)sv * 16) > 0)
 			best = cs;
 	}
+	int64_t sv = best ? (nvec + best - 1) / best : 0, hv = sv;
+	for (int cs = GN_CL_MAXCS; cs >= 2 && !best && GN_CL_STREAM; cs /= 2) /* the largest cluster that runs, */
+		if (gn_cl_active(cs, (size_t)(lim_full / 16) * 16) > 0) { /* each CTA holding what fits */
+			best = cs;
+			sv = (nvec + cs - 1) / cs;
+			hv = lim_full / 16;
+		}
 	if (!best)
 		return 0;
-	const int64_t sv = (nvec + best - 1) / best;
-	const int64_t act = gn_cl_active(best, (size_t)sv * 16);
+	const int64_t act = gn_cl_active(best, (size_t)hv * 16);
 	const int64_t rounds = (groups + act - 1) / act, ncl = (groups + rounds - 1) / rounds;
 	if (ncl * best > 2147483647)
 		return 0;
 	p->cs = best;
 	p->sv = (int)sv;
+	p->hv = (int)hv;
 	p->grid = (int)(ncl * best);
-	p->smem = (size_t)sv * 16;
+	p->smem = (size_t)hv * 16;
 	return 1;
 }
 
@@ -318,7 +379,7 @@ static cudaError_t gn_cl_launch(const struct gn_cl_plan *p, const uint4 *x, cons
 #ifdef SF_EMU_H
 	(void)s;
 	emu_cluster = p->cs;
-	emu_launch(p->grid, GN_CL_THREADS, gn_cl, x, gamma, beta, y, (int)(cnt / 8), p->sv, p->cs, (int)groups, (int)cpg,
+	emu_launch(p->grid, GN_CL_THREADS, gn_cl, x, gamma, beta, y, (int)(cnt / 8), p->sv, p->hv, p->cs, (int)groups, (int)cpg,
 		   (int)hw, eps);
 	emu_cluster = 1;
 	return cudaGetLastError();
@@ -335,7 +396,7 @@ static cudaError_t gn_cl_launch(const struct gn_cl_plan *p, const uint4 *x, cons
 	cfg.stream = s;
 	cfg.attrs = at;
 	cfg.numAttrs = 1;
-	return cudaLaunchKernelEx(&cfg, gn_cl, x, gamma, beta, y, (int)(cnt / 8), p->sv, p->cs, (int)groups, (int)cpg,
+	return cudaLaunchKernelEx(&cfg, gn_cl, x, gamma, beta, y, (int)(cnt / 8), p->sv, p->hv, p->cs, (int)groups, (int)cpg,
 				  (int)hw, eps);
 #endif
 }
