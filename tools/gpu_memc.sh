@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpu_memc.sh - issue 7, memory-bound kernels, versions 3 and 4, on an H200 in one call (< 4 min): old
+# gpu_memc.sh - issue 7, memory-bound kernels, versions 3, 4 and 5, on an H200 in one call (< 4 min): old
 # and new variants of three fast.cu side by side on ALL their workloads, each eval with --copy-ceiling
 # --no-torch --rounds 1 --budget-ms 200. Steps, in this order (STEPS="gn5 l2w gn gnold small smallold pc4
 # torch" selects them; the default leaves gn5 and l2w out, STEPS=l2w runs it alone in < 3 min):

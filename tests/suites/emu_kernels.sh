@@ -2,7 +2,8 @@
 # emu_kernels.sh - the memory-bound fast.cu kernels (the GQA paged decode kernel's default, version 3 on
 # tensor cores; versions 2 and 1 (-DDECODE_MMA=0, -DDECODE_V1=1) and GroupNorm's L2-window path
 # (-DGN_L2WIN=1), all measured slower and kept only for side-by-side timing, are not emulated here, to
-# keep CI under its 20 minutes: EMU_EXTRA=1 adds them), and
+# keep CI under its 20 minutes: EMU_EXTRA=1 adds them; GroupNorm's cluster path, -DGN_CLUSTER=1, runs here
+# on small odd shapes with 64-thread CTAs and a 6 KB shared-memory opt-in, ~90 CPU-seconds), and
 # the calibration copy too) run on a CPU emulation
 # of CUDA (tests/emu/emu.h) and checked element by element against double-precision references of
 # their oracles, over workload, held-out and fallback shapes (tests/emu/emu_test.cpp). No GPU needed:
