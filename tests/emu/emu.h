@@ -209,6 +209,7 @@ static thread_local emu_block_ctx *emu_ctx;
 static int emu_resident = 1, emu_sm_count = 132, emu_occupancy = 1;
 static int emu_cluster = 1;                     /* blocks per cluster of the next launches (x) */
 static int emu_smem_optin = 232448;             /* cudaDevAttrMaxSharedMemoryPerBlockOptin */
+static int emu_l2_bytes = 50 << 20;             /* cudaDevAttrL2CacheSize */
 /* one running cluster: its barrier over all its threads and its blocks (rank order) */
 struct emu_cluster_ctx {
 	emu_barrier bar;
@@ -369,7 +370,11 @@ template <class T> static inline T __ldcg(const T *p)
 typedef void *cudaStream_t;
 typedef int cudaError_t;
 enum { cudaSuccess = 0, cudaErrorInvalidConfiguration = 9 };
-enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16, cudaDevAttrMaxSharedMemoryPerBlockOptin = 97 };
+enum cudaDeviceAttr {
+	cudaDevAttrMultiProcessorCount = 16,
+	cudaDevAttrL2CacheSize = 38,
+	cudaDevAttrMaxSharedMemoryPerBlockOptin = 97
+};
 static cudaError_t emu_last_error = cudaSuccess;
 static inline cudaError_t cudaGetLastError()
 {
@@ -380,7 +385,7 @@ static inline cudaError_t cudaGetLastError()
 static inline cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int dev)
 {
 	(void)dev;
-	*v = a == cudaDevAttrMaxSharedMemoryPerBlockOptin ? emu_smem_optin : emu_sm_count;
+	*v = a == cudaDevAttrMaxSharedMemoryPerBlockOptin ? emu_smem_optin : a == cudaDevAttrL2CacheSize ? emu_l2_bytes : emu_sm_count;
 	return cudaSuccess;
 }
 template <class K> static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, K k, int threads, size_t smem)
@@ -399,7 +404,7 @@ static inline cudaError_t cudaMemset(void *p, int v, size_t n)
 enum cudaFuncAttribute {
 	cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
 	cudaFuncAttributePreferredSharedMemoryCarveout = 9,
-	cudaFuncAttributeNonPortableClusterSizeAllowed = 11
+	cudaFuncAttributeNonPortableClusterSizeAllowed = 14
 };
 /* accepted and ignored: emulated shared arrays have no size limit */
 template <class K> static inline cudaError_t cudaFuncSetAttribute(K k, cudaFuncAttribute a, int v)

@@ -56,6 +56,9 @@
 #define GN_CL_STREAM 1 /* 1: groups over a cluster's shared memory hold what fits and stream the rest twice (the
 			* second read from L2, if it is still there); 0: those take the split path */
 #endif
+#ifndef GN_CL_L2_PCT
+#define GN_CL_L2_PCT 75 /* streaming only while the resident clusters' streamed bytes fit this share of the L2 */
+#endif
 #ifndef GN_CL_UNROLL
 #define GN_CL_UNROLL 4 /* streamed 16-byte loads in flight per thread */
 #endif
@@ -323,10 +326,11 @@ static int gn_cl_active(int cs, size_t smem)
  * cluster runs the same number of groups. 0: no plan (the caller takes another path). */
 static int gn_plan_cl(int64_t cnt, int64_t groups, int64_t cpg, int64_t hw, struct gn_cl_plan *p)
 {
-	static int sms, optin;
+	static int sms, optin, l2;
 	if (!sms) {
 		if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess ||
 		    cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0) != cudaSuccess || sms <= 0 ||
+		    cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0) != cudaSuccess ||
 		    cudaFuncSetAttribute(gn_cl, cudaFuncAttributeMaxDynamicSharedMemorySize, optin - 2048) != cudaSuccess ||
 		    (GN_CL_MAXCS > 8 && cudaFuncSetAttribute(gn_cl, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess)) {
 			(void)cudaGetLastError();
@@ -352,12 +356,18 @@ static int gn_plan_cl(int64_t cnt, int64_t groups, int64_t cpg, int64_t hw, stru
 			best = cs;
 	}
 	int64_t sv = best ? (nvec + best - 1) / best : 0, hv = sv;
-	for (int cs = GN_CL_MAXCS; cs >= 2 && !best && GN_CL_STREAM; cs /= 2) /* the largest cluster that runs, */
-		if (gn_cl_active(cs, (size_t)(lim_full / 16) * 16) > 0) { /* each CTA holding what fits */
+	for (int cs = GN_CL_MAXCS; cs >= 2 && !best && GN_CL_STREAM; cs /= 2) { /* the largest cluster that runs, */
+		const int64_t a = gn_cl_active(cs, (size_t)(lim_full / 16) * 16); /* each CTA holding what fits */
+		const int64_t s = (nvec + cs - 1) / cs, h = lim_full / 16;
+		const int64_t streamed = (a < groups ? a : groups) * cs * (s - h) * 16; /* per round, all clusters */
+		if (a > 0 && streamed * 100 <= (int64_t)l2 * GN_CL_L2_PCT) {
 			best = cs;
-			sv = (nvec + cs - 1) / cs;
-			hv = lim_full / 16;
+			sv = s;
+			hv = h;
+		} else if (a > 0) {
+			break; /* smaller clusters stream more: the split path */
 		}
+	}
 	if (!best)
 		return 0;
 	const int64_t act = gn_cl_active(best, (size_t)hv * 16);
