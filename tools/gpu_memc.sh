@@ -11,7 +11,8 @@
 #   gn5       groupnorm32_silu_sd_vae, per workload (ALL 11, small to large) the committed default and
 #             then -D GN_CLUSTER=1 (v5 thread-block clusters); CL_EXTRA="-D K=V ..." adds a third
 #             variant (-D GN_CLUSTER=1 plus those defines, e.g. "-D GN_CL_HALF=0" or "-D GN_CL_MAXCS=8"),
-#             GN_ONLY=TEXT limits the workloads (uuid substring). STEPS=gn5 runs it alone in < 4 min
+#             GN_ONLY=TEXT limits the workloads (uuid substring). STEPS=gn5 runs it alone in < 4 min;
+#             with 2 GPUs (nvidia-h200-x2) the two variants of a workload run at once, one per GPU
 #   gn        groupnorm32_silu_sd_vae fast.cu with -D GN_RING=1 (the v3 ring path)
 #   gnold     the same source as committed (v1 split) and with -D GN_COOP=1 (v2 group-resident)
 #   small     fused_add_rmsnorm_h4096 with RMS_SMALL_T=256, rope_llama31_h32_kv8_d128 with
@@ -114,16 +115,27 @@ ev() { # ev PROBLEM_COPY SOURCE VARIANT LIMIT_S [EXTRA EVAL ARGS...]
 	rm -f "$logs/$name.part"
 }
 
-# the gn5 step: per workload (all 11), the committed default then the cluster path (and CL_EXTRA's)
+# the gn5 step: per workload (all 11), the committed default then the cluster path (and CL_EXTRA's).
+# With 2+ GPUs the variants of a workload run at once, one per GPU (each eval times its own copy on its
+# own GPU, so the fractions compare): all 11 in ~2.5 min; on one GPU in turn (the 1024^2 pairs may be
+# cut by BUDGET_S: GN_ONLY=1024 runs them alone)
 if has gn5; then
+	ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 	for u in $(python3 -c 'import json, sys
 for l in open(sys.argv[1]):
     if l.strip(): print(json.loads(l)["uuid"])' $GN/workload.jsonl | grep -F -- "${GN_ONLY:-}"); do
-		EV_TAG=$u ev "$g" $G default 30 --no-torch --only "=$u"
-		EV_TAG=$u ev "$g" $G cluster 30 --no-torch --only "=$u" -D GN_CLUSTER=1
+		if [ "$ngpu" -ge 2 ]; then
+			CUDA_VISIBLE_DEVICES=0 EV_TAG="$u gpu0" ev "$g" $G default 40 --no-torch --only "=$u" &
+			CUDA_VISIBLE_DEVICES=1 EV_TAG="$u gpu1" ev "$g" $G cluster 40 --no-torch --only "=$u" -D GN_CLUSTER=1 &
+			wait
+		else
+			EV_TAG=$u ev "$g" $G default 40 --no-torch --only "=$u"
+			EV_TAG=$u ev "$g" $G cluster 40 --no-torch --only "=$u" -D GN_CLUSTER=1
+		fi
 		# shellcheck disable=SC2086 # cl_extra: a list of -D defines
-		[ -n "$cl_extra" ] && EV_TAG=$u ev "$g" $G cluster_x 30 --no-torch --only "=$u" -D GN_CLUSTER=1 $cl_extra
+		[ -n "$cl_extra" ] && EV_TAG=$u ev "$g" $G cluster_x 40 --no-torch --only "=$u" -D GN_CLUSTER=1 $cl_extra
 	done
+	grep -q 'rc=[1-9]' "$logs/times.txt" && status=1 # (the parallel evals ran in subshells)
 fi
 
 # the l2w step: per workload, the committed default (split) then the L2 window (and L2W_KB's window)
