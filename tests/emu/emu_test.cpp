@@ -416,22 +416,22 @@ static void tests()
 	 * a shared-memory opt-in of 6 KB (slices of <= 256 vectors, <= 96 with room for 2 CTAs per SM), so
 	 * cluster sizes 1..16, several groups per cluster (the next group's prefetch), partial last slices,
 	 * empty commit groups; groups over 16 slices hold 256 vectors per CTA and stream the rest while
-	 * the streamed bytes per round fit 75 % of a 256 KB L2, else split */
+	 * the streamed bytes per round fit 75 % of a 128 KB L2, else split */
 	emu_sm_count = 8;
 	emu_occupancy = 2;
 	emu_resident = 16;
 	emu_smem_optin = 6144;
-	emu_l2_bytes = 256 << 10;
+	emu_l2_bytes = 128 << 10;
 	test_gn(1, 128, 8, 8, 0, 2);     /* workload: 32 vectors per group, cs 1, 16 clusters x 2 groups */
 	test_gn(3, 64, 16, 16, 0, 2);    /* 96 groups, cs 1, 6 rounds */
 	test_gn(1, 32, 45, 48, 0, 3);    /* 270 vectors: cs 4 (68 + 68 + 68 + 66), parts 2-3 empty, 3 calls */
 	test_gn(1, 2048, 4, 6, 0);       /* 64 channels of hw 24 per group (< one stride: the division path) */
 	test_gn(1, 64, 32, 32, 0);       /* hw 1024 >= the stride of 512 values: one subtraction per step */
-	test_gn(1, 32, 152, 150, 0, 2);  /* 2850 vectors: cs 16 (179 each, the last 165), 2 rounds of 16 clusters */
+	test_gn(1, 32, 152, 150, 0);     /* 2850 vectors: cs 16 (179 each, the last 165), 32 rounds of 1 cluster */
 	test_gn(2, 512, 16, 16, 0);      /* workload: 64 groups of 512 vectors, cs 8 */
 	test_gn(1, 32, 200, 200, 0, 2);  /* 5000 vectors: cs 16, 256 held + 57 streamed per slice (the last 49), 2 calls */
-	test_gn(1, 32, 320, 320, 0);     /* 12800 vectors: 256 held + 544 streamed (3 unrolled steps, the last partial) */
-	test_gn(1, 32, 400, 400, 0);     /* 20000 vectors: 994 streamed per CTA, 254 KB per round > 75 % of the L2: split */
+	test_gn(1, 32, 278, 256, 0);     /* 8896 vectors: 256 held + 300 streamed (2 unrolled steps, the last partial) */
+	test_gn(1, 32, 320, 320, 0);     /* 12800 vectors: 544 streamed per CTA, 136 KB per round > 75 % of the L2: split */
 	test_gn(1, 4096, 2, 4, 0);       /* 128 channels per group: over the table, split */
 	test_gn(1, 64, 99, 101, 0);      /* cnt % 8 != 0: scalar split */
 	test_gn(2, 128, 16, 16, 2);      /* unaligned: scalar split */
