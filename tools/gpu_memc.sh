@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# gpu_memc.sh - issue 7, memory-bound kernels, versions 3 and 4, on an H200 in one call (< 4 min): old
+# gpu_memc.sh - issue 7, memory-bound kernels, versions 3, 4 and 5, on an H200 in one call (< 4 min): old
 # and new variants of three fast.cu side by side on ALL their workloads, each eval with --copy-ceiling
-# --no-torch --rounds 1 --budget-ms 200. Steps, in this order (STEPS="l2w gn gnold small smallold pc4
-# torch" selects them; the default leaves l2w out, STEPS=l2w runs it alone in < 3 min):
+# --no-torch --rounds 1 --budget-ms 200. Steps, in this order (STEPS="gn5 l2w gn gnold small smallold pc4
+# torch" selects them; the default leaves gn5 and l2w out, STEPS=l2w runs it alone in < 3 min):
 #   l2w       groupnorm32_silu_sd_vae, per workload (small to large; the 9 whose groups exceed the
 #             fused kernel's 8192 values) the committed default (v1 split) and then -D GN_L2WIN=1 (v4 L2
 #             window), so a cut run still compares both on the same workloads; L2W_KB=N adds a variant
 #             with -D GN_L2WIN=1 -D GN_L2W_KB=N (window size), SPLIT_FAST=1 one with -D GN_SPLIT_FAST=1,
 #             GN_ONLY=TEXT limits the workloads (uuid substring)
+#   gn5       groupnorm32_silu_sd_vae, per workload (ALL 11, small to large) the committed default and
+#             then -D GN_CLUSTER=1 (v5 thread-block clusters); CL_EXTRA="-D K=V ..." adds a third
+#             variant (-D GN_CLUSTER=1 plus those defines, e.g. "-D GN_CL_HALF=0" or "-D GN_CL_MAXCS=8"),
+#             GN_ONLY=TEXT limits the workloads (uuid substring). STEPS=gn5 runs it alone in < 4 min;
+#             with 2 GPUs (nvidia-h200-x2) the two variants of a workload run at once, one per GPU
 #   gn        groupnorm32_silu_sd_vae fast.cu with -D GN_RING=1 (the v3 ring path)
 #   gnold     the same source as committed (v1 split) and with -D GN_COOP=1 (v2 group-resident)
 #   small     fused_add_rmsnorm_h4096 with RMS_SMALL_T=256, rope_llama31_h32_kv8_d128 with
@@ -34,6 +39,7 @@ budget=${BUDGET_S:-190} # no eval starts after this
 hard=${HARD_S:-230}     # and none runs past this (its limit is cut)
 steps=${STEPS:-gn gnold small smallold pc4 torch}
 l2w_kb=${L2W_KB:-}
+cl_extra=${CL_EXTRA:-}
 t0=$(date +%s)
 status=0
 elapsed() { echo $(($(date +%s) - t0)); }
@@ -86,9 +92,9 @@ printf '#define RP_SINCOS_F64 1\n' | cat - $RP/solutions/fast.cu >"$tmp/rp_f64.c
 g=$tmp/$(basename $GN) f=$tmp/$(basename $FA) r=$tmp/$(basename $RP)
 G=$GN/solutions/fast.cu
 printf '%s\n' "$g $G" "$g $G -D GN_RING=1" "$g $G -D GN_COOP=1" "$g $G -D GN_RING=1 -D GN_RING_PER_CTA=4" \
-	"$g $G -D GN_L2WIN=1" ${l2w_kb:+"$g $G -D GN_L2WIN=1 -D GN_L2W_KB=$l2w_kb"} "$g $G -D GN_SPLIT_FAST=1" \
+	"$g $G -D GN_L2WIN=1" "$g $G -D GN_CLUSTER=1" ${cl_extra:+"$g $G -D GN_CLUSTER=1 $cl_extra"} ${l2w_kb:+"$g $G -D GN_L2WIN=1 -D GN_L2W_KB=$l2w_kb"} "$g $G -D GN_SPLIT_FAST=1" \
 	"$f $FA/solutions/fast.cu" "$f $tmp/fa_smallt.cu" "$r $RP/solutions/fast.cu" "$r $tmp/rp_f64.cu" |
-	xargs -P "$(nproc)" -L 1 sh -c "$S eval \$0 \$1 \$2 \$3 \$4 \$5 --backend cuda --prepare-only >>$logs/prepare.log 2>&1" || true
+	xargs -P "$(nproc)" -L 1 sh -c "$S eval \$0 \$1 \$2 \$3 \$4 \$5 \$6 \$7 --backend cuda --prepare-only >>$logs/prepare.log 2>&1" || true
 note "build+compile: $(elapsed) s"
 
 ev() { # ev PROBLEM_COPY SOURCE VARIANT LIMIT_S [EXTRA EVAL ARGS...]
@@ -108,6 +114,29 @@ ev() { # ev PROBLEM_COPY SOURCE VARIANT LIMIT_S [EXTRA EVAL ARGS...]
 	note "$name${EV_TAG:+ $EV_TAG}: rc=$rc, $(grep -c '"PASSED"' "$logs/$name.part" 2>/dev/null) passed, $(grep -vc '"PASSED"' "$logs/$name.part" 2>/dev/null) not ($(elapsed) s)"
 	rm -f "$logs/$name.part"
 }
+
+# the gn5 step: per workload (all 11), the committed default then the cluster path (and CL_EXTRA's).
+# With 2+ GPUs the variants of a workload run at once, one per GPU (each eval times its own copy on its
+# own GPU, so the fractions compare): all 11 in ~2.5 min; on one GPU in turn (the 1024^2 pairs may be
+# cut by BUDGET_S: GN_ONLY=1024 runs them alone)
+if has gn5; then
+	ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+	for u in $(python3 -c 'import json, sys
+for l in open(sys.argv[1]):
+    if l.strip(): print(json.loads(l)["uuid"])' $GN/workload.jsonl | grep -F -- "${GN_ONLY:-}"); do
+		if [ "$ngpu" -ge 2 ]; then
+			CUDA_VISIBLE_DEVICES=0 EV_TAG="$u gpu0" ev "$g" $G default 40 --no-torch --only "=$u" &
+			CUDA_VISIBLE_DEVICES=1 EV_TAG="$u gpu1" ev "$g" $G cluster 40 --no-torch --only "=$u" -D GN_CLUSTER=1 &
+			wait
+		else
+			EV_TAG=$u ev "$g" $G default 40 --no-torch --only "=$u"
+			EV_TAG=$u ev "$g" $G cluster 40 --no-torch --only "=$u" -D GN_CLUSTER=1
+		fi
+		# shellcheck disable=SC2086 # cl_extra: a list of -D defines
+		[ -n "$cl_extra" ] && EV_TAG=$u ev "$g" $G cluster_x 40 --no-torch --only "=$u" -D GN_CLUSTER=1 $cl_extra
+	done
+	grep -q 'rc=[1-9]' "$logs/times.txt" && status=1 # (the parallel evals ran in subshells)
+fi
 
 # the l2w step: per workload, the committed default (split) then the L2 window (and L2W_KB's window)
 if has l2w; then

@@ -13,7 +13,9 @@
  * its own result; problems/common/kernels/sm80_warp_mma.cuh calls them; tests/emu/emu_mma_test.cpp
  * checks them against plain matrix products). The test script
  * rewrites `__shared__ T a[N], b[M];` to per-block arrays from emu_shared(). atomicAdd / atomicExch /
- * __threadfence / __ldcg map to GCC atomics. A kernel
+ * __threadfence / __ldcg map to GCC atomics. Thread-block clusters (emu_cluster > 1 at the launch, along x):
+ * the cs blocks of a cluster run at once, emu_cluster_sync is the cluster barrier (all threads of
+ * its blocks), emu_cluster_shared reads a shared array of another block of the cluster (DSMEM). A kernel
  * launch `k<<<grid, block, smem, stream>>>(args)` is rewritten by the test script to
  * `emu_launch(grid, block, k, args)`. bf16 / fp16 conversions round to nearest even like the device's
  * _rn intrinsics; rsqrtf and __expf are exact here, so results may differ from the GPU's in the last
@@ -74,6 +76,10 @@ static inline int max(int a, int b)
 static inline float2 make_float2(float a, float b)
 {
 	return float2{ a, b };
+}
+static inline float4 make_float4(float a, float b, float c, float d)
+{
+	return float4{ a, b, c, d };
 }
 
 static inline float __uint_as_float(unsigned u)
@@ -201,6 +207,15 @@ struct emu_block_ctx {
 };
 static thread_local emu_block_ctx *emu_ctx;
 static int emu_resident = 1, emu_sm_count = 132, emu_occupancy = 1;
+static int emu_cluster = 1;                     /* blocks per cluster of the next launches (x) */
+static int emu_smem_optin = 232448;             /* cudaDevAttrMaxSharedMemoryPerBlockOptin */
+static int emu_l2_bytes = 50 << 20;             /* cudaDevAttrL2CacheSize */
+/* one running cluster: its barrier over all its threads and its blocks (rank order) */
+struct emu_cluster_ctx {
+	emu_barrier bar;
+	std::vector<emu_block_ctx *> blocks;
+};
+static thread_local emu_cluster_ctx *emu_cl;
 
 /* The running block's shared array `key` of n T (created by its first caller, zero-filled). */
 template <class T> static T *emu_shared(int key, size_t n)
@@ -210,6 +225,23 @@ template <class T> static T *emu_shared(int key, size_t n)
 	if (v.empty())
 		v.resize(n * sizeof(T) + 16);
 	return reinterpret_cast<T *>(v.data());
+}
+
+/* Shared array `key` of block `rank` of the running cluster (created by that block before the
+ * cluster barrier that orders this read after its writes). */
+template <class T> static T *emu_cluster_shared(int key, unsigned rank)
+{
+	assert(rank < emu_cl->blocks.size());
+	emu_block_ctx *c = emu_cl->blocks[rank];
+	std::lock_guard<std::mutex> l(c->m);
+	std::vector<unsigned char> &v = c->shm[key];
+	assert(!v.empty());
+	return reinterpret_cast<T *>(v.data());
+}
+/* barrier.cluster.arrive.release + wait.acquire: every thread of every block of the cluster */
+static inline void emu_cluster_sync()
+{
+	emu_cl->bar.wait();
 }
 
 static inline void __syncthreads()
@@ -338,7 +370,11 @@ template <class T> static inline T __ldcg(const T *p)
 typedef void *cudaStream_t;
 typedef int cudaError_t;
 enum { cudaSuccess = 0, cudaErrorInvalidConfiguration = 9 };
-enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16 };
+enum cudaDeviceAttr {
+	cudaDevAttrMultiProcessorCount = 16,
+	cudaDevAttrL2CacheSize = 38,
+	cudaDevAttrMaxSharedMemoryPerBlockOptin = 97
+};
 static cudaError_t emu_last_error = cudaSuccess;
 static inline cudaError_t cudaGetLastError()
 {
@@ -348,9 +384,8 @@ static inline cudaError_t cudaGetLastError()
 }
 static inline cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int dev)
 {
-	(void)a;
 	(void)dev;
-	*v = emu_sm_count;
+	*v = a == cudaDevAttrMaxSharedMemoryPerBlockOptin ? emu_smem_optin : a == cudaDevAttrL2CacheSize ? emu_l2_bytes : emu_sm_count;
 	return cudaSuccess;
 }
 template <class K> static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, K k, int threads, size_t smem)
@@ -366,7 +401,11 @@ static inline cudaError_t cudaMemset(void *p, int v, size_t n)
 	memset(p, v, n);
 	return cudaSuccess;
 }
-enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8, cudaFuncAttributePreferredSharedMemoryCarveout = 9 };
+enum cudaFuncAttribute {
+	cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
+	cudaFuncAttributePreferredSharedMemoryCarveout = 9,
+	cudaFuncAttributeNonPortableClusterSizeAllowed = 14
+};
 /* accepted and ignored: emulated shared arrays have no size limit */
 template <class K> static inline cudaError_t cudaFuncSetAttribute(K k, cudaFuncAttribute a, int v)
 {
@@ -394,11 +433,13 @@ static inline cudaError_t cudaFree(void *p)
 
 static long emu_launches, emu_blocks;
 
-/* Runs kernel k on a grid of `grid` blocks of `block` threads: blocks taken in blockIdx order by
- * emu_resident slots, each running one block at a time. */
+/* Runs kernel k on a grid of `grid` blocks of `block` threads: blocks (clusters of emu_cluster blocks
+ * when that is > 1: grid a multiple of it) taken in blockIdx order by emu_resident slots (for clusters
+ * emu_resident / emu_cluster, at least 1), each running one block (cluster) at a time. */
 template <class K, class... A> static void emu_launch(long long grid, long long block, K k, A... args)
 {
-	if (grid < 1 || grid > 2147483647LL || block < 1 || block > 1024 || block % 32 != 0) {
+	const long long cs = emu_cluster < 1 ? 1 : emu_cluster;
+	if (grid < 1 || grid > 2147483647LL || block < 1 || block > 1024 || block % 32 != 0 || grid % cs != 0) {
 		emu_last_error = cudaErrorInvalidConfiguration;
 		return;
 	}
@@ -408,31 +449,39 @@ template <class K, class... A> static void emu_launch(long long grid, long long 
 	gridDim = emu_dim3{ (unsigned)grid, 1, 1 };
 	std::atomic<long long> next{ 0 };
 	auto slot = [&] {
-		for (long long b; (b = next++) < grid;) {
-			emu_block_ctx ctx;
-			ctx.bar.n = (int)block;
-			ctx.warps = std::vector<emu_warp>((size_t)block / 32);
-			for (auto &w : ctx.warps)
-				w.bar.n = 32;
+		for (long long u; (u = next++) < grid / cs;) {
+			std::vector<emu_block_ctx> ctx((size_t)cs);
+			emu_cluster_ctx cl;
+			cl.bar.n = (int)(block * cs);
+			for (auto &c : ctx) {
+				c.bar.n = (int)block;
+				c.warps = std::vector<emu_warp>((size_t)block / 32);
+				for (auto &w : c.warps)
+					w.bar.n = 32;
+				cl.blocks.push_back(&c);
+			}
 			std::vector<std::thread> ts;
-			ts.reserve((size_t)block);
-			for (long long t = 0; t < block; t++)
-				ts.emplace_back([&, t, b] {
-					emu_ctx = &ctx;
-					threadIdx = emu_dim3{ (unsigned)t, 0, 0 };
-					blockIdx = emu_dim3{ (unsigned)b, 0, 0 };
-					k(args...);
-				});
+			ts.reserve((size_t)(block * cs));
+			for (long long r = 0; r < cs; r++)
+				for (long long t = 0; t < block; t++)
+					ts.emplace_back([&, t, r, u] {
+						emu_ctx = &ctx[(size_t)r];
+						emu_cl = &cl;
+						threadIdx = emu_dim3{ (unsigned)t, 0, 0 };
+						blockIdx = emu_dim3{ (unsigned)(u * cs + r), 0, 0 };
+						k(args...);
+					});
 			for (auto &th : ts)
 				th.join();
 		}
 	};
-	if (emu_resident <= 1) {
+	const long long nslot = emu_resident / cs > 1 ? emu_resident / cs : 1;
+	if (nslot <= 1) {
 		slot();
 		return;
 	}
 	std::vector<std::thread> slots;
-	for (int r = 0; r < emu_resident; r++)
+	for (long long r = 0; r < nslot; r++)
 		slots.emplace_back(slot);
 	for (auto &th : slots)
 		th.join();

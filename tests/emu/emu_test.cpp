@@ -411,6 +411,32 @@ static void tests()
 	test_gn(2, 512, 16, 16, 0);                /* workload: 64 groups x 8 chunks */
 	return;
 #endif
+#ifdef EMU_GN_CL
+	/* the cluster path (-DGN_CLUSTER=1 -DEMU_GN_CL -DGN_CL_THREADS=64 -DGN_FUSED_MAX=0): 8 SMs x 2 CTAs,
+	 * a shared-memory opt-in of 6 KB (slices of <= 256 vectors, <= 96 with room for 2 CTAs per SM), so
+	 * cluster sizes 1..16, several groups per cluster (the next group's prefetch), partial last slices,
+	 * empty commit groups; groups over 16 slices hold 256 vectors per CTA and stream the rest while
+	 * the streamed bytes per round fit 75 % of a 128 KB L2, else split */
+	emu_sm_count = 8;
+	emu_occupancy = 2;
+	emu_resident = 16;
+	emu_smem_optin = 6144;
+	emu_l2_bytes = 128 << 10;
+	test_gn(1, 128, 8, 8, 0, 2);     /* workload: 32 vectors per group, cs 1, 16 clusters x 2 groups */
+	test_gn(3, 64, 16, 16, 0, 2);    /* 96 groups, cs 1, 6 rounds */
+	test_gn(1, 32, 45, 48, 0, 3);    /* 270 vectors: cs 4 (68 + 68 + 68 + 66), parts 2-3 empty, 3 calls */
+	test_gn(1, 2048, 4, 6, 0);       /* 64 channels of hw 24 per group (< one stride: the division path) */
+	test_gn(1, 64, 32, 32, 0);       /* hw 1024 >= the stride of 512 values: one subtraction per step */
+	test_gn(1, 32, 152, 150, 0);     /* 2850 vectors: cs 16 (179 each, the last 165), 32 rounds of 1 cluster */
+	test_gn(2, 512, 16, 16, 0);      /* workload: 64 groups of 512 vectors, cs 8 */
+	test_gn(1, 32, 200, 200, 0, 2);  /* 5000 vectors: cs 16, 256 held + 57 streamed per slice (the last 49), 2 calls */
+	test_gn(1, 32, 278, 256, 0);     /* 8896 vectors: 256 held + 300 streamed (2 unrolled steps, the last partial) */
+	test_gn(1, 32, 320, 320, 0);     /* 12800 vectors: 544 streamed per CTA, 136 KB per round > 75 % of the L2: split */
+	test_gn(1, 4096, 2, 4, 0);       /* 128 channels per group: over the table, split */
+	test_gn(1, 64, 99, 101, 0);      /* cnt % 8 != 0: scalar split */
+	test_gn(2, 128, 16, 16, 2);      /* unaligned: scalar split */
+	return;
+#endif
 #ifdef EMU_GN_WIDE
 	/* 16 SMs x 1 block (with -DGN_RING_THREADS=128 -DGN_RING_SLOT_VALUES=4096 -DGN_RING_SLOTS=4
 	 * -DGN_FUSED_MAX=0): the ring path on every 16-byte shape, its chunks shrunk to 1024..4096 values,

@@ -2,8 +2,8 @@
  * gn_l2win.cuh - groupnorm32_silu_sd_vae, the L2-windowed two-pass path (v4, GN_L2WIN=1; NOTES.md
  * "Version 4"): a persistent grid reads every chunk of x twice, the second time from L2, so HBM moves the
  * byte floor (x once, y once) in one launch. Included by fast.cu after the shared helpers (gn_lo/gn_hi,
- * gn_sum8/gn_dev8, gn_ld_stream, gn_backoff, gn_apply8_fast, gn_apply8_ch) and gn_ring.cuh (gn_cp16,
- * gn_cp_commit, gn_cp_wait); not a standalone header.
+ * gn_sum8/gn_dev8, gn_ld_stream, gn_backoff, gn_apply8_fast, gn_apply8_ch) and gn_shared.cuh (GN_SHARED,
+ * gn_cp16, gn_cp_commit, gn_cp_wait); not a standalone header.
  *
  * Chunks of GN_L2W_CV values per group (group-major: global chunk j is chunk j % nchunk of group
  * j / nchunk, the last chunk of a group partial), dealt round-robin: CTA b owns chunks b, b + G, ...
@@ -29,14 +29,6 @@
  */
 #ifndef GN_L2WIN_CUH
 #define GN_L2WIN_CUH
-
-#ifndef GN_SHARED /* a shared array of a kernel in a header: per block on the GPU and in the emulation */
-#ifdef SF_EMU_H
-#define GN_SHARED(T, name, n, key) T *name = emu_shared<T>(key, (size_t)(n))
-#else
-#define GN_SHARED(T, name, n, key) __shared__ T name[n]
-#endif
-#endif
 
 #ifndef GN_L2WIN
 #define GN_L2WIN 0 /* 1: the L2-windowed path for groups over GN_FUSED_MAX (16-byte case); unmeasured yet */

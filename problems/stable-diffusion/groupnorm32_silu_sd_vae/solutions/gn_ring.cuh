@@ -1,20 +1,11 @@
 /*
  * gn_ring.cuh - groupnorm32_silu_sd_vae, the persistent ring path (v3, GN_RING=1; NOTES.md "Design v3"):
  * its knobs, cp.async helpers, the gn_ring kernel and its host-side plan. Included by fast.cu after the
- * shared helpers (gn_lo/gn_hi, gn_sum8/gn_dev8, gn_block_sum, gn_ld_acquire, gn_backoff, gn_apply8_fast);
- * not a standalone header. Shared arrays are declared through GN_SHARED (emu_shared on the CPU
- * emulation, whose source rewrite only sees fast.cu).
+ * shared helpers (gn_lo/gn_hi, gn_sum8/gn_dev8, gn_block_sum, gn_ld_acquire, gn_backoff, gn_apply8_fast)
+ * and gn_shared.cuh (GN_SHARED, the cp.async helpers); not a standalone header.
  */
 #ifndef GN_RING_CUH
 #define GN_RING_CUH
-
-#ifndef GN_SHARED /* a shared array of a kernel in a header: per block on the GPU and in the emulation */
-#ifdef SF_EMU_H
-#define GN_SHARED(T, name, n, key) T *name = emu_shared<T>(key, (size_t)(n))
-#else
-#define GN_SHARED(T, name, n, key) __shared__ T name[n]
-#endif
-#endif
 
 /* ---- Ring path (v3): a persistent grid, x read once, one launch ------------------------------------
  * gridDim.x CTAs, all resident (grid <= occupancy x SMs), each with a ring of GN_RING_SLOTS shared-memory
@@ -47,41 +38,6 @@
 #if GN_RING_SLOTS < 2 || GN_RING_SLOTS > 8 || GN_RING_SLOT_VALUES % (GN_RING_THREADS * 8) != 0
 #error "GN_RING_SLOTS must be 2..8 and GN_RING_SLOT_VALUES a multiple of GN_RING_THREADS * 8"
 #endif
-
-/* One 16-byte global -> shared asynchronous copy (L2 only); commit closes a group; wait leaves at most
- * n groups pending. */
-static __device__ __forceinline__ void gn_cp16(uint4 *dst, const uint4 *src)
-{
-#ifdef __CUDA_ARCH__
-	asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src)
-		     : "memory");
-#else /* emulation: the copy lands at once */
-	*dst = *src;
-#endif
-}
-static __device__ __forceinline__ void gn_cp_commit(void)
-{
-#ifdef __CUDA_ARCH__
-	asm volatile("cp.async.commit_group;" ::: "memory");
-#endif
-}
-static __device__ __forceinline__ void gn_cp_wait(int n)
-{
-#ifdef __CUDA_ARCH__
-	switch (n) { /* the count is an immediate */
-	case 0: asm volatile("cp.async.wait_group 0;" ::: "memory"); break;
-	case 1: asm volatile("cp.async.wait_group 1;" ::: "memory"); break;
-	case 2: asm volatile("cp.async.wait_group 2;" ::: "memory"); break;
-	case 3: asm volatile("cp.async.wait_group 3;" ::: "memory"); break;
-	case 4: asm volatile("cp.async.wait_group 4;" ::: "memory"); break;
-	case 5: asm volatile("cp.async.wait_group 5;" ::: "memory"); break;
-	case 6: asm volatile("cp.async.wait_group 6;" ::: "memory"); break;
-	default: asm volatile("cp.async.wait_group 7;" ::: "memory"); break;
-	}
-#else
-	(void)n;
-#endif
-}
 
 /* Issues the loads of global chunk j (len values) into slot s and closes the commit group (also when
  * there is nothing to load, so that group counts stay one per local chunk). */
