@@ -21,6 +21,8 @@
 #                                                  for 6144 x 4096 at M ~1000), cluster split-K reduced
 #                                                  through DSMEM at mid M (width 128 or 256, 2..8 splits)
 #   v3w     -DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0  the width plan only (mid M stays on v2's split-K)
+#   v3a     v3w with SF_GEMM_V3_AUTO=1: a width other than 256 only when predicted >= 2% cheaper
+#                                                  (GEMM_NOTES.md "v3 width: a margin"; traced)
 #   v3c256  -DSF_GEMM_V3=1 -DSF_GEMM_V3_SPLIT_BN=256  mid M: cluster split-K with 128 x 256 tiles only
 #   v3c128  -DSF_GEMM_V3=1 -DSF_GEMM_V3_SPLIT_BN=128  mid M: cluster split-K with 128 x 128 tiles only
 #   v3n192  -DSF_GEMM_V3=1 -DSF_GEMM_V3_BN=192     large M: 128 x 192 tiles everywhere (width efficiency)
@@ -97,6 +99,7 @@ nv="nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Xcompiler -fPIC -
 # name, flags, M range it can change (gemm_check's @MAXM or @MINM-[MAXM]; empty: all M), the M list of its
 # precheck when it launches clusters (empty: none)
 variants=("v2|-DSF_GEMM_MIDM=0||" "v4|-DSF_GEMM_MIDM_TRACE=1|17-128|$MS_MIDM" "v3|-DSF_GEMM_V3=1 -DSF_GEMM_V3_TRACE=1|17-|$MS_MID" "v3w|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0|17-|"
+	"v3a|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0 -DSF_GEMM_V3_AUTO=1 -DSF_GEMM_V3_TRACE=1|17-|"
 	"v3c256|-DSF_GEMM_V3=1 -DSF_GEMM_V3_SPLIT_BN=256|17-512|$MS_MID" "v3c128|-DSF_GEMM_V3=1 -DSF_GEMM_V3_SPLIT_BN=128|17-512|$MS_MID"
 	"v3n192|-DSF_GEMM_V3=1 -DSF_GEMM_V3_BN=192|513-|" "v3n128|-DSF_GEMM_V3=1 -DSF_GEMM_V3_BN=128|513-|"
 	"v3p|-DSF_GEMM_V3=1 -DSF_GEMM_V3_PAIR=1 -DSF_GEMM_V3_TRACE=1|17-|128,256,640,1000,1024,2048"

@@ -128,7 +128,7 @@ __global__ void __launch_bounds__((W + 1) * 32, 1)
 				/* the consumers' generic-proxy reads of the slot (acquired through empty[s]) before this
 				 * async-proxy refill: the PTX ISA's cross-proxy fence (one thread, once per stage) */
 				if (SF_GEMM_SM5_RELEASE != 0 && it >= (uint32_t)kStages)
-					asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+					sfwg::fence_proxy_async();
 				const uint32_t sw = base + s * kStageBytes;
 				sfwg::mbar_expect_tx(bar_full + 8 * s, kStageBytes);
 				tma_load_2d(sw, &tm_w, bar_full + 8 * s, kb * 64, tile * RB);
@@ -186,7 +186,7 @@ __global__ void __launch_bounds__((W + 1) * 32, 1)
 			for (int j = 0; j < 2; j++)
 				smallm_step<MH>(acc[i][j], xa[j], wv[i][j]);
 #if SF_GEMM_SM5_RELEASE == 2
-		asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+		sfwg::fence_proxy_async();
 #endif
 #if SF_GEMM_SM5_RELEASE != 0
 		sfwg::mbar_arrive(bar_empty + 8 * s);
