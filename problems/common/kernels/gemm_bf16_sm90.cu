@@ -354,7 +354,8 @@ double v3_width_cost(int bn)
  *     ceil(tiles(bn) / sms) * bn * v3_width_cost(bn) (SF_GEMM_V3_AUTO: 256 unless that beats 256's by
  *     the margin) (whole waves of equal tiles: 6144 x 4096 at M = 1024 is 2 waves of 128 x 192 instead
  *     of 1.45 -> 2 waves of 128 x 256); with pair_clusters, the same over pair units (ceil(tiles_m / 2)
- *     x tiles_n) and resident clusters of 2, widths 256 / 192 (and an unsplit 128 x 256 mid-M plan with an even tile-row count runs paired if no wave is added);
+ *     x tiles_n) and resident clusters of 2, widths 256 / 192 (and an unsplit 128 x 256 mid-M plan with
+ *     an even tile-row count runs paired if no wave is added);
  *   - otherwise (mid M): bn in {256, 128} and s in 1..8 (no empty split) minimizing
  *     the sum over waves (ceil(tiles / clusters resident), the last one partial) of
  *     max(flops per CTA * width cost / 5.5 TF, bytes per CTA / 120 GB/s, the wave's DRAM bytes / bw)
