@@ -21,6 +21,8 @@
 #                                                  for 6144 x 4096 at M ~1000), cluster split-K reduced
 #                                                  through DSMEM at mid M (width 128 or 256, 2..8 splits)
 #   v3w     -DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0  the width plan only (mid M stays on v2's split-K)
+#   v3a     v3w with SF_GEMM_V3_AUTO=1: a width other than 256 only when predicted >= 2% cheaper
+#                                                  (GEMM_NOTES.md "v3 width: a margin"; traced)
 #   v3c256  -DSF_GEMM_V3=1 -DSF_GEMM_V3_SPLIT_BN=256  mid M: cluster split-K with 128 x 256 tiles only
 #   v3c128  -DSF_GEMM_V3=1 -DSF_GEMM_V3_SPLIT_BN=128  mid M: cluster split-K with 128 x 128 tiles only
 #   v3n192  -DSF_GEMM_V3=1 -DSF_GEMM_V3_BN=192     large M: 128 x 192 tiles everywhere (width efficiency)
@@ -40,6 +42,10 @@
 #   sm5c    sm5 with tiles of >= 128 rows (-DSF_GEMM_SM5_MIN_RB=128): the K split as clusters of 4 reduced
 #                                                  through DSMEM on 3 of the 4 shapes (sm5 runs them unsplit)
 #   sm5r    sm5 with a 96 KB ring (-DSF_GEMM_SM5_RING_KB=96): half the bytes in flight (is depth the limiter?)
+#   sm5m    sm5 releasing a ring stage after the mma only, no proxy fences (-DSF_GEMM_SM5_RELEASE=1; is the
+#                                                  fence needed, what does it cost?)
+#   sm5old  sm5 with the first, racy release order (-DSF_GEMM_SM5_RELEASE=0): the control, expected to FAIL
+#                                                  at 28672 x 4096 (GEMM_NOTES.md "Version 5: the ring race")
 # v3, v3p, midm (and midm_s*) and sm5 print the plan of each new shape to stderr (SF_GEMM_V3_TRACE / SF_GEMM_MIDM_TRACE, in
 # logs/check.log): the summary counts plans launched and fallbacks to v2 (a refused cluster launch would
 # otherwise look like "no gain").
@@ -72,6 +78,10 @@ MS_MID=${MS_MID:-17,77,128,256,512}
 MS_MIDM=${MS_MIDM:-17,33,77,128,200,256}
 MS_MIDM2=${MS_MIDM2:-17,33,64,77,96}
 MS_SM5=${MS_SM5:-1,3,7,8,9,16}
+MS_MID=${MS_MID//+/,} # every M list may use '+' (a gpu_round.sh spec), gemm_check.py wants commas
+MS_MIDM=${MS_MIDM//+/,}
+MS_MIDM2=${MS_MIDM2//+/,}
+MS_SM5=${MS_SM5//+/,}
 CHECK_TIMEOUT=${CHECK_TIMEOUT:-120}
 EVAL_PROBLEM=${EVAL_PROBLEM:-gemm_bf16_n4096_k4096}
 has() { case " $steps " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
@@ -89,6 +99,7 @@ nv="nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Xcompiler -fPIC -
 # name, flags, M range it can change (gemm_check's @MAXM or @MINM-[MAXM]; empty: all M), the M list of its
 # precheck when it launches clusters (empty: none)
 variants=("v2|-DSF_GEMM_MIDM=0||" "v4|-DSF_GEMM_MIDM_TRACE=1|17-128|$MS_MIDM" "v3|-DSF_GEMM_V3=1 -DSF_GEMM_V3_TRACE=1|17-|$MS_MID" "v3w|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0|17-|"
+	"v3a|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0 -DSF_GEMM_V3_AUTO=1 -DSF_GEMM_V3_TRACE=1|17-|"
 	"v3c256|-DSF_GEMM_V3=1 -DSF_GEMM_V3_SPLIT_BN=256|17-512|$MS_MID" "v3c128|-DSF_GEMM_V3=1 -DSF_GEMM_V3_SPLIT_BN=128|17-512|$MS_MID"
 	"v3n192|-DSF_GEMM_V3=1 -DSF_GEMM_V3_BN=192|513-|" "v3n128|-DSF_GEMM_V3=1 -DSF_GEMM_V3_BN=128|513-|"
 	"v3p|-DSF_GEMM_V3=1 -DSF_GEMM_V3_PAIR=1 -DSF_GEMM_V3_TRACE=1|17-|128,256,640,1000,1024,2048"
@@ -99,7 +110,9 @@ variants=("v2|-DSF_GEMM_MIDM=0||" "v4|-DSF_GEMM_MIDM_TRACE=1|17-128|$MS_MIDM" "v
 	"midm2|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_2CTA=2 -DSF_GEMM_MIDM_MAX_M=96 -DSF_GEMM_MIDM_TRACE=1|17-96|$MS_MIDM2"
 	"sm5|-DSF_GEMM_SMALLM_V=2 -DSF_GEMM_SMALLM_TRACE=1|16|$MS_SM5"
 	"sm5c|-DSF_GEMM_SMALLM_V=2 -DSF_GEMM_SM5_MIN_RB=128 -DSF_GEMM_SMALLM_TRACE=1|16|$MS_SM5"
-	"sm5r|-DSF_GEMM_SMALLM_V=2 -DSF_GEMM_SM5_RING_KB=96 -DSF_GEMM_SMALLM_TRACE=1|16|$MS_SM5")
+	"sm5r|-DSF_GEMM_SMALLM_V=2 -DSF_GEMM_SM5_RING_KB=96 -DSF_GEMM_SMALLM_TRACE=1|16|$MS_SM5"
+	"sm5m|-DSF_GEMM_SMALLM_V=2 -DSF_GEMM_SM5_RELEASE=1 -DSF_GEMM_SMALLM_TRACE=1|16|$MS_SM5"
+	"sm5old|-DSF_GEMM_SMALLM_V=2 -DSF_GEMM_SM5_RELEASE=0 -DSF_GEMM_SMALLM_TRACE=1|16|$MS_SM5")
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	keep=()

@@ -6,7 +6,8 @@
 # epilogues (tools/gemm_dev/emulate_wgmma.py: widths 128/192/256, cluster split-K through DSMEM) and the
 # v4 mid-M swap-AB kernel (its plan, token tiles 32..256, transposed store and cluster reduction); the v5
 # small-M TMA-ring kernel (tools/gemm_dev/emulate_smallm5.py: swizzled TMA boxes with zero fill, lane
-# reads, mma.sync, slab and rank-share cluster reduction; M 1..16, odd N/K, 1..8 splits); the
+# reads, mma.sync, slab and rank-share cluster reduction; M 1..16, odd N/K, 1..8 splits; and its ring
+# protocol, mbarrier parity and stage release order under random interleavings); the
 # generated wgmma wrappers are up to date (gen_wgmma_ops.py --check); and, where nvcc exists, the v3 host
 # plan's, the v4 mid-M plan's and the v5 small-M plan's invariants on random shapes and GPUs (tests/gemm/v3_plan_test.cu, host
 # code only). No GPU needed. Ends with "N passed, M failed".

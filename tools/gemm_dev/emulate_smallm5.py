@@ -8,7 +8,11 @@ chunk c ^ (r % 8); zero fill past N, M and K), the consumer lanes' 16-byte share
 addresses the kernel computes, v2's smallm_step (two mma.sync m16n8k16 per 32-wide K step, the PTX ISA
 fragment layout, emulate_fragments.mma), the direct bf16-pair store (unsplit) or the fp32 slab and the
 rank-share cluster reduction in rank order (split), and checks that every output is written exactly
-once and equals A . B^T (float64). It does not model timing, barriers or memory ordering.
+once and equals A . B^T (float64). Apart from the numbers it models the ring's synchronization (ring_sim):
+mbarrier phases and try_wait.parity over many ring wrap-arounds, the TMA refill landing late, and each
+consumer load performed at a random moment up to its first use, under random interleavings, with the
+release order the kernel is built with (SF_GEMM_SM5_RELEASE, read from the header); the first, racy
+order (0) and flipped wait parities must be caught (GEMM_NOTES.md, "Version 5: the ring race").
 
     python3 tools/gemm_dev/emulate_smallm5.py     # exit status 1 on a mismatch
 """
@@ -147,6 +151,129 @@ def run(A, B, rb, splits):
     return C, writes
 
 
+# ---- the ring protocol (mbarrier parity, wrap-around, release order) under random interleavings ----
+
+class Mbar:
+    """An mbarrier: `count` arrivals plus a transaction count complete a phase; `phase` counts the phases
+    completed. try_wait.parity(p) is true when the current (incomplete) phase's parity differs from p,
+    i.e. the last phase of parity p has completed (PTX ISA, mbarrier.test_wait / try_wait .parity)."""
+
+    def __init__(self, count):
+        self.count, self.pending, self.tx, self.phase = count, count, 0, 0
+
+    def _check(self):
+        if self.pending == 0 and self.tx == 0:
+            self.phase += 1
+            self.pending = self.count
+
+    def arrive(self, n=1, tx=0):
+        self.tx += tx
+        self.pending -= n
+        assert self.pending >= 0, "more arrivals than the barrier's count in one phase"
+        self._check()
+
+    def complete_tx(self, b):
+        self.tx -= b
+        self._check()
+
+    def try_wait_parity(self, p):
+        return (self.phase & 1) != p
+
+
+def ring_sim(stages, warps, nkb, release, rng, prod_parity_flip=0, cons_parity_flip=0):
+    """One CTA of gemm_smallm5_kernel reduced to its synchronization: the producer (wait empty[s] with
+    parity ph ^ 1 ^ prod_parity_flip, expect_tx, TMA refill that lands at a random later time) and
+    `warps` consumer warps (wait full[s] with parity ph ^ cons_parity_flip, 16-byte loads, release) over
+    nkb K blocks on a ring of `stages` slots, stepped in a random order. A consumer load is performed at
+    a random moment between its issue and its first use (the mma); a TMA refill makes the slot's old
+    contents unreadable from its issue on. release: SF_GEMM_SM5_RELEASE (0: arrive right after the loads,
+    1 / 2: after the mma). Returns (bad reads, deadlocked)."""
+    full = [Mbar(1) for _ in range(stages)]
+    empty = [Mbar(warps * 32) for _ in range(stages)]
+    slot = [None] * stages  # the K block a slot holds (None: being written)
+    events = []  # pending asynchronous completions: callables
+    bad = [0]
+
+    def producer():
+        for it in range(nkb):
+            s, ph = it % stages, (it // stages) & 1
+            while not empty[s].try_wait_parity(ph ^ 1 ^ prod_parity_flip):
+                yield True
+            full[s].arrive(1, tx=1)  # expect_tx then the copies
+            slot[s] = None
+
+            def land(s=s, kb=it):
+                slot[s] = kb
+                full[s].complete_tx(1)
+            events.append(land)
+            yield
+
+    def consumer():
+        for it in range(nkb):
+            s, ph = it % stages, (it // stages) & 1
+            while not full[s].try_wait_parity(ph ^ cons_parity_flip):
+                yield True
+            loads = []
+            for _ in range(2):  # two (or more) loads in flight, each performed on its own
+                box = {"done": False}
+
+                def perform(box=box, s=s, kb=it):
+                    if not box["done"]:
+                        box["done"] = True
+                        bad[0] += slot[s] != kb
+                loads.append(perform)
+                events.append(perform)
+            yield
+            if release == 0:
+                empty[s].arrive(32)
+                yield
+            for perform in loads:  # the mma: every loaded register is needed now
+                perform()
+            yield
+            if release != 0:
+                empty[s].arrive(32)
+                yield
+
+    agents = [producer()] + [consumer() for _ in range(warps)]
+    spins = 0  # consecutive steps in which every agent only spun and nothing was pending
+    while agents or events:
+        n = len(agents) + len(events)
+        k = int(rng.integers(n))
+        if k < len(agents):
+            try:
+                spun = next(agents[k])
+            except StopIteration:
+                agents.pop(k)
+                spun = None
+        else:
+            events.pop(k - len(agents))()
+            spun = None
+        spins = spins + 1 if spun and not events else 0
+        if spins > 200 * (warps + 1):
+            return bad[0], True
+    return bad[0], False
+
+
+def ring_checks(rng, release):
+    """ring_sim on the ring shapes of the measured plans (stages, consumer warps; 64 K blocks = K 4096)
+    and on short rings; returns (bad reads, deadlocks) summed over a few random interleavings each."""
+    bad = dead = 0
+    for stages, warps, nkb, trials in ((6, 7, 64, 6), (3, 7, 64, 6), (2, 4, 40, 10), (28, 6, 64, 2), (5, 8, 13, 10)):
+        for _ in range(trials):
+            b, d = ring_sim(stages, warps, nkb, release, rng)
+            bad += b
+            dead += d
+    return bad, dead
+
+
+def kernel_release():
+    """The default SF_GEMM_SM5_RELEASE of the kernel header (how a consumer releases a ring stage)."""
+    import re
+    here = os.path.dirname(os.path.abspath(__file__))
+    src = open(os.path.join(here, "..", "..", "problems", "common", "kernels", "gemm_bf16_sm90_smallm_v5.cuh")).read()
+    return int(re.search(r"#define SF_GEMM_SM5_RELEASE (\d)", src).group(1))
+
+
 def main():
     rng = np.random.default_rng()
     bad = 0
@@ -189,6 +316,19 @@ def main():
         print("smallm5 M=%d N=%d K=%d rb=%d splits=%d max err %.2e, every output written once: %s" %
               (M, N, K, rb, s, err, once))
         bad += not (err <= 1e-9 and once)
+    # the ring protocol: the kernel's release order must be clean; the racy order and wrong parities caught
+    rel = kernel_release()
+    rb_, dead = ring_checks(rng, rel)
+    print("ring protocol, release order %d (the kernel's): %d stale reads, %d deadlocks" % (rel, rb_, dead))
+    bad += rb_ != 0 or dead != 0
+    rb0, dead0 = ring_checks(rng, 0)
+    print("ring protocol, release order 0 (the first, racy one): %d stale reads (must be > 0)" % rb0)
+    bad += rb0 == 0
+    for flip in ((1, 0), (0, 1)):
+        fb, fd = ring_sim(6, 7, 64, rel, rng, *flip)
+        print("ring protocol, producer/consumer parity flipped %s: %d stale reads, deadlock %s (must be caught)" %
+              (flip, fb, fd))
+        bad += fb == 0 and not fd
     print("emulate_smallm5: %s" % ("FAILED" if bad else "ok"))
     return 1 if bad else 0
 

@@ -25,8 +25,10 @@
  * Tuning macros (tools/gpu_gemm.sh times candidates): SF_GEMM_SM_RG, SF_GEMM_SM_U (small M),
  * SF_GEMM_SMALL_MAX_M, SF_GEMM_WG_SPLITK, SF_GEMM_WG_REDUCE, SF_GEMM_WG_SPLIT_DIV (mid M), SF_GEMM_V3,
  * SF_GEMM_V3_BN, SF_GEMM_V3_CLUSTER, SF_GEMM_V3_SPLIT_BN, SF_GEMM_V3_PAIR (v3, GEMM_NOTES.md "Version 3"),
+ * SF_GEMM_V3_AUTO, SF_GEMM_V3_AUTO_PCT (v3's width only past a predicted margin, "v3 width: a margin"),
  * SF_GEMM_MIDM, SF_GEMM_MIDM_MAX_M, SF_GEMM_MIDM_SPLITS, SF_GEMM_MIDM_2CTA (v4, "Version 4 (mid M)"),
- * SF_GEMM_SMALLM_V (2: the v5 small-M kernel for M <= 16, gemm_bf16_sm90_smallm_v5.cuh, "Version 5").
+ * SF_GEMM_SMALLM_V (2: the v5 small-M kernel for M <= 16, gemm_bf16_sm90_smallm_v5.cuh, "Version 5"),
+ * SF_GEMM_SM5_RING_KB, SF_GEMM_SM5_MIN_RB, SF_GEMM_SM5_RELEASE (v5; "Version 5: the ring race").
  *
  * State kept between calls (lazily, never pointers to inputs or outputs): the SM count, the wgmma
  * split-K scratch (fp32 slabs and two counters per tile, grown on demand; counters are zero between
@@ -67,6 +69,13 @@
 #endif
 #ifndef SF_GEMM_V3_CLUSTER /* v3: 0 keeps mid M on v2's split-K (only the tile width plan is new) */
 #define SF_GEMM_V3_CLUSTER 1
+#endif
+#ifndef SF_GEMM_V3_AUTO /* v3 large M: leave v2's width 256 only when the planned width's predicted cost (whole
+			 * waves x width cost) is at least SF_GEMM_V3_AUTO_PCT % lower (GEMM_NOTES.md, "v3 width: a margin") */
+#define SF_GEMM_V3_AUTO 0
+#endif
+#ifndef SF_GEMM_V3_AUTO_PCT
+#define SF_GEMM_V3_AUTO_PCT 2
 #endif
 #ifndef SF_GEMM_V3_PAIR /* v3: 1 runs large M on clusters of 2 CTAs sharing B by TMA multicast */
 #define SF_GEMM_V3_PAIR 0
@@ -342,10 +351,11 @@ double v3_width_cost(int bn)
  * split-K (returned as {256, 0, 0, 0}: the caller runs v2's launch); pair_clusters (null: no pairs) is
  * how many clusters of 2 of the pair-multicast kernel of width bn (256 or 192) can be resident. Rules:
  *   - tiles of 128 x 256 >= sms (large M): persistent, no split; bn minimizing
- *     ceil(tiles(bn) / sms) * bn * v3_width_cost(bn) (whole waves of equal tiles: 6144 x 4096 at M = 1024
- *     is 2 waves of 128 x 192 instead of 1.45 -> 2 waves of 128 x 256); with pair_clusters, the same
- *     over pair units (ceil(tiles_m / 2) x tiles_n) and resident clusters of 2, widths 256 / 192 (and an
- *     unsplit 128 x 256 mid-M plan with an even tile-row count runs paired if no wave is added);
+ *     ceil(tiles(bn) / sms) * bn * v3_width_cost(bn) (SF_GEMM_V3_AUTO: 256 unless that beats 256's by
+ *     the margin) (whole waves of equal tiles: 6144 x 4096 at M = 1024 is 2 waves of 128 x 192 instead
+ *     of 1.45 -> 2 waves of 128 x 256); with pair_clusters, the same over pair units (ceil(tiles_m / 2)
+ *     x tiles_n) and resident clusters of 2, widths 256 / 192 (and an unsplit 128 x 256 mid-M plan with
+ *     an even tile-row count runs paired if no wave is added);
  *   - otherwise (mid M): bn in {256, 128} and s in 1..8 (no empty split) minimizing
  *     the sum over waves (ceil(tiles / clusters resident), the last one partial) of
  *     max(flops per CTA * width cost / 5.5 TF, bytes per CTA / 120 GB/s, the wave's DRAM bytes / bw)
@@ -388,6 +398,11 @@ V3Plan v3_plan(int M, int N, int K, int sms, int (*max_clusters)(int bn, int s),
 				best_cost = cost;
 				best.bn = bn;
 			}
+		}
+		if (SF_GEMM_V3_AUTO && !force_bn && best.bn != 256) { /* a margin for the width-cost model's error */
+			const double cost256 = (double)((tm * ((N + 255) / 256) + sms - 1) / sms) * 256 * v3_width_cost(256);
+			if (best_cost > cost256 * (1.0 - SF_GEMM_V3_AUTO_PCT / 100.0))
+				best.bn = 256;
 		}
 		return best;
 	}

@@ -17,7 +17,8 @@
  * the TMA). The plan picks RB so that the tiles fill one wave unsplit where it can (4096 rows: RB 32,
  * 6144: 48, 28672: 224, all 128 CTAs, no cluster); the split path serves narrow weights. Stage s = weight box [RB][64] then activation box [8 MH][64] (rows past M,
  * N and K zero-filled by TMA), both with the 128-byte swizzle (16-byte chunk c of row r at chunk
- * c ^ (r % 8)); full[s] (1 arrival + transaction bytes), empty[s] (256 consumer-thread arrivals).
+ * c ^ (r % 8)); full[s] (1 arrival + transaction bytes), empty[s] (W * 32 consumer-thread arrivals, each after its
+ * thread's mma and a proxy fence; the producer fences the async proxy again before a refill).
  *
  * Fragments: the K-permutation trick of the v2 kernel (gemm_bf16_sm90_smallm.cuh, smallm_step): lane
  * (g = lane / 4, q = lane % 4) reads the 8 contiguous K elements 8 q .. 8 q + 7 (k-step 0: chunk q,
@@ -44,6 +45,9 @@
 
 #ifndef SF_GEMM_SM5_RING_KB /* stage ring budget in KB (one CTA per SM); candidate sm5r: 96 */
 #define SF_GEMM_SM5_RING_KB 200
+#endif
+#ifndef SF_GEMM_SM5_RELEASE /* how a consumer releases a stage (see the consumer loop): 0 the first, racy order */
+#define SF_GEMM_SM5_RELEASE 2
 #endif
 #ifndef SF_GEMM_SM5_MIN_RB /* smallest weight tile the plan may pick; candidate sm5c: 128 (the cluster plans) */
 #define SF_GEMM_SM5_MIN_RB 32
@@ -121,6 +125,10 @@ __global__ void __launch_bounds__((W + 1) * 32, 1)
 			for (int kb = kb0; kb < kb1; kb++, it++) {
 				const uint32_t s = it % kStages, ph = (it / kStages) & 1;
 				sfwg::mbar_wait(bar_empty + 8 * s, ph ^ 1);
+				/* the consumers' generic-proxy reads of the slot (acquired through empty[s]) before this
+				 * async-proxy refill: the PTX ISA's cross-proxy fence (one thread, once per stage) */
+				if (SF_GEMM_SM5_RELEASE != 0 && it >= (uint32_t)kStages)
+					sfwg::fence_proxy_async();
 				const uint32_t sw = base + s * kStageBytes;
 				sfwg::mbar_expect_tx(bar_full + 8 * s, kStageBytes);
 				tma_load_2d(sw, &tm_w, bar_full + 8 * s, kb * 64, tile * RB);
@@ -164,12 +172,25 @@ __global__ void __launch_bounds__((W + 1) * 32, 1)
 			wv[i][0] = lds16(st + wrow + i * 1024 + c0);
 			wv[i][1] = lds16(st + wrow + i * 1024 + c1);
 		}
-		sfwg::mbar_arrive(bar_empty + 8 * s); /* the stage is in registers: the producer may refill it */
+		/* The release of the stage (GEMM_NOTES.md, "Version 5: the ring race"): the refill is a TMA write
+		 * (async proxy), which the generic-proxy release of the arrive does not order after this thread's
+		 * ld.shared; arriving right after the loads (SF_GEMM_SM5_RELEASE 0) corrupted rows of the G >= 3
+		 * tiles on the H200. 1: arrive after the mma have consumed every loaded register; 2 (default): and
+		 * fence.proxy.async.shared::cta before the arrive (the PTX ISA's cross-proxy fence). */
+#if SF_GEMM_SM5_RELEASE == 0
+		sfwg::mbar_arrive(bar_empty + 8 * s);
+#endif
 #pragma unroll
 		for (int i = 0; i < kG; i++)
 #pragma unroll
 			for (int j = 0; j < 2; j++)
 				smallm_step<MH>(acc[i][j], xa[j], wv[i][j]);
+#if SF_GEMM_SM5_RELEASE == 2
+		sfwg::fence_proxy_async();
+#endif
+#if SF_GEMM_SM5_RELEASE != 0
+		sfwg::mbar_arrive(bar_empty + 8 * s);
+#endif
 	}
 
 	/* lane (g, q), group i, tile t: tokens t * 16 + g (e 0, 1) and + 8 (e 2, 3); weight rows r, r + 1 */
