@@ -66,7 +66,8 @@ fi
 pairs=()
 for d in $(python3 tools/mem_heldout.py "$held" --list); do
 	n=$(basename "$d")
-	case " ${PROBLEMS:-$n} " in *" $n "*) ;; *) continue ;; esac
+	sel=${PROBLEMS:-$n}
+	case " ${sel//+/ } " in *" $n "*) ;; *) continue ;; esac
 	pairs+=("$d $(ls -d problems/*/"$n")")
 done
 if has build; then
