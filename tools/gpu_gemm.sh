@@ -3,8 +3,9 @@
 # (problems/common/kernels/gemm_bf16_sm90.cu) on an H200, in under ~3 minutes. Full logs go to $OUT (the
 # device tool) or build/gpu-gemm, packed into gpu_gemm_logs.tgz beside summary.txt; the table is printed last.
 #
-#   build    v2 (-DSF_GEMM_MIDM=0: the default before session 4), v4 (the default build: v2 with M 17..128
-#            on the mid-M kernel) and the candidates below as plain .so files, plus the cuBLASLt
+#   build    v2 (-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0: the default before session 4), v4 (-DSF_GEMM_V3=0: the
+#            session-4 default, v2 with M 17..128 on the mid-M kernel; the default build since session 5
+#            is v4 with the v3a width plan above M 128, i.e. candidate v3a) and the candidates below as plain .so files, plus the cuBLASLt
 #            baseline, all with -Xptxas -v, in parallel with `make` (the eval step needs build/solforge)
 #   sass     cuobjdump of v2 and v3: HGMMA / UTMALDG counts (the large-M path must show HGMMA)
 #   precheck the candidates that launch thread-block clusters (a wrong cluster barrier hangs) checked
@@ -98,11 +99,11 @@ src=problems/common/kernels/gemm_bf16_sm90.cu
 nv="nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Xcompiler -fPIC -shared -Iinclude -Xptxas -v"
 # name, flags, M range it can change (gemm_check's @MAXM or @MINM-[MAXM]; empty: all M), the M list of its
 # precheck when it launches clusters (empty: none)
-variants=("v2|-DSF_GEMM_MIDM=0||" "v4|-DSF_GEMM_MIDM_TRACE=1|17-128|$MS_MIDM" "v3|-DSF_GEMM_V3=1 -DSF_GEMM_V3_TRACE=1|17-|$MS_MID" "v3w|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0|17-|"
+variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0||" "v4|-DSF_GEMM_V3=0 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_MIDM" "v3|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=1 -DSF_GEMM_V3_AUTO=0 -DSF_GEMM_V3_TRACE=1|17-|$MS_MID" "v3w|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0 -DSF_GEMM_V3_AUTO=0|17-|"
 	"v3a|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0 -DSF_GEMM_V3_AUTO=1 -DSF_GEMM_V3_TRACE=1|17-|"
-	"v3c256|-DSF_GEMM_V3=1 -DSF_GEMM_V3_SPLIT_BN=256|17-512|$MS_MID" "v3c128|-DSF_GEMM_V3=1 -DSF_GEMM_V3_SPLIT_BN=128|17-512|$MS_MID"
-	"v3n192|-DSF_GEMM_V3=1 -DSF_GEMM_V3_BN=192|513-|" "v3n128|-DSF_GEMM_V3=1 -DSF_GEMM_V3_BN=128|513-|"
-	"v3p|-DSF_GEMM_V3=1 -DSF_GEMM_V3_PAIR=1 -DSF_GEMM_V3_TRACE=1|17-|128,256,640,1000,1024,2048"
+	"v3c256|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=1 -DSF_GEMM_V3_AUTO=0 -DSF_GEMM_V3_SPLIT_BN=256|17-512|$MS_MID" "v3c128|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=1 -DSF_GEMM_V3_AUTO=0 -DSF_GEMM_V3_SPLIT_BN=128|17-512|$MS_MID"
+	"v3n192|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=1 -DSF_GEMM_V3_AUTO=0 -DSF_GEMM_V3_BN=192|513-|" "v3n128|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=1 -DSF_GEMM_V3_AUTO=0 -DSF_GEMM_V3_BN=128|513-|"
+	"v3p|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=1 -DSF_GEMM_V3_AUTO=0 -DSF_GEMM_V3_PAIR=1 -DSF_GEMM_V3_TRACE=1|17-|128,256,640,1000,1024,2048"
 	"midm|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_2CTA=0 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_TRACE=1|17-256|$MS_MIDM"
 	"midm_s1|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_2CTA=0 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_SPLITS=1 -DSF_GEMM_MIDM_TRACE=1|17-256|$MS_MIDM"
 	"midm_s2|-DSF_GEMM_MIDM=1 -DSF_GEMM_MIDM_2CTA=0 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_SPLITS=2 -DSF_GEMM_MIDM_TRACE=1|17-256|$MS_MIDM"

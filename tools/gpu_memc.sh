@@ -120,13 +120,18 @@ ev() { # ev PROBLEM_COPY SOURCE VARIANT LIMIT_S [EXTRA EVAL ARGS...]
 # own GPU, so the fractions compare): all 11 in ~2.5 min; on one GPU in turn (the 1024^2 pairs may be
 # cut by BUDGET_S: GN_ONLY=1024 runs them alone)
 if has gn5; then
-	ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+	# the GPUs this script may use: CUDA_VISIBLE_DEVICES when set (tools/gpu_round.sh gives a lane ONE;
+	# session 5 call 4 ignored that and ran the cluster evals on the other lane's GPU, beside its evals)
+	if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then IFS=, read -r -a gdevs <<<"$CUDA_VISIBLE_DEVICES"; else
+		mapfile -t gdevs < <(seq 0 $(($(nvidia-smi -L 2>/dev/null | grep -c '^GPU') - 1)))
+	fi
+	ngpu=${#gdevs[@]}
 	for u in $(python3 -c 'import json, sys
 for l in open(sys.argv[1]):
     if l.strip(): print(json.loads(l)["uuid"])' $GN/workload.jsonl | grep -F -- "${GN_ONLY:-}"); do
 		if [ "$ngpu" -ge 2 ]; then
-			CUDA_VISIBLE_DEVICES=0 EV_TAG="$u gpu0" ev "$g" $G default 40 --no-torch --only "=$u" &
-			CUDA_VISIBLE_DEVICES=1 EV_TAG="$u gpu1" ev "$g" $G cluster 40 --no-torch --only "=$u" -D GN_CLUSTER=1 &
+			CUDA_VISIBLE_DEVICES=${gdevs[0]} EV_TAG="$u gpu${gdevs[0]}" ev "$g" $G default 40 --no-torch --only "=$u" &
+			CUDA_VISIBLE_DEVICES=${gdevs[1]} EV_TAG="$u gpu${gdevs[1]}" ev "$g" $G cluster 40 --no-torch --only "=$u" -D GN_CLUSTER=1 &
 			wait
 		else
 			EV_TAG=$u ev "$g" $G default 40 --no-torch --only "=$u"

@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <stdint.h>
 #define SF_GEMM_V3 1
+#define SF_GEMM_V3_CLUSTER 1 /* the full v3 plan (cluster split-K at mid M, the cheapest width at large M): */
+#define SF_GEMM_V3_AUTO 0    /* its invariants; the default build (v3a) only narrows the width choice */
 #include "../../problems/common/kernels/gemm_bf16_sm90.cu"
 
 static int g_gpc[16], g_ngpc;

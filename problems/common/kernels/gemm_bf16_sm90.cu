@@ -12,7 +12,8 @@
  *   larger M          SF_GEMM_LARGE == 2 (the default since the first H200 run showed it correct and at
  *                     0.85-0.99x cuBLASLt): TMA + mbarrier ring + wgmma, warp-specialized, persistent,
  *                     split-K at mid M (gemm_bf16_sm90_wgmma.cuh);
- *                     with SF_GEMM_V3 == 1 the v3 plan instead (v3_plan below): tile width 128/192/256
+ *                     with SF_GEMM_V3 == 1 (the default since session 5, as "v3a": SF_GEMM_V3_CLUSTER 0,
+ *                     SF_GEMM_V3_AUTO 1) the v3 plan instead (v3_plan below): tile width 128/192/256
  *                     by whole waves, cluster split-K reduced through DSMEM at mid M, optionally
  *                     (SF_GEMM_V3_PAIR) clusters of 2 sharing B by TMA multicast at large M;
  *                     with SF_GEMM_MIDM == 1 (the default, v4), M <= SF_GEMM_MIDM_MAX_M goes to the
@@ -61,18 +62,19 @@
 #ifndef SF_GEMM_WG_SPLIT_DIV /* split-K count = SMs / tiles / this */
 #define SF_GEMM_WG_SPLIT_DIV 1
 #endif
-#ifndef SF_GEMM_V3 /* 1: the v3 host plan (tile width by wave count, cluster split-K at mid M) */
-#define SF_GEMM_V3 0
+#ifndef SF_GEMM_V3 /* 1: the v3 host plan (tile width by wave count, cluster split-K at mid M); the default since
+			* session 5 with SF_GEMM_V3_CLUSTER 0 and SF_GEMM_V3_AUTO 1 ("v3a", GEMM_NOTES.md) */
+#define SF_GEMM_V3 1
 #endif
 #ifndef SF_GEMM_V3_BN /* v3: pin the persistent tile width (128, 192, 256; 0: chosen by wave count) */
 #define SF_GEMM_V3_BN 0
 #endif
 #ifndef SF_GEMM_V3_CLUSTER /* v3: 0 keeps mid M on v2's split-K (only the tile width plan is new) */
-#define SF_GEMM_V3_CLUSTER 1
+#define SF_GEMM_V3_CLUSTER 0
 #endif
 #ifndef SF_GEMM_V3_AUTO /* v3 large M: leave v2's width 256 only when the planned width's predicted cost (whole
 			 * waves x width cost) is at least SF_GEMM_V3_AUTO_PCT % lower (GEMM_NOTES.md, "v3 width: a margin") */
-#define SF_GEMM_V3_AUTO 0
+#define SF_GEMM_V3_AUTO 1
 #endif
 #ifndef SF_GEMM_V3_AUTO_PCT
 #define SF_GEMM_V3_AUTO_PCT 2
