@@ -13,6 +13,8 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "bridge"))
 import sf_kspan  # noqa: E402
 
+MARK = "void at::native::vectorized_elementwise_kernel<4, gcd_kernel_cuda(TensorIteratorBase&)::{lambda}>"
+
 failed = 0
 
 
@@ -33,19 +35,22 @@ def batch(rng, n_calls, empty_call=-1, drop_marker=False):
         dev("kernel", "void at::native::vectorized_elementwise_kernel<4, FillFunctor<int>>", rng.uniform(20, 40))
         ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": t, "dur": 3.0})
         if not (drop_marker and c == n_calls - 1):
-            dev("kernel", "void at::native::vectorized_elementwise_kernel<4, bitwise_not_kernel_cuda>", 1.5)
-        start = None
+            dev("kernel", MARK, 1.5)
         if c != empty_call:
+            busy = 0.0
             for _ in range(rng.randint(1, 4)):
                 cat = rng.choice(["kernel", "kernel", "gpu_memcpy", "gpu_memset"])
-                if start is None:
-                    start = t
-                dev(cat, rng.choice(["triton_red_fused_0", "Memcpy DtoD", "Memset", "rms_norm_kernel"]),
-                    rng.uniform(0.8, 300.0))
-                end = ev[-1]["ts"] + ev[-1]["dur"]
-            want.append((end - start) * 1e-3)
+                name = rng.choice(["triton_red_fused_0", "Memcpy DtoD", "Memset", "rms_norm_kernel",
+                                   "void at::native::vectorized_elementwise_kernel<4, bitwise_not_kernel_cuda>"])
+                d = rng.uniform(0.8, 300.0)
+                if rng.random() < 0.3:  # a second stream: an event inside this one, adding no busy time
+                    ev.append({"ph": "X", "cat": "kernel", "name": "side_stream_kernel", "ts": t + d * 0.25,
+                               "dur": d * 0.5})
+                busy += d
+                dev(cat, name, d)
+            want.append(busy * 1e-3)
         ev.append({"ph": "X", "cat": "cpu_op", "name": "aten::add", "ts": t - 1, "dur": 9.0})
-        dev("kernel", "void at::native::vectorized_elementwise_kernel<4, bitwise_not_kernel_cuda>", 1.5)
+        dev("kernel", MARK, 1.5)
     rng.shuffle(ev)  # the cutter must sort
     return {"traceEvents": ev + [{"ph": "M", "name": "process_name"}]}, want
 
