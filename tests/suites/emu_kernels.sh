@@ -2,8 +2,8 @@
 # emu_kernels.sh - the memory-bound fast.cu kernels (the GQA paged decode kernel's default, version 3 on
 # tensor cores; versions 2 and 1 (-DDECODE_MMA=0, -DDECODE_V1=1) and GroupNorm's L2-window path
 # (-DGN_L2WIN=1), all measured slower and kept only for side-by-side timing, are not emulated here, to
-# keep CI under its 20 minutes: EMU_EXTRA=1 adds them; GroupNorm's cluster path, -DGN_CLUSTER=1, runs here
-# on small odd shapes with 64-thread CTAs and a 6 KB shared-memory opt-in, ~90 CPU-seconds), and
+# keep CI under its 20 minutes: EMU_EXTRA=1 adds them, and GroupNorm's cluster path (-DGN_CLUSTER=1, off
+# by default: small odd shapes with 64-thread CTAs and a 6 KB shared-memory opt-in, ~90 CPU-seconds), and
 # the calibration copy too) run on a CPU emulation
 # of CUDA (tests/emu/emu.h) and checked element by element against double-precision references of
 # their oracles, over workload, held-out and fallback shapes (tests/emu/emu_test.cpp). No GPU needed:
@@ -94,7 +94,6 @@ EMU_FUSED_ADD problems/llama/fused_add_rmsnorm_h4096/solutions/fast.cu -DRMS_SMA
 EMU_GEMMA problems/gemma/gemma_rmsnorm_h5376/solutions/fast.cu
 EMU_QK problems/qwen/qk_rmsnorm_h32_kv4_d128/solutions/fast.cu
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions
-EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_CLUSTER=1 -DEMU_GN_CL -DGN_CL_THREADS=64 -DGN_FUSED_MAX=0
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_RING=1 -DEMU_GN_WIDE -DGN_RING_THREADS=128 -DGN_RING_SLOT_VALUES=4096 -DGN_RING_SLOTS=4 -DGN_FUSED_MAX=0 -DGN_SPLIT_FAST=0
 EMU_FLUX problems/flux/flux_adaln_layernorm_modulate_h3072/solutions/fast.cu
 EMU_COPY tools/calibration/copy/solutions/copy.cu
@@ -106,6 +105,7 @@ LIST
 )
 if [ "${EMU_EXTRA:-0}" = 1 ]; then
 	list+=$'\n'$(cat <<'EXTRA'
+EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_CLUSTER=1 -DEMU_GN_CL -DGN_CL_THREADS=64 -DGN_FUSED_MAX=0
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2 -DDECODE_MMA=0
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDECODE_V1=1 -DDEC_MIN_CHUNK=64 -DDEC_ITEMS=100000
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_L2WIN=1 -DEMU_GN_L2W -DGN_L2W_THREADS=64 -DGN_L2W_VPT=1 -DGN_L2W_KB=8 -DGN_FUSED_MAX=0
