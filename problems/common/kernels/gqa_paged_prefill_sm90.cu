@@ -394,6 +394,41 @@ prefill_attend(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restr
 	}
 }
 
+/* The epilogue of the wgmma versions (2 and 3): a thread's row sums l_a, l_b are reduced over its quad,
+ * then its 64 accumulators o (wgmma m64nNk16 layout: o[4j], o[4j+1] of row a, o[4j+2], o[4j+3] of row b,
+ * columns 8j + 2c) are divided by them, rounded to bf16 and stored, and lane c == 0 stores the base-2
+ * log-sum-exp m + log2(l). Rows a and b (lane group g) are tokens tok0 + tok_a, tok0 + tok_b of head
+ * kvh * GRP + (g & 3);
+ * a token at or past ntok is padding and not written. */
+__device__ __forceinline__ void wg_store_rows(const float *o, float l_a, float l_b, float m_a, float m_b, int tok_a,
+					      int tok_b, int ntok, int g, int c, int tok0, int kvh,
+					      __nv_bfloat16 *__restrict__ out, float *__restrict__ lse)
+{
+	l_a += __shfl_xor_sync(0xffffffffu, l_a, 1);
+	l_a += __shfl_xor_sync(0xffffffffu, l_a, 2);
+	l_b += __shfl_xor_sync(0xffffffffu, l_b, 1);
+	l_b += __shfl_xor_sync(0xffffffffu, l_b, 2);
+	const int hh = g & 3; /* rows a and b have the same head (rows differ by 8 = 2 tokens) */
+	if (tok_a < ntok) {
+		const float inv = 1.0f / l_a;
+		const size_t row = (size_t)(tok0 + tok_a) * HQ + kvh * GRP + hh;
+#pragma unroll
+		for (int j = 0; j < D / 8; j++)
+			*(uint32_t *)(out + row * D + j * 8 + 2 * c) = pack_bf16(o[4 * j] * inv, o[4 * j + 1] * inv);
+		if (c == 0)
+			lse[row] = m_a + log2f(l_a);
+	}
+	if (tok_b < ntok) {
+		const float inv = 1.0f / l_b;
+		const size_t row = (size_t)(tok0 + tok_b) * HQ + kvh * GRP + hh;
+#pragma unroll
+		for (int j = 0; j < D / 8; j++)
+			*(uint32_t *)(out + row * D + j * 8 + 2 * c) = pack_bf16(o[4 * j + 2] * inv, o[4 * j + 3] * inv);
+		if (c == 0)
+			lse[row] = m_b + log2f(l_b);
+	}
+}
+
 #if SF_PREFILL_WGMMA >= 3
 #include "gqa_paged_prefill_sm90_pp.cuh"
 #define ATTEND_KERNEL(PS) prefill_attend_pp<PS, (SF_PREFILL_WGMMA == 3)>

@@ -284,28 +284,6 @@ prefill_attend_pp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__re
 #undef EMPTY_K
 #undef EMPTY_V
 
-	/* finish: the row sums are spread over the 4 lanes of a quad */
-	l_a += __shfl_xor_sync(0xffffffffu, l_a, 1);
-	l_a += __shfl_xor_sync(0xffffffffu, l_a, 2);
-	l_b += __shfl_xor_sync(0xffffffffu, l_b, 1);
-	l_b += __shfl_xor_sync(0xffffffffu, l_b, 2);
-	const int hh = g & 3; /* rows a and b have the same head (rows differ by 8 = 2 tokens) */
-	if (tok_a < ntok) {
-		const float inv = 1.0f / l_a;
-		const size_t row = (size_t)(q_start + j0 + tok_a) * HQ + kvh * GRP + hh;
-#pragma unroll
-		for (int j = 0; j < D / 8; j++)
-			*(uint32_t *)(out + row * D + j * 8 + 2 * c) = pack_bf16(o[4 * j] * inv, o[4 * j + 1] * inv);
-		if (c == 0)
-			lse[row] = m_a + log2f(l_a);
-	}
-	if (tok_b < ntok) {
-		const float inv = 1.0f / l_b;
-		const size_t row = (size_t)(q_start + j0 + tok_b) * HQ + kvh * GRP + hh;
-#pragma unroll
-		for (int j = 0; j < D / 8; j++)
-			*(uint32_t *)(out + row * D + j * 8 + 2 * c) = pack_bf16(o[4 * j + 2] * inv, o[4 * j + 3] * inv);
-		if (c == 0)
-			lse[row] = m_b + log2f(l_b);
-	}
+	/* finish: the row sums, O / l and the log-sum-exp of rows a and b */
+	wg_store_rows(o, l_a, l_b, m_a, m_b, tok_a, tok_b, ntok, g, c, q_start + j0, kvh, out, lse);
 }
