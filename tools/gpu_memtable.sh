@@ -4,22 +4,24 @@
 # tools/mem_heldout.py) through `solforge eval` with the problem's own baselines (PyTorch eager, F.*
 # library calls and torch.compile through the bridge, docs/bridge.md) and --copy-ceiling (a same-byte
 # device copy timed in the same run), then one table (tools/mem_table.py): per workload T_k, the copy,
-# the fraction of copy, TB/s, the best baseline and T_k's speedup over it, the SOL score; per problem
+# the fraction of copy, the rate, the best baseline and T_k's speedup over it, the SOL score; per problem
 # and overall the medians.
 #
 #   PROBLEMS="llama/rmsnorm_h4096 ..." tools/gpu_memtable.sh      (family/name; default: the 14 below)
 #
 # env: PROBLEMS, SOLUTION (fast.cu), ROUNDS (1), BUDGET_MS (150), DEADLINE_S (480: no eval starts
 # later, and a running one is cut there), COMPILE (1; 0 = SOLFORGE_BRIDGE_NO_COMPILE, eager only),
-# WARM_JOBS (6; 0 = off), WARM_S (120), HELDOUT (1), DEFINES (extra -D NAME=VALUE for every eval, e.g.
-# "GN_CLUSTER=1"), TAG (a label for the traces; default "fast"), SAMPLE (eval --sample N: N workloads of
+# HELDOUT (1), DEFINES (extra -D NAME=VALUE for every eval, e.g.
+# "GN_CLUSTER=1"), TAG (a label for the traces; default "fast"), JOBS (1: evals at once, their GPU
+# timing serialized by the device slot), SAMPLE (eval --sample N: N workloads of
 # each problem, evenly spread over its file; default all), PROBLEMS may use '+' between names.
 #
 # torch.compile costs ~8 s per workload shape (each eval is a fresh process): with every baseline a
-# workload takes ~22 s, so the 14 problems' 128 bundled workloads do not fit one device call; split
+# workload took 22-90 s on the H200 in session 5 (the larger, the longer), so the 14 problems' 128
+# bundled workloads do not fit one device call: SAMPLE, JOBS, and split
 # PROBLEMS over lanes and calls. (A parallel untimed warm-up of inductor's caches was tried in session
-# 5 and left the timed pass's compile at 7-9 s: removed.) PyTorch baselines are timed as device spans
-# like the candidate (docs/bridge.md; SOLFORGE_BRIDGE_TIMING=events for CUDA events).
+# 5 and left the timed pass's compile at 7-9 s: removed.) PyTorch baselines are timed on the device (their
+# busy time, docs/bridge.md; SOLFORGE_BRIDGE_TIMING=events for CUDA events).
 # Logs and traces: $OUT (device tool) or build/gpu-memtable; with $OUT set they are packed into
 # $OUT/memtable_logs.tgz beside $OUT/summary.txt (the table). Exit 0 when every evaluated workload passed.
 set -u
@@ -104,22 +106,41 @@ if [ -z "${SOLFORGE_BRIDGE_TIMING:-}" ]; then
 	fi
 fi
 
-status=0
-for pr in "${pairs[@]}"; do
-	dir=${pr%% *}
-	name=${pr##* }
+# JOBS > 1: that many evals at once; every GPU timing (candidate, copy, oracle, the PyTorch process
+# once torch has started) takes the device's slot (SOLFORGE_GPU_LOCKS, src/core/gpulock.c), so they
+# overlap only in their CPU parts (input generation, python and torch start-up)
+jobs=${JOBS:-1}
+if [ "$jobs" -gt 1 ]; then
+	export SOLFORGE_GPU_LOCKS=$logs/locks
+	mkdir -p "$SOLFORGE_GPU_LOCKS"
+fi
+# one_eval DIR NAME: one problem folder's eval into $logs/$tag.NAME.jsonl; its exit status and time
+# go to times.txt (rc != 0 marks the run failed at the end)
+one_eval() {
+	local dir=$1 name=$2 left s0 rc
 	left=$((deadline - $(elapsed)))
 	if [ "$left" -le 10 ]; then
 		echo "$name: not run (deadline)" >>"$logs/times.txt"
-		continue
+		return
 	fi
 	s0=$(date +%s)
 	timeout "$left" "$S" eval "$dir" "$(sol_of "$dir")" "${defs[@]}" --copy-ceiling --rounds "$rounds" \
 		--budget-ms "$budget" ${SAMPLE:+--sample "$SAMPLE"} --json -o "$logs/$tag.$name.jsonl" >/dev/null 2>"$logs/$tag.$name.err"
 	rc=$?
-	[ "$rc" -ne 0 ] && status=1
 	echo "$name: rc $rc, $(($(date +%s) - s0)) s" >>"$logs/times.txt"
+}
+running=0
+for pr in "${pairs[@]}"; do
+	one_eval "${pr%% *}" "${pr##* }" &
+	running=$((running + 1))
+	if [ "$running" -ge "$jobs" ]; then
+		wait -n
+		running=$((running - 1))
+	fi
 done
+wait
+status=0
+grep -q ': rc [1-9]' "$logs/times.txt" 2>/dev/null && status=1
 
 python3 tools/mem_table.py "$logs"/"$tag".*.jsonl >"$out/summary.txt" 2>&1 || status=1
 cat "$logs/times.txt" >>"$out/summary.txt"
