@@ -465,7 +465,10 @@ double sf_eval_time_only(sf_eval *e, int i, const sf_eval_opts *o, char *err, si
 	job.timing.time_only = 1; /* nothing is compared: no audits, no external-clock batch */
 	sf_runner_out so;
 	int timed_out;
+	sf_gpulock lk; /* timed like every other run: alone in the device's slot when there is one */
+	sf_gpulock_acquire(&lk, o->backend->name);
 	sf_runner_run(o->backend, &job, o->sol_timeout_s, &so, &timed_out);
+	sf_gpulock_release(&lk, e->def.name, e->sol.name, w->uuid);
 	sf_wresult tmp = { 0 };
 	double ms = -1;
 	if (solution_status(&so, timed_out, &tmp) != SF_PASSED) {
