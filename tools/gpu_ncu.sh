@@ -6,7 +6,7 @@
 # and profiles COUNT launches of the kernels matching KERNEL_REGEX after skipping the first 4 (the
 # correctness round and warm-up), with the sandbox, the defenses and CUPTI timing off (ncu owns the
 # profiling interface; SOLFORGE_SANDBOX=0 SOLFORGE_DEFENSES=0 SF_RUNNER_NO_CUPTI=1: docs/runner.md).
-# NCU_SPECS (newline-separated spec lines) replaces the default set below; NCU_BUDGET (s, default 200)
+# NCU_SPECS (spec lines separated by newlines or ';', so one gpu_round.sh spec can carry them) replaces the default set below; NCU_BUDGET (s, default 200)
 # is the wall-time budget (specs that do not fit are reported as skipped); NCU_SECTIONS the sections.
 # Output: $OUT (or build/gpu-ncu): logs/NAME.txt (ncu's details page) per spec, packed into ncu_logs.tgz
 # beside summary.txt (per spec: duration, DRAM throughput %, SM throughput %, achieved occupancy, top
@@ -37,6 +37,7 @@ gn_256 problems/stable-diffusion/groupnorm32_silu_sd_vae fast.cu groupnorm32_sil
 pf_q8192 $L/gqa_paged_prefill_causal_h32_kv8_d128_ps1 fast.cu gqa_paged_prefill_causal_h32_kv8_d128_ps1-q8192 prefill_attend 1
 pfw2_q8192 $L/gqa_paged_prefill_causal_h32_kv8_d128_ps1 fast.cu gqa_paged_prefill_causal_h32_kv8_d128_ps1-q8192 prefill_attend 1 -D SF_PREFILL_WGMMA=2"
 SPECS=${NCU_SPECS:-$DEFAULT_SPECS}
+SPECS=${SPECS//;/$'\n'}
 if ! make -j"$(nproc)" >"$out/logs/build.log" 2>&1; then
 	tail -30 "$out/logs/build.log"
 	echo "gpu_ncu: build failed"
