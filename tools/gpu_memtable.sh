@@ -110,6 +110,8 @@ fi
 # once torch has started) takes the device's slot (SOLFORGE_GPU_LOCKS, src/core/gpulock.c), so they
 # overlap only in their CPU parts (input generation, python and torch start-up)
 jobs=${JOBS:-1}
+# where each bridge process's time goes (start-up, waiting for the slot, holding it, per task)
+export SOLFORGE_BRIDGE_PHASES=$logs/bridge_phases.jsonl
 if [ "$jobs" -gt 1 ]; then
 	export SOLFORGE_GPU_LOCKS=$logs/locks
 	mkdir -p "$SOLFORGE_GPU_LOCKS"
@@ -145,6 +147,17 @@ grep -q ': rc [1-9]' "$logs/times.txt" 2>/dev/null && status=1
 python3 tools/mem_table.py "$logs"/"$tag".*.jsonl >"$out/summary.txt" 2>&1 || status=1
 cat "$logs/times.txt" >>"$out/summary.txt"
 [ -f "$logs/kspan_selftest.txt" ] && cat "$logs/kspan_selftest.txt" >>"$out/summary.txt"
+[ -f "$logs/bridge_phases.jsonl" ] && python3 - "$logs/bridge_phases.jsonl" >>"$out/summary.txt" <<'EOF'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+if recs:
+    tot = {k: sum(r[k] for r in recs) for k in ("pre_s", "wait_s", "held_s", "post_s")}
+    comp = sum(t["compile_s"] for r in recs for t in r["tasks"])
+    tw = sum(t["timing_wall_s"] for r in recs for t in r["tasks"])
+    print(f"bridge processes: {len(recs)}; seconds in all: start-up + reads {tot['pre_s']:.1f}, waiting for the "
+          f"slot {tot['wait_s']:.1f}, holding it {tot['held_s']:.1f} (torch.compile {comp:.1f}, timing loops {tw:.1f}), "
+          f"writing results {tot['post_s']:.1f}")
+EOF
 [ -n "$timing_note" ] && echo "$timing_note" >>"$out/summary.txt"
 if [ -n "${OUT:-}" ]; then
 	tar czf "$out/memtable_logs.tgz" -C "$out" memtable_logs && rm -rf "$logs"

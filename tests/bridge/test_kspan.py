@@ -89,4 +89,29 @@ try:
     check("call_count_checked", False, "no SpanError for 4 calls in a 3-call batch")
 except sf_kspan.SpanError:
     check("call_count_checked", True)
+# the bridge's batch sizing (solforge_bridge.batch_size), on random timing parameters: 10 calls first,
+# later batches within [1, 100], multiples of 5 unless max_iters cuts them, never past max_iters, and
+# the whole loop ends (the stopping rule sees max_iters) whatever the per-call wall time
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "bridge"))
+import solforge_bridge  # noqa: E402
+
+bad = ""
+for _ in range(300):
+    t = {"max_iters": rng.randint(1, 400), "min_iters": 1, "budget_ms": rng.uniform(1, 500), "target_rel_ci": 0.0}
+    per_call = rng.choice([0.0, rng.uniform(1e-3, 5.0), rng.uniform(5, 200)])
+    done, el, steps = 0, 0.0, 0
+    while done < t["max_iters"] and steps < 1000:
+        n = solforge_bridge.batch_size(t, done, el)
+        if n < 1 or n > 100 or done + n > t["max_iters"] or (done == 0 and n != min(10, t["max_iters"])):
+            bad = f"batch {n} after {done} of max_iters {t['max_iters']}"
+            break
+        if done and n % 5 and done + n != t["max_iters"]:
+            bad = f"batch {n} is not a multiple of 5"
+            break
+        done, el, steps = done + n, el + n * per_call, steps + 1
+    if not bad and done != t["max_iters"]:
+        bad = f"loop stopped at {done} of {t['max_iters']}"
+    if bad:
+        break
+check("batch_size_bounds", not bad, bad)
 sys.exit(1 if failed else 0)

@@ -32,6 +32,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sf_io  # noqa: E402
 import sf_kspan  # noqa: E402
 
+T_START = time.perf_counter()
+
 TORCH_DTYPES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16",
                 "F8_E4M3": "float8_e4m3fn", "F8_E5M2": "float8_e5m2", "I64": "int64", "I32": "int32",
                 "I16": "int16", "I8": "int8", "U8": "uint8", "BOOL": "bool"}
@@ -139,22 +141,34 @@ class Codec:
     def __init__(self, torch, device):
         self.torch, self.device = torch, device
         self.fake = bool(getattr(torch, "SF_FAKE", False))
+        self.host = {}  # id(raw) -> (raw, decoded host tensor): each input is decoded once per process
 
     def to_torch(self, st_dtype, shape, raw):
+        """A fresh tensor on the device holding raw (a run() may write its inputs in place: every call
+        gets its own copy; only the host-side decode is shared)."""
         if self.fake:
             return sf_io.decode(st_dtype, shape, raw)
+        hit = self.host.get(id(raw))
+        if hit is None or hit[0] is not raw:
+            hit = (raw, self._host_tensor(st_dtype, shape, raw))
+            self.host[id(raw)] = hit
+        t = hit[1]
+        if st_dtype == "F4":
+            t = t.to(self.device, copy=True)
+            x2 = getattr(self.torch, "float4_e2m1fn_x2", None)
+            return t.view(x2) if x2 is not None else t
+        return t.to(self.device, copy=True)
+
+    def _host_tensor(self, st_dtype, shape, raw):
         torch = self.torch
         if st_dtype == "F4":
             # two e2m1 codes per byte, last dimension halved (torch.float4_e2m1fn_x2 where it exists)
             pshape = list(shape[:-1]) + [(int(shape[-1]) + 1) // 2] if shape else []
-            t = torch.frombuffer(bytearray(raw.tobytes()), dtype=torch.uint8).reshape(pshape).to(self.device)
-            x2 = getattr(torch, "float4_e2m1fn_x2", None)
-            return t.view(x2) if x2 is not None else t
+            return torch.frombuffer(bytearray(raw.tobytes()), dtype=torch.uint8).reshape(pshape)
         dt = getattr(torch, TORCH_DTYPES[st_dtype])
         if raw.size == 0:
-            return torch.empty(tuple(shape), dtype=dt, device=self.device)
-        t = torch.frombuffer(bytearray(raw.tobytes()), dtype=dt).reshape(tuple(shape))
-        return t.to(self.device)
+            return torch.empty(tuple(shape), dtype=dt)
+        return torch.frombuffer(bytearray(raw.tobytes()), dtype=dt).reshape(tuple(shape))
 
     def from_torch(self, name, t, st_dtype, shape, reference):
         """Raw bytes of output `name` as st_dtype (reference: float formats as F32). Returns (st, raw)."""
@@ -192,6 +206,43 @@ class Codec:
 
 
 # --- one task --------------------------------------------------------------------------------------
+
+class Inputs:
+    """The workload's input files (in_round<r>, in_set<s>, in_audit<i>.safetensors), each read once per
+    process and shared by every task: preload() reads them all before the device slot is taken, so
+    the slot is held for device work, not for reading and decoding files."""
+
+    def __init__(self, inputs_dir):
+        self.dir = inputs_dir
+        self.files = {}
+
+    def read(self, name):
+        """{name: (st_dtype, shape, raw)} of one file (sf_io.read_safetensors; raises its IOError_)."""
+        if name not in self.files:
+            self.files[name] = sf_io.read_safetensors(os.path.join(self.dir, name))
+        return self.files[name]
+
+    def exists(self, name):
+        return name in self.files or os.path.exists(os.path.join(self.dir, name))
+
+    def preload(self, job, codec):
+        """Reads every input file the job names and decodes its tensors on the host. Errors are left
+        for the task that reads the file (it reports them as its own failure)."""
+        names = [f"in_round{r}.safetensors" for r in range(len(job.get("seeds", [])))]
+        names += [f"in_audit{i}.safetensors" for i in range(len(job.get("audits", [])))]
+        s = 0
+        while self.exists(f"in_set{s}.safetensors"):
+            names.append(f"in_set{s}.safetensors")
+            s += 1
+        for n in names:
+            try:
+                files = self.read(n)
+                if not codec.fake:
+                    for st, shape, raw in files.values():
+                        codec.host[id(raw)] = (raw, codec._host_tensor(st, shape, raw))
+            except Exception:  # noqa: BLE001 - reported by the task that needs the file
+                self.files.pop(n, None)
+
 
 def load_fn(task, definition):
     """The callable of a task: a baseline file's entry, or the definition's reference run()."""
@@ -241,13 +292,14 @@ def outputs_of(job, ret):
     return list(ret)
 
 
-def write_outputs(job, codec, ret, path, reference):
+def outputs_raw(job, codec, ret, reference):
+    """The outputs of one call as sf_io.write_safetensors' tensor list (copied to the host)."""
     ts = []
     for spec, t in zip(job["outputs"], outputs_of(job, ret)):
         st = sf_io.DEF_TO_ST[spec["dtype"]]
         st_out, raw = codec.from_torch(spec["name"], t, st, spec.get("shape", []), reference)
         ts.append((spec["name"], st_out, spec.get("shape", []), raw))
-    sf_io.write_safetensors(path, ts)
+    return ts
 
 
 def sync(codec):
@@ -282,6 +334,19 @@ def timing_done(t, samples, elapsed_ms):
     if n % 5:
         return False
     return rel_ci(samples) <= t["target_rel_ci"]
+
+
+def batch_size(t, n_done, elapsed_ms):
+    """Calls in the next profiled batch: 10 first, then as many as the remaining budget_ms holds at the
+    wall time per call seen so far (profile overheads included), 10 to 100, a multiple of 5 (the
+    stopping rule looks at the CI every 5 samples), never past max_iters."""
+    left = max(int(t["max_iters"]) - n_done, 1)
+    if n_done == 0:
+        return min(10, left)
+    per_call = elapsed_ms / n_done
+    fit = int((float(t["budget_ms"]) - elapsed_ms) / per_call) if per_call > 0 else 100
+    n = max(10, min(100, fit)) // 5 * 5
+    return max(1, min(n, left))
 
 
 class Timer:
@@ -332,16 +397,16 @@ class Timer:
         self.last_ms = (time.perf_counter() - t0) * 1e3
 
 
-def run_task(job, bridge, task, definition, codec):
+def run_task(job, task, definition, codec, inputs, pending):
+    """Runs one task; its output files are appended to pending as (path, tensors) for write_pending()
+    after the device slot is released. Returns (audits, timing)."""
     out_dir = task["out_dir"]
     os.makedirs(out_dir, exist_ok=True)
     reference = task["role"] == "reference"
     fn = load_fn(task, definition)
-    inputs_dir = bridge["inputs_dir"]
-    rounds = [sf_io.read_safetensors(os.path.join(inputs_dir, f"in_round{r}.safetensors"))
-              for r in range(len(job["seeds"]))]
+    rounds = [inputs.read(f"in_round{r}.safetensors") for r in range(len(job["seeds"]))]
     n_sets = 0
-    while os.path.exists(os.path.join(inputs_dir, f"in_set{n_sets}.safetensors")):
+    while inputs.exists(f"in_set{n_sets}.safetensors"):
         n_sets += 1
     compile_s = None
     if task.get("compile"):
@@ -369,22 +434,21 @@ def run_task(job, bridge, task, definition, codec):
         except Exception as e:
             raise TaskError("solution_error", f"run() raised {type(e).__name__}: {e}\n"
                             + traceback.format_exc(limit=4)) from None
-        write_outputs(job, codec, ret, os.path.join(out_dir, f"round{r}.safetensors"), reference)
+        pending.append((os.path.join(out_dir, f"round{r}.safetensors"), outputs_raw(job, codec, ret, reference)))
     timing = job.get("timing")
     if reference:
         # the audited timed calls of the candidate: their inputs (timing set + that call's
         # perturbation) were written by solforge-inputs as in_audit<i>; recompute each
         audits = []
         for i, a in enumerate(job.get("audits", [])):
-            files = sf_io.read_safetensors(os.path.join(inputs_dir, f"in_audit{i}.safetensors"))
-            write_outputs(job, codec, fn(*call_args(job, codec, files)),
-                          os.path.join(out_dir, f"audit{i}.safetensors"), True)
+            files = inputs.read(f"in_audit{i}.safetensors")
+            pending.append((os.path.join(out_dir, f"audit{i}.safetensors"),
+                            outputs_raw(job, codec, fn(*call_args(job, codec, files)), True)))
             audits.append({"set": a["set"], "key": a["key"]})
         return audits, None
     if not task.get("time", True) or not timing or n_sets == 0:
         return None, None
-    sets = [call_args(job, codec, sf_io.read_safetensors(os.path.join(inputs_dir, f"in_set{s}.safetensors")))
-            for s in range(n_sets)]
+    sets = [call_args(job, codec, inputs.read(f"in_set{s}.safetensors")) for s in range(n_sets)]
     timer = Timer(codec, int(timing.get("flush_bytes", 0)))
     t_start = time.perf_counter()
     warm = 0
@@ -394,9 +458,10 @@ def run_task(job, bridge, task, definition, codec):
     samples = []
     t_timed = time.perf_counter()
     if timer.spans is not None:
-        # device spans, in batches of 10 calls (one profile each); the stopping rule after each batch
+        # device spans in batches, one profile each (starting and exporting a profile costs far more
+        # than a small call: batch_size() sizes the batches); the stopping rule after each batch
         while True:
-            n = min(10, max(int(timing["max_iters"]) - len(samples), 1))
+            n = batch_size(timing, len(samples), (time.perf_counter() - t_timed) * 1e3)
             batch = [sets[(len(samples) + i) % n_sets] for i in range(n)]
             try:
                 samples += [ms for ms, _ in timer.spans.time_batch(fn, batch)]
@@ -432,6 +497,8 @@ def main(argv):
         with open(argv[2]) as f:
             bridge = json.load(f)
         tasks = bridge["tasks"]
+        if not isinstance(bridge.get("inputs_dir"), str):
+            raise ValueError("inputs_dir must be a path")
         for t in tasks:
             if not isinstance(t.get("out_dir"), str) or t.get("role") not in ("reference", "baseline"):
                 raise ValueError("every task needs out_dir and role reference|baseline")
@@ -447,34 +514,97 @@ def main(argv):
         for t in tasks:
             write_result(t["out_dir"], "unavailable", why)
         return 0
+    codec = Codec(torch, bridge.get("device", "cuda"))
+    inputs = Inputs(bridge["inputs_dir"])
+    inputs.preload(job, codec)  # file reads and decodes before the slot: it is held for device work
+    warm_device(torch, codec)
     slot = GpuSlot(bridge.get("gpu_slot"))
+    t_pre = time.perf_counter()
     slot.acquire()
+    t_slot = time.perf_counter()
     try:
-        return run_tasks(torch, job, bridge, tasks, definition)
+        done = run_tasks(torch, job, tasks, definition, codec, inputs)
     finally:
         slot.release()
+    t_held = time.perf_counter()
+    write_results(done)
+    log_phases(bridge, done, t_pre - T_START, t_slot - t_pre, t_held - t_slot, time.perf_counter() - t_held)
+    return 0
 
 
-def run_tasks(torch, job, bridge, tasks, definition):
-    """Runs every task in order (holding the device slot, when there is one); each leaves its result."""
-    codec = Codec(torch, bridge.get("device", "cuda"))
+def warm_device(torch, codec):
+    """Creates the CUDA context and sets up the profiler (CUPTI) before the device slot is taken: both
+    cost host time (about a second) and launch no kernel, so they need not hold the slot."""
+    if codec.fake or codec.device != "cuda":
+        return
+    torch.empty(1, device="cuda")
+    if os.environ.get("SOLFORGE_BRIDGE_TIMING", "cupti") != "events":
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CUDA]):
+            pass
+
+
+def log_phases(bridge, done, pre_s, wait_s, held_s, post_s):
+    """With $SOLFORGE_BRIDGE_PHASES set: appends one JSON line of where this process's time went (start-up
+    and file reads, waiting for the slot, holding it, per task, writing results) to that file."""
+    path = os.environ.get("SOLFORGE_BRIDGE_PHASES")
+    if not path:
+        return
+    slot = bridge.get("gpu_slot") if isinstance(bridge.get("gpu_slot"), dict) else {}
+    rec = {"problem": slot.get("problem"), "what": slot.get("what"), "pre_s": round(pre_s, 3),
+           "wait_s": round(wait_s, 3), "held_s": round(held_s, 3), "post_s": round(post_s, 3),
+           "tasks": [{"name": d["name"], "status": d["status"], "task_s": round(d["task_s"], 3),
+                      "compile_s": round((d["timing"] or {}).get("compile_s", 0.0), 3),
+                      "timing_wall_s": round((d["timing"] or {}).get("wall_ms", 0.0) / 1e3, 3),
+                      "timed_calls": (d["timing"] or {}).get("timed_calls", 0)}
+                     for d in done]}
+    try:
+        with open(path, "a") as f:
+            f.write(json.dumps(rec) + "\n")
+    except OSError:
+        pass
+
+
+def run_tasks(torch, job, tasks, definition, codec, inputs):
+    """Runs every task in order (holding the device slot, when there is one). Returns per task a dict
+    (name, out_dir, status, message, audits, timing, pending output files, task_s) for write_results()."""
     if not codec.fake:
         # fp32 GEMMs and convolutions in fp32, as the definitions ask (torch's cuDNN default is TF32)
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
+    done = []
     for t in tasks:
+        pending = []
+        t0 = time.perf_counter()
+        audit = timing = None
+        status, message = "ok", ""
         try:
-            audit, timing = run_task(job, bridge, t, definition, codec)
-            write_result(t["out_dir"], "ok", "", audit, timing)
+            audit, timing = run_task(job, t, definition, codec, inputs, pending)
         except TaskError as e:
-            write_result(t["out_dir"], e.status, str(e))
+            status, message = e.status, str(e)
         except sf_io.IOError_ as e:
-            write_result(t["out_dir"], "error", f"bridge i/o: {e}")
+            status, message = "error", f"bridge i/o: {e}"
         except Exception:
-            write_result(t["out_dir"], "error", "bridge: " + traceback.format_exc(limit=6))
+            status, message = "error", "bridge: " + traceback.format_exc(limit=6)
+        done.append({"name": t.get("name", "-"), "out_dir": t["out_dir"], "status": status, "message": message,
+                     "audits": audit, "timing": timing, "pending": pending, "task_s": time.perf_counter() - t0})
         if not codec.fake and codec.device == "cuda":
             torch.cuda.empty_cache()
-    return 0
+    return done
+
+
+def write_results(done):
+    """Writes each task's output files, then its result.json (the runner protocol's last file), after the
+    device slot is released. A file that cannot be written turns the task's status into error."""
+    for d in done:
+        status, message, audit, timing = d["status"], d["message"], d["audits"], d["timing"]
+        try:
+            for path, ts in d["pending"]:
+                sf_io.write_safetensors(path, ts)
+        except (OSError, sf_io.IOError_) as e:
+            if status == "ok":
+                status, message, audit, timing = "error", f"bridge i/o: {e}", None, None
+        write_result(d["out_dir"], status, message, audit, timing)
 
 
 if __name__ == "__main__":
