@@ -11,7 +11,8 @@
 #
 # env: PROBLEMS, SOLUTION (fast.cu), ROUNDS (1), BUDGET_MS (150), DEADLINE_S (480: no eval starts
 # later, and a running one is cut there), COMPILE (1; 0 = SOLFORGE_BRIDGE_NO_COMPILE, eager only),
-# HELDOUT (1), DEFINES (extra -D NAME=VALUE for every eval, e.g.
+# HELDOUT (1), COPY (1; 0 leaves --copy-ceiling out, e.g. for the GEMMs), NO_TORCH (0; 1 = --no-torch:
+# only the C baselines such as cuBLASLt, no bridge), DEFINES (extra -D NAME=VALUE for every eval, e.g.
 # "GN_CLUSTER=1"), TAG (a label for the traces; default "fast"), JOBS (1: evals at once, their GPU
 # timing serialized by the device slot), SAMPLE (eval --sample N: N workloads of
 # each problem, evenly spread over its file; default all), PROBLEMS may use '+' between names.
@@ -46,6 +47,9 @@ stable-diffusion/groupnorm32_silu_sd_vae"}
 problems=${problems//+/ }
 [ "${COMPILE:-1}" = 0 ] && export SOLFORGE_BRIDGE_NO_COMPILE=1
 defs=()
+copyc=(--copy-ceiling)
+[ "${COPY:-1}" = 0 ] && copyc=()
+[ "${NO_TORCH:-0}" = 1 ] && copyc+=(--no-torch)
 for d in ${DEFINES:-}; do defs+=(-D "$d"); done
 t0=$(date +%s)
 elapsed() { echo $(($(date +%s) - t0)); }
@@ -126,7 +130,7 @@ one_eval() {
 		return
 	fi
 	s0=$(date +%s)
-	timeout "$left" "$S" eval "$dir" "$(sol_of "$dir")" "${defs[@]}" --copy-ceiling --rounds "$rounds" \
+	timeout "$left" "$S" eval "$dir" "$(sol_of "$dir")" "${defs[@]}" ${copyc[@]+"${copyc[@]}"} --rounds "$rounds" \
 		--budget-ms "$budget" ${SAMPLE:+--sample "$SAMPLE"} --json -o "$logs/$tag.$name.jsonl" >/dev/null 2>"$logs/$tag.$name.err"
 	rc=$?
 	echo "$name: rc $rc, $(($(date +%s) - s0)) s" >>"$logs/times.txt"
