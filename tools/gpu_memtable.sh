@@ -17,7 +17,9 @@
 # timing serialized by the device slot), SAMPLE (eval --sample N: N workloads of
 # each problem, evenly spread over its file; default all), PROBLEMS may use '+' between names.
 #
-# torch.compile costs ~8 s per workload shape (each eval is a fresh process): with every baseline a
+# torch.compile costs ~5-40 s per workload shape (each eval is a fresh process); the bridge compiles
+# outside the device slot where torch lets it lock inductor's benchmarks (docs/bridge.md), which is
+# what makes JOBS > 1 pay; before that (session 5), with every baseline a
 # workload took 22-90 s on the H200 in session 5 (the larger, the longer), so the 14 problems' 128
 # bundled workloads do not fit one device call: SAMPLE, JOBS, and split
 # PROBLEMS over lanes and calls. (A parallel untimed warm-up of inductor's caches was tried in session

@@ -86,5 +86,20 @@ with tempfile.TemporaryDirectory() as d:
     none.acquire()
     none.release()
     check("no_slot_no_lock", probe(lock) == "free" and len(open(log).read().splitlines()) == 1)
+    # nested holds (inductor's autotuning benchmarks inside a hold): one lock, one log line per
+    # outermost hold, labelled; the lock is free only after the outermost release
+    label = "autotune%d" % random.randint(1, 99)
+    depth = random.randint(2, 4)
+    for _ in range(depth):
+        slot.hold(label).__enter__()
+    nested_held = probe(lock) == "held"
+    for _ in range(depth - 1):
+        slot.release()
+    still = probe(lock) == "held"
+    slot.release()
+    slot.release()  # one release too many: ignored
+    lines = open(log).read().splitlines()
+    check("nested_holds", nested_held and still and probe(lock) == "free" and len(lines) == 2
+          and lines[1].split()[7] == spec["what"] + "/" + label, repr(lines))
 
 sys.exit(1 if failed else 0)
