@@ -11,7 +11,8 @@
 #
 # env: PROBLEMS, SOLUTION (fast.cu), ROUNDS (1), BUDGET_MS (150), DEADLINE_S (480: no eval starts
 # later, and a running one is cut there), COMPILE (1; 0 = SOLFORGE_BRIDGE_NO_COMPILE, eager only),
-# HELDOUT (1), COPY (1; 0 leaves --copy-ceiling out, e.g. for the GEMMs), NO_TORCH (0; 1 = --no-torch:
+# HELDOUT (1), INDUCTOR_KEEP (0; 1 = inductor's cache in the logs: the generated Triton kernels
+# (*.py) and their autotuned configs (*.best_config) of every torch.compile baseline come back), COPY (1; 0 leaves --copy-ceiling out, e.g. for the GEMMs), NO_TORCH (0; 1 = --no-torch:
 # only the C baselines such as cuBLASLt, no bridge), DEFINES (extra -D NAME=VALUE for every eval, e.g.
 # "GN_CLUSTER=1"), TAG (a label for the traces; default "fast"), JOBS (1: evals at once, their GPU
 # timing serialized by the device slot), SAMPLE (eval --sample N: N workloads of
@@ -116,6 +117,10 @@ fi
 # once torch has started) takes the device's slot (SOLFORGE_GPU_LOCKS, src/core/gpulock.c), so they
 # overlap only in their CPU parts (input generation, python and torch start-up)
 jobs=${JOBS:-1}
+if [ "${INDUCTOR_KEEP:-0}" = 1 ]; then
+	export TORCHINDUCTOR_CACHE_DIR=$PWD/build/inductor-cache
+	rm -rf "$TORCHINDUCTOR_CACHE_DIR"
+fi
 # where each bridge process's time goes (start-up, waiting for the slot, holding it, per task)
 export SOLFORGE_BRIDGE_PHASES=$logs/bridge_phases.jsonl
 if [ "$jobs" -gt 1 ]; then
@@ -165,6 +170,11 @@ if recs:
           f"writing results {tot['post_s']:.1f}")
 EOF
 [ -n "$timing_note" ] && echo "$timing_note" >>"$out/summary.txt"
+if [ "${INDUCTOR_KEEP:-0}" = 1 ] && [ -d build/inductor-cache ]; then
+	dest=$(cd "$logs" && pwd)/inductor_kernels.tgz
+	(cd build/inductor-cache && find . \( -name '*.py' -o -name '*.best_config' \) -print0 |
+		tar czf "$dest" --null -T -) 2>/dev/null
+fi
 if [ -n "${OUT:-}" ]; then
 	tar czf "$out/memtable_logs.tgz" -C "$out" memtable_logs && rm -rf "$logs"
 fi
