@@ -80,22 +80,31 @@ def main():
     recs = []
     for T_ in (1, 16384):
         for name in ["torch.compile", "torch eager", "v0 2d_t256_v2_cs (fast.cu)"] + ["v%d x" % k for k in range(1, 9)]:
-            recs.append(dict(op="silu", T=T_, impl=name, event_us=rnd.uniform(1, 100), graph_us=None, tbps=1.0,
-                             ratio=1.0))
-    recs.append(dict(op="silu", T=1, impl="v9 failed", event_us=None, graph_us=None, tbps=0.0, ratio=None))
+            recs.append(dict(op="silu", T=T_, impl=name, cupti_us=rnd.uniform(1, 100), event_us=rnd.uniform(1, 100),
+                             graph_us=None, tbps=1.0, ratio=1.0, status="PASSED"))
+    recs.append(dict(op="silu", T=1, impl="v9 failed", cupti_us=None, event_us=None, graph_us=None, tbps=0.0,
+                     ratio=None, status="FAIL"))
     lines = membench.short_table(recs, best=3)
     body = lines[1:]
     ok = len(body) == 2 * 5
     for T_ in (1, 16384):
         got = [l for l in body if l.split()[1] == str(T_)]
-        names = [" ".join(l.split()[2:-4]) for l in got]
-        grp = sorted([r for r in recs if r["T"] == T_ and r["event_us"] is not None], key=lambda r: r["event_us"])
+        names = [" ".join(l.split()[2:-5]) for l in got]
+        grp = sorted([r for r in recs if r["T"] == T_ and r["cupti_us"] is not None], key=lambda r: r["cupti_us"])
         others = [r["impl"] for r in grp if r["impl"] != "torch.compile" and not r["impl"].startswith("v0 ")][:3]
         ok = ok and "torch.compile" in names and any(n.startswith("v0 ") for n in names)
         ok = ok and all(o in names for o in others) and "v9 failed" not in names
-        us = [float(l.split()[-4]) for l in got]
+        us = [float(l.split()[-5]) for l in got]
         ok = ok and us == sorted(us)
-    check(ok, "short table: torch.compile, v0 and the 3 fastest others per T, sorted, failures left out")
+    check(ok, "short table: torch.compile, v0 and the 3 fastest others per T (device time), sorted, failures left out")
+    membench.set_ratios(recs, "silu", 1)
+    tc = [r for r in recs if r["T"] == 1 and r["impl"] == "torch.compile"][0]
+    some = [r for r in recs if r["T"] == 1 and r["status"] == "PASSED"]
+    ok = all(abs(r["ratio"] - tc["cupti_us"] / r["cupti_us"]) < 1e-12 and
+             abs(r["ratio_event"] - tc["event_us"] / r["event_us"]) < 1e-12 for r in some)
+    ok = ok and [r for r in recs if r["impl"] == "v9 failed"][0]["ratio"] is None
+    ok = ok and all(r["ratio"] == 1.0 for r in recs if r["T"] == 16384)  # other T untouched
+    check(ok, "set_ratios: torch.compile time / the row's, per T, failures left without one")
 
     fast = defines(os.path.join(ROOT, "problems/llama/silu_and_mul_i14336/solutions/fast.cu"))
     sv = variants(os.path.join(ROOT, "tools/membench/silu_mul.cu"), 6)

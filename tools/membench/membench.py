@@ -10,7 +10,8 @@ baseline specialised to the shape), and for the copy torch's copy_ (cudaMemcpy).
 Validation first, on random inputs (normal, std 1..3, one seed per pass, 3 seeds; at T > 1024 the
 first, last and 32 random rows only): each output is poisoned with NaN bits, then compared with the CPU
 reference (mb_silu_ref_host in the .so: double-precision silu, bf16 rounding) at the definition's
-tolerance (atol 1e-5, rtol 1e-2); the copy byte for byte. A variant failing any check is not timed.
+tolerance (atol 1e-5, rtol 1e-2); the copy bit for bit against its input (on the GPU: the reference of a
+copy is the input). A variant failing any check is not timed.
 
 Timing, per implementation and T:
   event: ITERS (>= 30) single calls, each after a 256 MB L2 flush (a buffer written) and a ~50 us GPU
@@ -20,9 +21,13 @@ Timing, per implementation and T:
          replay, and each call touches buffers no earlier call of the replay touched, as long as 10
          sets fit; at large T two sets, each far larger than L2), events around the replay, median/10:
          the per-call time without launch overhead.
+  cupti: device busy time per call (kernels, memcpys) under torch.profiler, cut at marker kernels:
+         tools/bridge/sf_kspan.py's KernelSpanTimer, the method `solforge eval` times the PyTorch
+         baselines with (and close to the C runner's CUPTI time of a candidate); ITERS calls, each
+         after the flush, the median. The ranking, TB/s and ratio use it (event time if it failed).
 Writes OUT/membench.tsv (every row), OUT/membench.jsonl, the inductor code it generated
 (OUT/inductor_*.py) and prints the short table last: per op and T, torch.compile, variant 0 (today's
-solution) and the 4 best variants by event time; ratio = torch.compile us / us (> 1: faster than it).
+solution) and the 4 best variants by device time; ratio = torch.compile us / us (> 1: faster than it).
 """
 import argparse
 import ctypes
@@ -30,6 +35,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 import time
 
 I_SILU = 14336
@@ -69,30 +75,41 @@ def check_rows(T, rng_seed, nmid=32, edge=32, full_max=1024):
     return sorted(rows)
 
 
+def best_us(r):
+    """a row's ranking time: the device (cupti) time, else the event time, else None"""
+    return r.get("cupti_us") if r.get("cupti_us") is not None else r.get("event_us")
+
+
 def short_table(rows, best=4):
-    """rows: dicts with op, T, impl, event_us, graph_us, tbps, ratio. Returns the lines of the short
-    table: per (op, T), torch.compile, the rows whose impl starts with 'v0 ' and the `best` fastest
-    others by event time, each once, fastest first."""
-    out = ["%-5s %6s %-40s %10s %10s %7s %7s" % ("op", "T", "variant", "event_us", "graph_us", "TB/s", "ratio")]
+    """rows: dicts with op, T, impl, cupti_us, event_us, graph_us, tbps, ratio. Returns the lines of the
+    short table: per (op, T), torch.compile, the rows whose impl starts with 'v0 ' and the `best`
+    fastest others by best_us, each once, fastest first."""
+    out = ["%-5s %6s %-40s %9s %9s %9s %7s %7s" % ("op", "T", "variant", "cupti_us", "event_us", "graph_us", "TB/s",
+                                                   "ratio")]
     keys = []
     for r in rows:
         if (r["op"], r["T"]) not in keys:
             keys.append((r["op"], r["T"]))
     for op, T in keys:
-        grp = [r for r in rows if r["op"] == op and r["T"] == T and r["event_us"] is not None]
-        grp.sort(key=lambda r: r["event_us"])
+        grp = [r for r in rows if r["op"] == op and r["T"] == T and best_us(r) is not None]
+        grp.sort(key=best_us)
         pick = [r for r in grp if r["impl"] == "torch.compile" or r["impl"].startswith("v0 ")]
         for r in grp:
             if len([p for p in pick if p["impl"] != "torch.compile" and not p["impl"].startswith("v0 ")]) >= best:
                 break
             if r not in pick:
                 pick.append(r)
-        pick.sort(key=lambda r: r["event_us"])
+        pick.sort(key=best_us)
         for r in pick:
-            out.append("%-5s %6d %-40.40s %10.2f %10s %7.3f %7s" % (
-                op, T, r["impl"], r["event_us"], "-" if r["graph_us"] is None else "%.2f" % r["graph_us"],
+            out.append("%-5s %6d %-40.40s %9s %9s %9s %7.3f %7s" % (
+                op, T, r["impl"], fmt_us(r.get("cupti_us")), fmt_us(r["event_us"]), fmt_us(r["graph_us"]),
                 r["tbps"], "-" if r["ratio"] is None else "%.3f" % r["ratio"]))
     return out
+
+
+def fmt_us(v):
+    """'-' for None, else two decimals"""
+    return "-" if v is None else "%.2f" % v
 
 
 def load_lib(path, prefix):
@@ -110,6 +127,21 @@ def load_lib(path, prefix):
     else:
         run.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p]
     return lib
+
+
+def set_ratios(rows, op, T):
+    """ratio = torch.compile's time / the row's (best_us; only when both have the same kind of time)
+    and ratio_event (event times), for the rows of (op, T) that passed"""
+    tc = [r for r in rows if r["op"] == op and r["T"] == T and r["impl"] == "torch.compile" and r["status"] == "PASSED"]
+    if not tc:
+        return
+    for r in rows:
+        if r["op"] != op or r["T"] != T or r["status"] != "PASSED":
+            continue
+        if best_us(r) and best_us(tc[0]) and (r.get("cupti_us") is None) == (tc[0].get("cupti_us") is None):
+            r["ratio"] = best_us(tc[0]) / best_us(r)
+        if r["event_us"] and tc[0]["event_us"]:
+            r["ratio_event"] = tc[0]["event_us"] / r["event_us"]
 
 
 class Timer:
@@ -139,6 +171,39 @@ class Timer:
             ev.append((a, b))
         torch.cuda.synchronize()
         return median([a.elapsed_time(b) * 1e3 for a, b in ev])
+
+    def cupti(self, impls):
+        """{name: median device busy time (us)} of ITERS flushed calls of every fn in impls (a dict),
+        all in one torch.profiler session cut at marker kernels (tools/bridge/sf_kspan.py); None for
+        every name when the trace cannot be cut"""
+        torch = self.torch
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bridge"))
+        import sf_kspan
+        from torch.profiler import ProfilerActivity, profile
+        mark = torch.full((1,), 12, dtype=torch.int32, device="cuda")
+        names = list(impls)
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for name in names:
+                for k in range(self.iters):
+                    self.flush.fill_(k & 0x7f)
+                    torch.cuda.synchronize()
+                    mark.gcd_(mark)
+                    impls[name](0)
+                    mark.gcd_(mark)
+                    torch.cuda.synchronize()
+        fd, path = tempfile.mkstemp(suffix=".json", prefix="membench-kspan-")
+        os.close(fd)
+        try:
+            prof.export_chrome_trace(path)
+            with open(path) as f:
+                trace = json.load(f)
+        finally:
+            os.unlink(path)
+        try:
+            spans = sf_kspan.spans_from_trace(trace, len(names) * self.iters)
+        except sf_kspan.SpanError:
+            return {name: None for name in names}
+        return {name: median(spans[i * self.iters:(i + 1) * self.iters]) * 1e3 for i, name in enumerate(names)}
 
     def graph(self, fn, nbuf, calls=10):
         torch = self.torch
@@ -234,10 +299,10 @@ def main():
             for seed in (1, 2, 3):
                 g = torch.Generator(device="cuda").manual_seed(seed * 1000 + T)
                 xs[0].copy_(torch.randn(xs[0].shape, device="cuda", generator=g) * (seed))
-                hx = xs[0].view(torch.int16).cpu().numpy().view(np.uint16)
                 if op == "silu":
                     rws = check_rows(T, seed)
-                    hsub = np.ascontiguousarray(hx[rws])
+                    rws_t = torch.tensor(rws, device="cuda")
+                    hsub = np.ascontiguousarray(xs[0].index_select(0, rws_t).view(torch.int16).cpu().numpy().view(np.uint16))
                     ref = np.empty((len(rws), I_SILU), dtype=np.uint16)
                     lib.mb_silu_ref_host(hsub.ctypes.data, ref.ctypes.data, len(rws), I_SILU)
                 for name, fn in impls.items():
@@ -252,26 +317,32 @@ def main():
                         failed[name] = "launch returned %d" % r
                         continue
                     res = r if isinstance(r, torch.Tensor) and name != "torch copy_" else outs[0]
-                    hb = res.view(torch.int16).cpu().numpy().view(np.uint16)
                     if op == "silu":
-                        bad = mismatches(np, hb[rws], ref)
-                    else:
-                        bad = int(np.count_nonzero(hb != hx))
+                        hb = res.index_select(0, rws_t).view(torch.int16).cpu().numpy().view(np.uint16)
+                        bad = mismatches(np, hb, ref)
+                    else:  # the reference of a copy is its input, bit for bit (compared where it lives)
+                        bad = int((res.view(torch.int16) != xs[0].view(torch.int16)).sum().item())
                     if bad:
                         failed[name] = "seed %d: %d mismatches" % (seed, bad)
             for name, why in failed.items():
                 say("FAIL %s %s T=%d: %s" % (op, name, T, why))
-            if op == "silu" and T == sizes[0]:
+            if op == "silu" and T in (sizes[0], sizes[-1]):
                 try:
                     from torch._inductor.utils import run_and_get_code
                     _, code = run_and_get_code(torch.compile(lambda x: silu_eager(torch, x), dynamic=False), xs[0])
                     open(os.path.join(args.out, "inductor_silu_T%d.py" % T), "w").write("\n\n".join(code))
                 except Exception as e:
                     say("inductor code not captured: %s" % e)
+            good = {name: fn for name, fn in impls.items() if name not in failed}
+            try:
+                cupti = timer.cupti(good)
+            except Exception as e:
+                say("cupti timing of %s T=%d failed: %s" % (op, T, e))
+                cupti = {}
             for name, fn in impls.items():
                 if name in failed:
-                    rows.append(dict(op=op, T=T, impl=name, event_us=None, graph_us=None, tbps=0.0, ratio=None,
-                                     status="FAIL"))
+                    rows.append(dict(op=op, T=T, impl=name, cupti_us=None, event_us=None, graph_us=None, tbps=0.0,
+                                     ratio=None, ratio_event=None, status="FAIL"))
                     continue
                 ev_us = timer.event(fn)
                 try:
@@ -279,25 +350,22 @@ def main():
                 except Exception as e:
                     say("graph of %s %s T=%d failed: %s" % (op, name, T, e))
                     gr_us = None
-                rows.append(dict(op=op, T=T, impl=name, event_us=ev_us, graph_us=gr_us, tbps=nbytes / ev_us * 1e-6,
-                                 ratio=None, status="PASSED"))
-            tc = [r for r in rows if r["op"] == op and r["T"] == T and r["impl"] == "torch.compile"]
-            if tc and tc[0]["event_us"]:
-                for r in rows:
-                    if r["op"] == op and r["T"] == T and r["event_us"]:
-                        r["ratio"] = tc[0]["event_us"] / r["event_us"]
+                r = dict(op=op, T=T, impl=name, cupti_us=cupti.get(name), event_us=ev_us, graph_us=gr_us, ratio=None,
+                         ratio_event=None, status="PASSED")
+                r["tbps"] = nbytes / best_us(r) * 1e-6
+                rows.append(r)
+            set_ratios(rows, op, T)
             say("%s T=%d done (%.0f s)" % (op, T, time.time() - t_start))
             del xs, outs, impls, comp
             torch.cuda.empty_cache()
 
     with open(os.path.join(args.out, "membench.tsv"), "w") as f:
-        f.write("op\tT\timpl\tstatus\tevent_us\tgraph_us\tTB/s\tratio_to_torch.compile\n")
+        f.write("op\tT\timpl\tstatus\tcupti_us\tevent_us\tgraph_us\tTB/s\tratio_to_torch.compile\tratio_event\n")
         for r in rows:
-            f.write("%s\t%d\t%s\t%s\t%s\t%s\t%.3f\t%s\n" % (
-                r["op"], r["T"], r["impl"], r["status"],
-                "-" if r["event_us"] is None else "%.3f" % r["event_us"],
-                "-" if r["graph_us"] is None else "%.3f" % r["graph_us"], r["tbps"],
-                "-" if r["ratio"] is None else "%.4f" % r["ratio"]))
+            f.write("%s\t%d\t%s\t%s\t%s\t%s\t%s\t%.3f\t%s\t%s\n" % (
+                r["op"], r["T"], r["impl"], r["status"], fmt_us(r["cupti_us"]), fmt_us(r["event_us"]),
+                fmt_us(r["graph_us"]), r["tbps"], "-" if r["ratio"] is None else "%.4f" % r["ratio"],
+                "-" if r["ratio_event"] is None else "%.4f" % r["ratio_event"]))
     with open(os.path.join(args.out, "membench.jsonl"), "w") as f:
         for r in rows:
             f.write(json.dumps(r) + "\n")

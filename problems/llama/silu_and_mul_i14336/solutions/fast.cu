@@ -9,14 +9,14 @@
  * Structural knobs (-D, defaults = the version measured first; tools/membench/ times the same choices
  * beside torch.compile's Triton kernel, which streamed faster): SM_HINT = the cache hints of the
  * 16-byte loads / stores (0 plain ld/st as Triton emits, 1 .cs both, 2 ld.nc.L1::no_allocate + plain
- * st, 3 an L2 evict_first policy on both); SM_GRID = 0 the 2D grid, 1 a one-shot 1-D grid over the
- * flattened T * I/8 vectors (blocks cross rows, row = v / (I/8): Triton's structure), 2 a persistent
- * 1-D grid of SM_BPS blocks per SM striding over them; THREADS (CTA size) and UNROLL (16-byte vectors
+ * st, 3 an L2 evict_first policy on both, 4 plain ld + st.cs, 5 ld.cs + plain st); SM_GRID = 0 the
+ * 2D grid, 1 a one-shot 1-D grid over the flattened T * I/8 vectors (blocks cross rows, row = v / (I/8):
+ * Triton's structure), 2 a persistent 1-D grid of SM_BPS blocks per SM striding over them; THREADS (CTA size) and UNROLL (16-byte vectors
  * per stream per thread) apply to all three. The 1-D grids need T * I/8 < 2^31 (else the 2D grid).
  * Vector path: I % 8 == 0 and x, out 16-byte aligned (every row then is); anything else takes the
  * scalar kernel (one element per thread), correct for any shape.
  */
-// solforge-tune: UNROLL=1,2,4 THREADS=128,256,512 SM_HINT=1,0,2,3 SM_GRID=0,1,2 SM_BPS=8,4,16
+// solforge-tune: UNROLL=1,2,4 THREADS=128,256,512 SM_HINT=1,0,2,3,4,5 SM_GRID=0,1,2 SM_BPS=8,4,16
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <stdint.h>
@@ -52,7 +52,7 @@ static __device__ __forceinline__ uint64_t sm_policy(void)
 static __device__ __forceinline__ uint4 sm_ld(const uint4 *p, uint64_t pol)
 {
 	(void)pol;
-#if !defined(__CUDA_ARCH__) || SM_HINT == 1
+#if !defined(__CUDA_ARCH__) || SM_HINT == 1 || SM_HINT == 5
 	return __ldcs(p);
 #else
 	uint4 v;
@@ -75,7 +75,7 @@ static __device__ __forceinline__ uint4 sm_ld(const uint4 *p, uint64_t pol)
 static __device__ __forceinline__ void sm_st(uint4 *p, uint4 v, uint64_t pol)
 {
 	(void)pol;
-#if !defined(__CUDA_ARCH__) || SM_HINT == 1
+#if !defined(__CUDA_ARCH__) || SM_HINT == 1 || SM_HINT == 4
 	__stcs(p, v);
 #elif SM_HINT == 3
 	asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;" ::"l"(p), "r"(v.x), "r"(v.y),
