@@ -13,8 +13,9 @@
  * 16-byte loads / stores (0 plain ld/st as Triton emits, 1 .cs both, 2 ld.nc.L1::no_allocate + plain
  * st, 3 an L2 evict_first policy on both, 4 plain ld + st.cs, 5 ld.cs + plain st); GG_GRID = 0 the
  * 2D grid, 1 a one-shot 1-D grid over the flattened T * I/8 vectors (blocks cross rows, row = v / (I/8):
- * Triton's structure), 2 a persistent 1-D grid of GG_BPS blocks per SM striding over them; THREADS (CTA size) and UNROLL (16-byte vectors
- * per stream per thread) apply to all three. The 1-D grids need T * I/8 < 2^31 (else the 2D grid).
+ * Triton's structure), 2 a persistent 1-D grid of GG_BPS blocks per SM striding over them; THREADS
+ * (CTA size) and UNROLL (16-byte vectors per stream per thread) apply to all three. The 1-D grids need
+ * T * I/8 < 2^31 (else the 2D grid).
  * Vector path: I % 8 == 0 and x, out 16-byte aligned (every row then is); anything else takes the
  * scalar kernel (one element per thread), correct for any shape.
  */
