@@ -74,6 +74,14 @@ def main():
         got[1] = 0xFFFF  # NaN
         got[3] = membench_bits(np, 3.0 * 1.05)
         check(membench.mismatches(np, got, ref) == 2, "mismatches: one NaN and one 5% off")
+        big = np.array([membench_bits(np, rnd.uniform(-4, 4)) for _ in range(2000)], dtype=np.uint16)
+        near = big.copy()
+        near[::7] += 1  # one bf16 ulp (2^-8 relative at most: inside rtol 1e-2 unless near zero)
+        want = sum(1 for g, r in zip(near.tolist(), big.tolist())
+                   if not abs(f32(g) - f32(r)) <= 1e-5 + 1e-2 * abs(f32(r)))
+        both_nan = np.array([0x7FC0, membench_bits(np, 1.0)], dtype=np.uint16)
+        check(membench.mismatches(np, near, big) == want and membench.mismatches(np, both_nan, both_nan) == 1,
+              "mismatches: one-ulp changes as the element-wise rule says; a NaN equal to the reference still counts")
     else:
         print("skip: numpy not installed (mismatches)")
 
@@ -126,6 +134,12 @@ def main():
           and copy.get("COPY_ST_CS") == "1", "copy variant 0 = the calibration copy's defaults")
     print("%d passed, %d failed" % (P, F))
     return 1 if F else 0
+
+
+def f32(bits):
+    """float value of bf16 bits (pure python)"""
+    import struct
+    return struct.unpack("<f", struct.pack("<I", bits << 16))[0]
 
 
 def membench_bits(np, f):

@@ -57,11 +57,15 @@ def bf16_bits_to_f32(np, bits):
 
 
 def mismatches(np, got_bits, ref_bits, atol=1e-5, rtol=1e-2):
-    """number of elements outside |got - ref| <= atol + rtol |ref| (NaN counts as a mismatch)"""
-    a = bf16_bits_to_f32(np, got_bits).astype(np.float64)
-    b = bf16_bits_to_f32(np, ref_bits).astype(np.float64)
+    """number of elements outside |got - ref| <= atol + rtol |ref| (NaN counts as a mismatch); the
+    float comparison runs on the elements whose bits differ only (most are equal: fast at 10^7)"""
+    got_bits, ref_bits = np.asarray(got_bits).ravel(), np.asarray(ref_bits).ravel()
+    diff = got_bits != ref_bits
+    nan_equal = np.count_nonzero(~diff & ((got_bits & 0x7FFF) > 0x7F80))
+    a = bf16_bits_to_f32(np, got_bits[diff]).astype(np.float64)
+    b = bf16_bits_to_f32(np, ref_bits[diff]).astype(np.float64)
     ok = np.abs(a - b) <= atol + rtol * np.abs(b)
-    return int(ok.size - np.count_nonzero(ok))
+    return int(ok.size - np.count_nonzero(ok)) + int(nan_equal)
 
 
 def check_rows(T, rng_seed, nmid=32, edge=32, full_max=1024):
@@ -274,7 +278,7 @@ def main():
         lib = libs[op]
         nvar = getattr(lib, "mb_%s_count" % op)()
         names = [getattr(lib, "mb_%s_name" % op)(v).decode() for v in range(nvar)]
-        for T in sizes:
+        def run_size(T):
             nbytes = 86016 * T
             nbuf = 10 if nbytes * 10 <= (4 << 30) else 2
             if op == "silu":
@@ -306,6 +310,8 @@ def main():
                     ref = np.empty((len(rws), I_SILU), dtype=np.uint16)
                     lib.mb_silu_ref_host(hsub.ctypes.data, ref.ctypes.data, len(rws), I_SILU)
                 for name, fn in impls.items():
+                    if name in failed:
+                        continue
                     outs[0].view(torch.int16).fill_(-1)  # 0xffff: NaN bits
                     try:
                         r = fn(0)
@@ -336,6 +342,8 @@ def main():
             good = {name: fn for name, fn in impls.items() if name not in failed}
             try:
                 cupti = timer.cupti(good)
+                if good and all(v is None for v in cupti.values()):
+                    say("cupti timing of %s T=%d: the trace could not be cut at the markers" % (op, T))
             except Exception as e:
                 say("cupti timing of %s T=%d failed: %s" % (op, T, e))
                 cupti = {}
@@ -356,7 +364,16 @@ def main():
                 rows.append(r)
             set_ratios(rows, op, T)
             say("%s T=%d done (%.0f s)" % (op, T, time.time() - t_start))
-            del xs, outs, impls, comp
+
+        for T in sizes:
+            try:
+                run_size(T)
+            except Exception:  # one size failing (memory, a compile) leaves the others' rows
+                import traceback
+                say("ERROR %s T=%d:\n%s" % (op, T, traceback.format_exc()))
+                rows.append(dict(op=op, T=T, impl="(error: see membench.log)", cupti_us=None, event_us=None,
+                                 graph_us=None, tbps=0.0, ratio=None, ratio_event=None, status="FAIL"))
+            torch.cuda.synchronize()
             torch.cuda.empty_cache()
 
     with open(os.path.join(args.out, "membench.tsv"), "w") as f:
