@@ -3,17 +3,16 @@
 # tools/membench/ on an H200 in one call (~1.5-2.5 min).
 #   1. builds tools/membench/{silu_mul,copy}.cu as .so (nvcc -shared, sm_90a) and as stand-alone
 #      programs, and solforge (make) for step 4, side by side
-#   2. tools/membench/membench.py: silu_and_mul (I 14336; 30 variants, torch eager, torch.compile) and
-#      a copy of the same bytes (17 variants, torch copy_, torch.compile clone) at T = SIZES (default
+#   2. tools/membench/membench.py: silu_and_mul (I 14336; 31 variants, torch eager, torch.compile) and
+#      a copy of the same bytes (18 variants, torch copy_, torch.compile clone) at T = SIZES (default
 #      1,16,256,1024,16384); validation against the CPU reference (3 seeds) first, then event timing
 #      (L2 flush between calls, median of ITERS=30) and a CUDA graph of 10 calls per implementation
 #   3. the stand-alone silu_mul program (its own C harness: events, cudaMemset flush) on variants 0 and
 #      14 at T 1024, a cross-check of the python timing
 #   4. solforge eval of silu_and_mul and geglu fast.cu at t1, t256 and the largest T (one eval per
 #      knob set on a problem copy holding those three) with --copy-ceiling --no-torch: today's default
-#      and two knob sets (Triton's structure: SM_GRID=1 THREADS=128 UNROLL=1 SM_HINT=0, GG_ for geglu;
-#      the 2D grid with THREADS=128 UNROLL=1 SM_HINT=0); a set not started before BUDGET_S (default
-#      150) seconds is reported as not run
+#      and Triton's structure (SM_GRID=1 THREADS=128 UNROLL=1 SM_HINT=0; GG_ for geglu); a set not
+#      started before BUDGET_S (default 150) seconds is reported as not run
 # The inductor cache (TORCHINDUCTOR_CACHE_DIR) is kept, so the Triton kernels' .ptx / launch metadata
 # (num_warps, XBLOCK, cache qualifiers) come back in the logs. Logs: $OUT/membw_logs.tgz and
 # $OUT/summary.txt (default OUT build/gpu-membw); the short table (variant, T, us, TB/s, ratio to
@@ -44,11 +43,13 @@ NV=("$NVCC" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Itools/membenc
 
 # 1. builds, side by side
 pids=()
+mains=()
 for op in silu_mul copy; do
 	"${NV[@]}" -shared -Xcompiler -fPIC -Xptxas -v "tools/membench/$op.cu" -o "build/membench/$op.so" \
 		>"$logs/build_$op.log" 2>&1 &
 	pids+=($!)
 	"${NV[@]}" -DMB_MAIN "tools/membench/$op.cu" -o "build/membench/$op" >"$logs/build_${op}_main.log" 2>&1 &
+	mains+=($!)
 done
 if has eval; then
 	make -j"$(nproc)" >"$logs/make.log" 2>&1 &
@@ -61,7 +62,7 @@ for p in "${pids[@]}"; do
 		exit 1
 	fi
 done
-wait # the stand-alone builds (make runs on: waited for in step 4)
+wait "${mains[@]}" # the stand-alone builds (make runs on: waited for in step 4)
 note "bench build: $(elapsed) s"
 
 # 2. the bench
@@ -125,8 +126,7 @@ PY
 		for spec in "llama/silu_and_mul_i14336 SM" "gemma/geglu_tanh_h5376_i21504 GG"; do
 			read -r prob P <<<"$spec"
 			name=$(basename "$prob")
-			for ks in "default:" "flat_t128_v1_plain:-D ${P}_GRID=1 -D THREADS=128 -D UNROLL=1 -D ${P}_HINT=0" \
-				"2d_t128_v1_plain:-D THREADS=128 -D UNROLL=1 -D ${P}_HINT=0"; do
+			for ks in "default:" "flat_t128_v1_plain:-D ${P}_GRID=1 -D THREADS=128 -D UNROLL=1 -D ${P}_HINT=0"; do
 				tag=${ks%%:*}
 				knobs=${ks#*:}
 				if [ "$(elapsed)" -ge "$budget" ]; then
@@ -134,7 +134,7 @@ PY
 					continue
 				fi
 				# shellcheck disable=SC2086 # knobs: a list of -D flags
-				timeout 90 build/solforge eval "$tmp/$name" "problems/$prob/solutions/fast.cu" --backend cuda \
+				timeout 60 build/solforge eval "$tmp/$name" "problems/$prob/solutions/fast.cu" --backend cuda \
 					--copy-ceiling --no-torch --rounds 1 --budget-ms 200 $knobs \
 					-o "$logs/eval_${name}_$tag.jsonl" >"$logs/eval_${name}_$tag.txt" 2>&1
 				rc=$?

@@ -59,7 +59,8 @@ __global__ void __launch_bounds__(TH) mb_copy_k(const uint4 *__restrict__ x, uin
 	X(13, "flat_t256_v4_none", 256, 4, MB_H_NONE, MB_G_FLAT, 0)                \
 	X(14, "persist_t256_v1_none_bps8", 256, 1, MB_H_NONE, MB_G_PERSIST, 8)     \
 	X(15, "persist_t512_v4_none_bps4", 512, 4, MB_H_NONE, MB_G_PERSIST, 4)     \
-	X(16, "persist_t512_v4_nc_cs_bps4", 512, 4, MB_H_NCCS, MB_G_PERSIST, 4)
+	X(16, "persist_t512_v4_nc_cs_bps4", 512, 4, MB_H_NCCS, MB_G_PERSIST, 4)     \
+	X(17, "flat_t128_v1_l1_evict_last", 128, 1, MB_H_L1EL, MB_G_FLAT, 0)
 
 #define MB_NAME(id, name, th, vpt, h, g, bps) name,
 static const char *const mb_copy_names[] = {MB_COPY_VARIANTS(MB_NAME)};

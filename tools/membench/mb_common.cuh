@@ -23,6 +23,7 @@ enum {
 	MB_H_CSST = 5,  /* ld.global      / st.global.cs */
 	MB_H_NC256 = 6, /* ld.global.nc.L1::no_allocate.L2::256B (prefetch hint) / st.global */
 	MB_H_NCCS = 7,  /* ld.global.nc.L1::no_allocate / st.global.cs (the calibration copy today) */
+	MB_H_L1EL = 8,  /* ld.global.L1::evict_last / st.global (Triton's eviction_policy="evict_last") */
 };
 /* Grid kinds */
 enum {
@@ -49,6 +50,10 @@ template <int H> static __device__ __forceinline__ uint4 mb_ld(const uint4 *p, u
 		    : "l"(p));
 	else if (H == MB_H_NC256)
 		asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+		    : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+		    : "l"(p));
+	else if (H == MB_H_L1EL)
+		asm("ld.global.L1::evict_last.v4.u32 {%0, %1, %2, %3}, [%4];"
 		    : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
 		    : "l"(p));
 	else if (H == MB_H_EF)

@@ -21,13 +21,15 @@ Timing, per implementation and T:
          replay, and each call touches buffers no earlier call of the replay touched, as long as 10
          sets fit; at large T two sets, each far larger than L2), events around the replay, median/10:
          the per-call time without launch overhead.
-  cupti: device busy time per call (kernels, memcpys) under torch.profiler, cut at marker kernels:
-         tools/bridge/sf_kspan.py's KernelSpanTimer, the method `solforge eval` times the PyTorch
-         baselines with (and close to the C runner's CUPTI time of a candidate); ITERS calls, each
-         after the flush, the median. The ranking, TB/s and ratio use it (event time if it failed).
-Writes OUT/membench.tsv (every row), OUT/membench.jsonl, the inductor code it generated
-(OUT/inductor_*.py) and prints the short table last: per op and T, torch.compile, variant 0 (today's
-solution) and the 4 best variants by device time; ratio = torch.compile us / us (> 1: faster than it).
+  cupti: device busy time per call (kernels, memcpys) under torch.profiler, each call between two
+         marker kernels and cut there by tools/bridge/sf_kspan.py (the method `solforge eval` times
+         the PyTorch baselines with, close to the C runner's CUPTI time of a candidate); ITERS calls,
+         each after the flush, the median; one profile per op and T. The ranking, TB/s and ratio use
+         it (event time where it failed).
+Writes OUT/membench.tsv (every row) and OUT/membench.jsonl (the inductor code is in its cache
+folder: tools/gpu_membw.sh keeps it) and prints the short table last: per op and T, torch.compile,
+variant 0 (today's solution) and the 4 best variants by device time; ratio = torch.compile us / us
+(> 1: faster than it).
 """
 import argparse
 import ctypes
@@ -332,13 +334,6 @@ def main():
                         failed[name] = "seed %d: %d mismatches" % (seed, bad)
             for name, why in failed.items():
                 say("FAIL %s %s T=%d: %s" % (op, name, T, why))
-            if op == "silu" and T in (sizes[0], sizes[-1]):
-                try:
-                    from torch._inductor.utils import run_and_get_code
-                    _, code = run_and_get_code(torch.compile(lambda x: silu_eager(torch, x), dynamic=False), xs[0])
-                    open(os.path.join(args.out, "inductor_silu_T%d.py" % T), "w").write("\n\n".join(code))
-                except Exception as e:
-                    say("inductor code not captured: %s" % e)
             good = {name: fn for name, fn in impls.items() if name not in failed}
             try:
                 cupti = timer.cupti(good)

@@ -131,7 +131,8 @@ __global__ void __launch_bounds__(TH) mb_silu_flat(const uint4 *__restrict__ x, 
 	X(26, "persist_t256_v1_none_bps8", 256, 1, MB_H_NONE, MB_G_PERSIST, 0, 8)      \
 	X(27, "persist_t512_v2_none_bps4", 512, 2, MB_H_NONE, MB_G_PERSIST, 0, 4)      \
 	X(28, "persist_t256_v2_cs_bps4", 256, 2, MB_H_CS, MB_G_PERSIST, 0, 4)          \
-	X(29, "persist_t128_v4_none_bps16", 128, 4, MB_H_NONE, MB_G_PERSIST, 0, 16)
+	X(29, "persist_t128_v4_none_bps16", 128, 4, MB_H_NONE, MB_G_PERSIST, 0, 16)     \
+	X(30, "flat_t128_v1_l1_evict_last", 128, 1, MB_H_L1EL, MB_G_FLAT, 0, 0)
 
 #define MB_NAME(id, name, th, vpt, h, g, ci, bps) name,
 static const char *const mb_silu_names[] = {MB_SILU_VARIANTS(MB_NAME)};
