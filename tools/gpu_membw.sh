@@ -67,9 +67,9 @@ note "bench build: $(elapsed) s"
 
 # 2. the bench
 if has bench; then
-	export TORCHINDUCTOR_CACHE_DIR=$PWD/build/membench/inductor
+	export TORCHINDUCTOR_CACHE_DIR=$PWD/build/membench/inductor TRITON_CACHE_DIR=$PWD/build/membench/inductor/triton
 	rm -rf "$TORCHINDUCTOR_CACHE_DIR"
-	timeout 150 python3 tools/membench/membench.py --lib-dir build/membench --sizes "$sizes" --iters "$iters" \
+	timeout 170 python3 tools/membench/membench.py --lib-dir build/membench --sizes "$sizes" --iters "$iters" \
 		--out "$logs" >"$logs/membench.txt" 2>"$logs/membench.err"
 	rc=$?
 	[ $rc = 0 ] || status=1
@@ -173,7 +173,9 @@ PY
 	echo
 	[ -s "$logs/standalone.txt" ] && { echo "== stand-alone harness"; cat "$logs/standalone.txt"; echo; }
 	tail -3 "$logs/membench.err" 2>/dev/null
-	cat "$logs/membench.txt" 2>/dev/null
+	grep -h '^membench:' "$logs/membench.txt" 2>/dev/null
+	echo "== short table (device time; ratio = torch.compile / variant, > 1 is faster; full rows in membench.tsv)"
+	cat "$logs/membench_short.txt" 2>/dev/null
 } >"$out/summary.txt"
 tar -C "$out" -czf "$out/membw_logs.tgz" membw_logs && rm -rf "$logs"
 cat "$out/summary.txt"

@@ -26,8 +26,8 @@ Timing, per implementation and T:
          the PyTorch baselines with, close to the C runner's CUPTI time of a candidate); ITERS calls,
          each after the flush, the median; one profile per op and T. The ranking, TB/s and ratio use
          it (event time where it failed).
-Writes OUT/membench.tsv (every row) and OUT/membench.jsonl (the inductor code is in its cache
-folder: tools/gpu_membw.sh keeps it) and prints the short table last: per op and T, torch.compile,
+Writes OUT/membench.tsv (every row), OUT/membench.jsonl and OUT/membench_short.txt after every size
+(the inductor code is in its cache folder: tools/gpu_membw.sh keeps it) and prints the short table last: per op and T, torch.compile,
 variant 0 (today's solution) and the 4 best variants by device time; ratio = torch.compile us / us
 (> 1: faster than it).
 """
@@ -244,6 +244,23 @@ def silu_eager(torch, x):
     return (F.silu(x[:, :n].float()) * x[:, n:].float()).to(torch.bfloat16)
 
 
+def write_outputs(out, rows):
+    """OUT/membench.tsv, OUT/membench.jsonl and OUT/membench_short.txt (the short table) from the rows
+    so far: rewritten after every size, so a run cut short by a timeout leaves what it measured"""
+    with open(os.path.join(out, "membench.tsv"), "w") as f:
+        f.write("op\tT\timpl\tstatus\tcupti_us\tevent_us\tgraph_us\tTB/s\tratio_to_torch.compile\tratio_event\n")
+        for r in rows:
+            f.write("%s\t%d\t%s\t%s\t%s\t%s\t%s\t%.3f\t%s\t%s\n" % (
+                r["op"], r["T"], r["impl"], r["status"], fmt_us(r["cupti_us"]), fmt_us(r["event_us"]),
+                fmt_us(r["graph_us"]), r["tbps"], "-" if r["ratio"] is None else "%.4f" % r["ratio"],
+                "-" if r["ratio_event"] is None else "%.4f" % r["ratio_event"]))
+    with open(os.path.join(out, "membench.jsonl"), "w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+    with open(os.path.join(out, "membench_short.txt"), "w") as f:
+        f.write("\n".join(short_table(rows)) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--lib-dir", required=True, help="folder with silu_mul.so and copy.so")
@@ -370,17 +387,9 @@ def main():
                                  graph_us=None, tbps=0.0, ratio=None, ratio_event=None, status="FAIL"))
             torch.cuda.synchronize()
             torch.cuda.empty_cache()
+            write_outputs(args.out, rows)
 
-    with open(os.path.join(args.out, "membench.tsv"), "w") as f:
-        f.write("op\tT\timpl\tstatus\tcupti_us\tevent_us\tgraph_us\tTB/s\tratio_to_torch.compile\tratio_event\n")
-        for r in rows:
-            f.write("%s\t%d\t%s\t%s\t%s\t%s\t%s\t%.3f\t%s\t%s\n" % (
-                r["op"], r["T"], r["impl"], r["status"], fmt_us(r["cupti_us"]), fmt_us(r["event_us"]),
-                fmt_us(r["graph_us"]), r["tbps"], "-" if r["ratio"] is None else "%.4f" % r["ratio"],
-                "-" if r["ratio_event"] is None else "%.4f" % r["ratio_event"]))
-    with open(os.path.join(args.out, "membench.jsonl"), "w") as f:
-        for r in rows:
-            f.write(json.dumps(r) + "\n")
+    write_outputs(args.out, rows)
     nfail = sum(r["status"] != "PASSED" for r in rows)
     print("\n".join(short_table(rows)))
     print("membench: %d rows, %d failed validation (%.0f s)" % (len(rows), nfail, time.time() - t_start))
