@@ -19,7 +19,7 @@
  * Vector path: I % 8 == 0 and x, out 16-byte aligned (every row then is); anything else takes the
  * scalar kernel (one element per thread), correct for any shape.
  */
-// solforge-tune: UNROLL=1,2,4 THREADS=128,256,512 GG_HINT=1,0,2,3,4,5 GG_GRID=0,1,2 GG_BPS=8,4,16
+// solforge-tune: UNROLL=1,2,4 THREADS=128,256,512 GG_HINT=1,0,2,3,4,5 GG_GRID=0,1,2
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <stdint.h>
@@ -38,7 +38,7 @@
 #define GG_GRID 0
 #endif
 #ifndef GG_BPS
-#define GG_BPS 8
+#define GG_BPS 8 /* blocks per SM of GG_GRID 2 (-D only: not in the tune space) */
 #endif
 
 /* the L2 evict_first policy of GG_HINT 3 (0, unused, otherwise) */
