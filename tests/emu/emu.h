@@ -48,6 +48,12 @@ struct emu_dim3 {
 };
 static thread_local emu_dim3 threadIdx, blockIdx;
 static emu_dim3 blockDim, gridDim;
+/* a 2-D launch grid (emu_launch runs its rows y = 0 .. y-1 one after another) */
+struct dim3 {
+	unsigned x, y, z;
+	dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
+};
+static unsigned emu_grid_y = 1, emu_block_y = 0; /* the row of a 2-D launch being run */
 
 struct uint4 {
 	unsigned x, y, z, w;
@@ -121,6 +127,10 @@ static inline float __bfloat162float(__nv_bfloat16 h)
 {
 	return __uint_as_float((unsigned)h.r << 16);
 }
+static inline float2 __bfloat1622float2(__nv_bfloat162 h)
+{
+	return float2{ __bfloat162float(h.x), __bfloat162float(h.y) };
+}
 static inline __nv_bfloat162 __floats2bfloat162_rn(float a, float b)
 {
 	return __nv_bfloat162{ __float2bfloat16_rn(a), __float2bfloat16_rn(b) };
@@ -166,6 +176,14 @@ static inline float emu_expf(float x)
 template <class T> static inline T __ldg(const T *p)
 {
 	return *p;
+}
+template <class T> static inline T __ldcs(const T *p)
+{
+	return *p;
+}
+static inline float __fdividef(float a, float b)
+{
+	return a / b;
 }
 template <class T> static inline void __stcs(T *p, T v)
 {
@@ -382,6 +400,11 @@ static inline cudaError_t cudaGetLastError()
 	emu_last_error = cudaSuccess;
 	return e;
 }
+static inline cudaError_t cudaGetDevice(int *dev)
+{
+	*dev = 0;
+	return cudaSuccess;
+}
 static inline cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int dev)
 {
 	(void)dev;
@@ -446,7 +469,7 @@ template <class K, class... A> static void emu_launch(long long grid, long long 
 	emu_launches++;
 	emu_blocks += grid;
 	blockDim = emu_dim3{ (unsigned)block, 1, 1 };
-	gridDim = emu_dim3{ (unsigned)grid, 1, 1 };
+	gridDim = emu_dim3{ (unsigned)grid, emu_grid_y, 1 };
 	std::atomic<long long> next{ 0 };
 	auto slot = [&] {
 		for (long long u; (u = next++) < grid / cs;) {
@@ -468,7 +491,7 @@ template <class K, class... A> static void emu_launch(long long grid, long long 
 						emu_ctx = &ctx[(size_t)r];
 						emu_cl = &cl;
 						threadIdx = emu_dim3{ (unsigned)t, 0, 0 };
-						blockIdx = emu_dim3{ (unsigned)(u * cs + r), 0, 0 };
+						blockIdx = emu_dim3{ (unsigned)(u * cs + r), emu_block_y, 0 };
 						k(args...);
 					});
 			for (auto &th : ts)
@@ -485,6 +508,23 @@ template <class K, class... A> static void emu_launch(long long grid, long long 
 		slots.emplace_back(slot);
 	for (auto &th : slots)
 		th.join();
+}
+
+/* A 2-D grid: its rows y = 0 .. grid.y - 1 run one after another, each as a 1-D launch of grid.x
+ * blocks with blockIdx.y = y and gridDim.y = grid.y (no 3-D grids). */
+template <class K, class... A> static void emu_launch(dim3 grid, long long block, K k, A... args)
+{
+	if (grid.y < 1 || grid.y > 65535 || grid.z != 1) {
+		emu_last_error = cudaErrorInvalidConfiguration;
+		return;
+	}
+	emu_grid_y = grid.y;
+	for (unsigned y = 0; y < grid.y; y++) {
+		emu_block_y = y;
+		emu_launch((long long)grid.x, block, k, args...);
+	}
+	emu_grid_y = 1;
+	emu_block_y = 0;
 }
 
 #endif

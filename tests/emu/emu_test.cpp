@@ -560,6 +560,8 @@ static void tests()
 }
 #endif
 
+#include "emu_act.h" /* EMU_SILU, EMU_GEGLU */
+
 #ifdef EMU_DECODE
 /*
  * GQA paged decode (problems/common/kernels/gqa_paged_decode_sm90.cu): 32 q heads, 8 kv heads, d 128.

@@ -97,6 +97,8 @@ EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Ipro
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_RING=1 -DEMU_GN_WIDE -DGN_RING_THREADS=128 -DGN_RING_SLOT_VALUES=4096 -DGN_RING_SLOTS=4 -DGN_FUSED_MAX=0 -DGN_SPLIT_FAST=0
 EMU_FLUX problems/flux/flux_adaln_layernorm_modulate_h3072/solutions/fast.cu
 EMU_COPY tools/calibration/copy/solutions/copy.cu
+EMU_SILU problems/llama/silu_and_mul_i14336/solutions/fast.cu -DSM_GRID=1 -DTHREADS=128 -DUNROLL=1 -DSM_HINT=0
+EMU_GEGLU problems/gemma/geglu_tanh_h5376_i21504/solutions/fast.cu -DGG_GRID=2 -DGG_BPS=2 -DUNROLL=2 -DGG_HINT=3
 EMU_COPY tools/calibration/copy/solutions/copy.cu -DCOPY_BLOCKED=1
 EMU_COPY tools/calibration/copy/solutions/copy.cu -DCOPY_BPS=4 -DCOPY_UNROLL=4 -DCOPY_THREADS=512
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2 -DDECODE_MMA=1

@@ -6,10 +6,18 @@
  * (all loads issued before any math, so 2*UNROLL*16 bytes are in flight per thread), and writes one
  * 16-byte vector of out per pair. 2D grid (columns x tokens): no integer division. Loads are
  * streaming (ld.global.cs: read once), stores too.
+ * Structural knobs (-D, defaults = the version measured first; tools/membench/ times the same choices
+ * beside torch.compile's Triton kernel, which streamed faster): SM_HINT = the cache hints of the
+ * 16-byte loads / stores (0 plain ld/st as Triton emits, 1 .cs both, 2 ld.nc.L1::no_allocate + plain
+ * st, 3 an L2 evict_first policy on both, 4 plain ld + st.cs, 5 ld.cs + plain st); SM_GRID = 0 the
+ * 2D grid, 1 a one-shot 1-D grid over the flattened T * I/8 vectors (blocks cross rows, row = v / (I/8):
+ * Triton's structure), 2 a persistent 1-D grid of SM_BPS blocks per SM striding over them; THREADS
+ * (CTA size) and UNROLL (16-byte vectors per stream per thread) apply to all three. The 1-D grids need
+ * T * I/8 < 2^31 (else the 2D grid).
  * Vector path: I % 8 == 0 and x, out 16-byte aligned (every row then is); anything else takes the
  * scalar kernel (one element per thread), correct for any shape.
  */
-// solforge-tune: UNROLL=1,2,4 THREADS=128,256,512
+// solforge-tune: UNROLL=1,2,4 THREADS=128,256,512 SM_HINT=1,0,2,3,4,5 SM_GRID=0,1,2
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <stdint.h>
@@ -21,6 +29,64 @@
 #ifndef THREADS
 #define THREADS 256
 #endif
+#ifndef SM_HINT
+#define SM_HINT 1
+#endif
+#ifndef SM_GRID
+#define SM_GRID 0
+#endif
+#ifndef SM_BPS
+#define SM_BPS 8 /* blocks per SM of SM_GRID 2 (-D only: not in the tune space) */
+#endif
+
+/* the L2 evict_first policy of SM_HINT 3 (0, unused, otherwise) */
+static __device__ __forceinline__ uint64_t sm_policy(void)
+{
+	uint64_t pol = 0;
+#if SM_HINT == 3 && defined(__CUDA_ARCH__)
+	asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+#endif
+	return pol;
+}
+
+/* one 16-byte load of x with the SM_HINT cache hint */
+static __device__ __forceinline__ uint4 sm_ld(const uint4 *p, uint64_t pol)
+{
+	(void)pol;
+#if !defined(__CUDA_ARCH__) || SM_HINT == 1 || SM_HINT == 5
+	return __ldcs(p);
+#else
+	uint4 v;
+#if SM_HINT == 2
+	asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+	    : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+	    : "l"(p));
+#elif SM_HINT == 3
+	asm("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+	    : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+	    : "l"(p), "l"(pol));
+#else
+	asm("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+#endif
+	return v;
+#endif
+}
+
+/* one 16-byte store to out with the SM_HINT cache hint */
+static __device__ __forceinline__ void sm_st(uint4 *p, uint4 v, uint64_t pol)
+{
+	(void)pol;
+#if !defined(__CUDA_ARCH__) || SM_HINT == 1 || SM_HINT == 4
+	__stcs(p, v);
+#elif SM_HINT == 3
+	asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;" ::"l"(p), "r"(v.x), "r"(v.y),
+		     "r"(v.z), "r"(v.w), "l"(pol)
+		     : "memory");
+#else
+	asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+		     : "memory");
+#endif
+}
 
 /* silu(g) = g / (1 + exp(-g)) with the MUFU-based __expf and __fdividef (a few ulp: the tolerance is
  * rtol 1e-2, atol 1e-5 on outputs ~1); for g < -88.7 exp(-g) = inf and __fdividef(g, inf) = g * 0 = -0,
@@ -52,6 +118,7 @@ static __device__ __forceinline__ uint4 sm_vec(uint4 g, uint4 u)
 static __global__ void __launch_bounds__(THREADS) sm_vec_kernel(const uint4 *__restrict__ x, uint4 *__restrict__ out,
 								int64_t T, int ipv)
 {
+	const uint64_t pol = sm_policy();
 	const int c0 = blockIdx.x * (THREADS * UNROLL) + threadIdx.x;
 	for (int64_t t = blockIdx.y; t < T; t += gridDim.y) {
 		const uint4 *row = x + t * 2 * ipv;
@@ -61,15 +128,44 @@ static __global__ void __launch_bounds__(THREADS) sm_vec_kernel(const uint4 *__r
 		for (int r = 0; r < UNROLL; r++) {
 			const int c = c0 + r * THREADS;
 			if (c < ipv) {
-				g[r] = __ldcs(row + c);
-				u[r] = __ldcs(row + ipv + c);
+				g[r] = sm_ld(row + c, pol);
+				u[r] = sm_ld(row + ipv + c, pol);
 			}
 		}
 #pragma unroll
 		for (int r = 0; r < UNROLL; r++) {
 			const int c = c0 + r * THREADS;
 			if (c < ipv)
-				__stcs(orow + c, sm_vec(g[r], u[r]));
+				sm_st(orow + c, sm_vec(g[r], u[r]), pol);
+		}
+	}
+}
+
+/* SM_GRID 1 / 2: a 1-D grid over the n = T * ipv output vectors (n < 2^31), each block on THREADS *
+ * UNROLL consecutive ones (crossing rows: row t = v / ipv, one 32-bit division per vector); SM_GRID 1
+ * launches one block per such chunk, 2 a persistent grid that strides over them. */
+static __global__ void __launch_bounds__(THREADS) sm_flat_kernel(const uint4 *__restrict__ x, uint4 *__restrict__ out,
+								  uint32_t n, uint32_t ipv)
+{
+	const uint64_t pol = sm_policy();
+	const uint32_t step = SM_GRID == 2 ? gridDim.x * (uint32_t)(THREADS * UNROLL) : n;
+	for (uint32_t base = blockIdx.x * (uint32_t)(THREADS * UNROLL); base < n; base += step) {
+		uint4 g[UNROLL], u[UNROLL];
+#pragma unroll
+		for (int r = 0; r < UNROLL; r++) {
+			const uint32_t v = base + threadIdx.x + (uint32_t)(r * THREADS);
+			if (v < n) {
+				const uint32_t t = v / ipv, c = v - t * ipv;
+				const uint4 *row = x + (size_t)t * 2 * ipv;
+				g[r] = sm_ld(row + c, pol);
+				u[r] = sm_ld(row + ipv + c, pol);
+			}
+		}
+#pragma unroll
+		for (int r = 0; r < UNROLL; r++) {
+			const uint32_t v = base + threadIdx.x + (uint32_t)(r * THREADS);
+			if (v < n)
+				sm_st(out + v, sm_vec(g[r], u[r]), pol);
 		}
 	}
 }
@@ -83,6 +179,21 @@ static __global__ void sm_scalar_kernel(const __nv_bfloat16 *__restrict__ x, __n
 		out[e] = __float2bfloat16_rn(sm_silu(g) * u);
 	}
 }
+
+#if SM_GRID == 2
+/* the SM count of the current device, read once (the persistent grid of SM_GRID 2) */
+static int sm_sms(void)
+{
+	static int sms = 0;
+	if (sms <= 0) {
+		int dev = 0;
+		if (cudaGetDevice(&dev) != cudaSuccess ||
+		    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms <= 0)
+			sms = 132;
+	}
+	return sms;
+}
+#endif
 
 static int sm_is_bf16(const sf_tensor *t)
 {
@@ -107,8 +218,19 @@ SF_EXPORT int run(const sf_call *call)
 	cudaStream_t st = (cudaStream_t)call->stream;
 	if (I % 8 == 0 && I / 8 <= 0x3fffffff && ((uintptr_t)x->data % 16) == 0 && ((uintptr_t)o->data % 16) == 0) {
 		const int64_t ipv = I / 8;
-		const dim3 grid((unsigned)((ipv + THREADS * UNROLL - 1) / (THREADS * UNROLL)), (unsigned)(T < 65535 ? T : 65535));
-		sm_vec_kernel<<<grid, THREADS, 0, st>>>((const uint4 *)x->data, (uint4 *)o->data, T, (int)ipv);
+		if (SM_GRID != 0 && T * ipv <= 0x7fffffff) {
+			int64_t blocks = (T * ipv + THREADS * UNROLL - 1) / (THREADS * UNROLL);
+			#if SM_GRID == 2
+			if (blocks > (int64_t)sm_sms() * SM_BPS)
+				blocks = (int64_t)sm_sms() * SM_BPS;
+#endif
+			sm_flat_kernel<<<(unsigned)blocks, THREADS, 0, st>>>((const uint4 *)x->data, (uint4 *)o->data,
+									(uint32_t)(T * ipv), (uint32_t)ipv);
+		} else {
+			const dim3 grid((unsigned)((ipv + THREADS * UNROLL - 1) / (THREADS * UNROLL)),
+					(unsigned)(T < 65535 ? T : 65535));
+			sm_vec_kernel<<<grid, THREADS, 0, st>>>((const uint4 *)x->data, (uint4 *)o->data, T, (int)ipv);
+		}
 	} else {
 		const int64_t n = T * I;
 		int64_t blocks = (n + 255) / 256;

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# membench.sh - the non-GPU parts of the memory-bandwidth dev bench (tools/membench/, run on a GPU by
+# tools/gpu_membw.sh): the host header (bf16 conversion, silu_and_mul CPU reference, tolerance check,
+# generator, median) built with g++ and checked on a fresh seed (tests/membench/mb_host_test.cpp); the
+# python driver's pure helpers and the variant tables (tests/membench/membench_py_test.py); the GPU
+# script's syntax. About 1 s. Prints ok/FAIL lines and "N passed, M failed".
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+out=${BUILD:-build}/suites
+mkdir -p "$out"
+P=0
+F=0
+seed=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+tally() { # tally FILE: adds the file's "N passed, M failed" line, prints its FAIL lines
+	local line
+	grep '^FAIL' "$1"
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -1)
+	if [ -z "$line" ]; then
+		echo "FAIL $1: no result"
+		F=$((F + 1))
+		return
+	fi
+	P=$((P + $(echo "$line" | cut -d' ' -f1)))
+	F=$((F + $(echo "$line" | cut -d' ' -f3)))
+}
+if ${CXX:-g++} -std=c++17 -O1 -Wall -Wextra -Wshadow -Itools/membench tests/membench/mb_host_test.cpp \
+	-o "$out/mb_host_test" >"$out/mb_host_test.log" 2>&1; then
+	"$out/mb_host_test" "$seed" >"$out/mb_host_test.out" 2>&1
+	tally "$out/mb_host_test.out"
+else
+	echo "FAIL mb_host_test: build (see $out/mb_host_test.log)"
+	F=$((F + 1))
+fi
+python3 tests/membench/membench_py_test.py "$seed" >"$out/membench_py_test.out" 2>&1
+tally "$out/membench_py_test.out"
+if bash -n tools/gpu_membw.sh; then
+	echo "ok gpu_membw.sh parses"
+	P=$((P + 1))
+else
+	echo "FAIL gpu_membw.sh: syntax"
+	F=$((F + 1))
+fi
+echo "seed $seed"
+echo "$P passed, $F failed"
+[ "$F" = 0 ]
