@@ -11,7 +11,9 @@ usage: attn_emulate_pp.py [--seeds N] [--schedules N] [--quick] [--pingpong 0|1]
 --variant 5 checks v5: 128-key tiles (S m64n128 per warpgroup, 8 gather rows per thread and tile), a
 3-stage ring with G(t) = {K(t+2), V(t+1)} published at tile t+1 after S(t+1) completes, no turns;
 p5_events() transcribes prefill_attend_p5 including its loop-carried stage / parity recurrence, and
-the data path uses the 128-row K descriptors, the 2-set slot rotation and the 128-key mask rule.
+the data path uses the 128-row K descriptors, the 2-set slot rotation, the 128-key mask rule and v5's
+gather of rows past the CTA's last key (the slot of key n_kv - 1, real data that the mask must remove,
+instead of a zero-fill).
 
 Part 1, the protocol (no data): pp_events() transcribes one warpgroup's program order of
 prefill_attend_pp for a given tile count (gathers, cp.async commits / wait_group counts, proxy fences,
@@ -395,6 +397,10 @@ class PPData:
         self.fetch = lambda t: [[int(self.pages[(t * KB + (x >> 4) + 16 * i) // self.ps]) * self.ps
                                  + (t * KB + (x >> 4) + 16 * i) % self.ps
                                  if t * KB + (x >> 4) + 16 * i < self.n_kv else -1 for i in range(ROWS)] for x in tid]
+        if VAR == 5:  # v5: a position past n_kv - 1 takes the slot of n_kv - 1 (a real row, masked), no zero-fill
+            slot = lambda pos: int(self.pages[pos // self.ps]) * self.ps + pos % self.ps
+            self.fetch = lambda t: [[slot(min(t * KB + (x >> 4) + 16 * i, self.n_kv - 1)) for i in range(ROWS)]
+                                    for x in tid]
         self.s0, self.s1 = self.fetch(0), self.fetch(1)
         if VAR == 5:  # the kernel's two slot sets: sl_v (V(t + 1)) and sl_k (K(t + 2)) at the end of tile t
             self.sl_v, self.sl_k = list(self.s1), self.fetch(2)

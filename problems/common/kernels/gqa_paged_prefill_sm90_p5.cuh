@@ -15,7 +15,8 @@
  * Ring: 3 stages of K and 3 of V (32 KiB each, 128B-swizzled [2 dim halves][128 rows][128 B]) + Q
  * (32 KiB) + 1 KiB alignment slack = 225 KiB. cp.async groups: P0 = {Q, K0}, G(-1) = {K1, V0}, then at
  * the end of tile t G(t) = {K(t+2) into K(t-1)'s buffer, V(t+1) into V(t-2)'s}. All 256 threads gather
- * (8 rows of 16 B per cache and tile: rows tid / 16 + 16 i).
+ * (8 rows of 16 B per cache and tile: rows tid / 16 + 16 i; rows past the CTA's last key copy that key,
+ * whose score the causal mask removes, instead of a zero-fill).
  * Synchronisation (no __syncthreads in the loop):
  *  - full_k[s], full_v[s] (mbarrier, 256 arrivals): at tile t, once S(t) is complete (wgmma.wait 1), a
  *    thread retires G(t-1) = {K(t+1), V(t)} (cp.async.wait_group 0), fences its copies to the async
@@ -40,7 +41,10 @@
 
 namespace sfp5 {
 
-/* slot (page id x ps + position % ps) of the P5_ROWS rows this thread gathers in kv tile t, -1 past n_kv */
+/* slot (page id x ps + position % ps) of the P5_ROWS rows this thread gathers in kv tile t; a position
+ * past the CTA's last key (n_kv - 1) takes that key's slot instead of a zero-fill: such a key lies past
+ * every row's causal limit, so its score is masked to -inf and its P weight is exactly 0 (2^-inf), and
+ * the copied K / V row is real, finite cache data (no select and no src-size operand per gather) */
 template <int PS>
 __device__ __forceinline__ void fetch_slots(int (&sl)[P5_ROWS], const int32_t *__restrict__ pages, int ps_rt, int t,
 					    int n_kv, int tid)
@@ -48,22 +52,21 @@ __device__ __forceinline__ void fetch_slots(int (&sl)[P5_ROWS], const int32_t *_
 	const int ps = PS ? PS : ps_rt;
 #pragma unroll
 	for (int i = 0; i < P5_ROWS; i++) {
-		const int pos = t * P5_BN + (tid >> 4) + 16 * i;
-		sl[i] = pos < n_kv ? pages[pos / ps] * ps + pos % ps : -1;
+		const int pos = min(t * P5_BN + (tid >> 4) + 16 * i, n_kv - 1);
+		sl[i] = pages[pos / ps] * ps + pos % ps;
 	}
 }
 
 /* cp.async of this thread's P5_ROWS rows (chunk tid % 16 of rows tid / 16 + 16 i) of one kv tile, as
- * sfpp::gather: dst = the tile + sw128(P5_BN, tid / 16, tid % 16), row + 16 i lies 2048 i bytes further */
+ * sfpp::gather: dst = the tile + sw128(P5_BN, tid / 16, tid % 16), row + 16 i lies 2048 i bytes further;
+ * per row one mad.wide (slot x 2048 B + src) and the copy */
 __device__ __forceinline__ void gather(uint32_t dst, uint64_t src, const int (&sl)[P5_ROWS])
 {
 #pragma unroll
 	for (int i = 0; i < P5_ROWS; i++) {
 		uint64_t p;
-		asm("mad.wide.u32 %0, %1, %2, %3;" : "=l"(p) : "r"((uint32_t)max(sl[i], 0)), "r"(HKV * D * 2), "l"(src));
-		asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst + i * 16 * 128), "l"(p),
-			     "r"(sl[i] >= 0 ? 16 : 0)
-			     : "memory");
+		asm("mad.wide.u32 %0, %1, %2, %3;" : "=l"(p) : "r"((uint32_t)sl[i]), "r"(HKV * D * 2), "l"(src));
+		asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst + i * 16 * 128), "l"(p) : "memory");
 	}
 }
 
