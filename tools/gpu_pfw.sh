@@ -24,7 +24,8 @@
 # "not run" (its .err).
 # env: VARIANTS (space- or '+'-separated, e.g. "5+3" in a gpu_round spec), DEADLINE_S, CAP_S, WL_TIMEOUT, ROUNDS (1), BUDGET_MS (120), SOLUTION (fast.cu),
 # V1_TRACES, V2O_TRACES (a folder with v2o_<problem>.jsonl, default results/h200/2026-11-30-s5/call1:
-# shown as column "v2orec" when 2 is not in VARIANTS), HELDOUT (1; 0 skips the held-out jobs), HELD_CAP (90: the cap of a held-out eval),
+# shown as column "v2orec" when 2 is not in VARIANTS), V3PP_TRACES (a folder with v3pp_<problem>.jsonl, default
+# results/h200/2026-11-30-s5/call2: column "v3rec" (v3pp recorded) when 3 is not in VARIANTS), HELDOUT (1; 0 skips the held-out jobs), HELD_CAP (90: the cap of a held-out eval),
 # BUNDLED (1; 0 skips the bundled jobs), ONLY (eval --only, bundled jobs only), PAGES ("1 16": the
 # page sizes, i.e. problems, to run; "1+16" in a gpu_round spec). Logs: $OUT (device
 # tool) or build/gpu-pfw; with $OUT set they are packed into $OUT/gpu_pfw_logs.tgz beside $OUT/summary.txt. Per job TAG: TAG.jsonl
@@ -42,6 +43,7 @@ cap=${CAP_S:-110}
 wl_timeout=${WL_TIMEOUT:-30}
 v1rec=${V1_TRACES:-results/h200/2026-11-29-s2/run2}
 v2orec=${V2O_TRACES:-results/h200/2026-11-30-s5/call1} # recorded v2o traces: v2o_<problem>.jsonl
+v3pprec=${V3PP_TRACES:-results/h200/2026-11-30-s5/call2} # recorded v3pp traces: v3pp_<problem>.jsonl
 S=${SOLFORGE_BIN:-build/solforge} # SOLFORGE_BIN: only for testing this script
 t0=$(date +%s)
 left() { echo $((deadline - ($(date +%s) - t0))); }
@@ -179,6 +181,13 @@ case " $variants " in *" 2 "*) ;; *)
 	if [ -f "$v2orec/v2o_gqa_paged_prefill_causal_h32_kv8_d128_ps1.jsonl" ]; then
 		cols+=(--col v2orec)
 		for n in $probs; do [ -f "$v2orec/v2o_$n.jsonl" ] && cols+=("$v2orec/v2o_$n.jsonl"); done
+	fi ;;
+esac
+# v3pp (the default) not timed live: its recorded traces (V3PP_TRACES), when they exist
+case " $variants " in *" 3 "*) ;; *)
+	if [ -f "$v3pprec/v3pp_gqa_paged_prefill_causal_h32_kv8_d128_ps1.jsonl" ]; then
+		cols+=(--col v3rec)
+		for n in $probs; do [ -f "$v3pprec/v3pp_$n.jsonl" ] && cols+=("$v3pprec/v3pp_$n.jsonl"); done
 	fi ;;
 esac
 for v in $variants; do
