@@ -49,6 +49,10 @@ t0=$(date +%s)
 left() { echo $((deadline - ($(date +%s) - t0))); }
 log() { echo "gpu_pfw: $* at $(($(date +%s) - t0)) s" >&2; }
 
+case " ${VARIANTS:-3} " in *[!\ +0-9]*) # checked before the build: a typo must not cost GPU time
+	echo "gpu_pfw: VARIANTS '${VARIANTS:-}': variant digits separated by spaces or '+'"
+	exit 2 ;;
+esac
 if ! make -j"$(nproc)" >"$out/build.log" 2>&1; then
 	tail -30 "$out/build.log"
 	echo "gpu_pfw: build failed"
@@ -97,7 +101,6 @@ label() { case $1 in 0) echo v1 ;; 1) echo v2 ;; 2) echo v2o ;; 3) echo v3pp ;; 
 # default: the candidate v3pp beside v2o (the fastest measured wgmma variant) on two GPUs; v3pp on one
 if [ "$ngpu" -ge 2 ]; then variants=${VARIANTS:-3 2}; else variants=${VARIANTS:-3}; fi
 variants=${variants//+/ } # "5+3" (a gpu_round spec cannot hold spaces) is two variants, as PAGES
-case " $variants " in *[!\ 0-9]*) echo "gpu_pfw: VARIANTS '$variants': digits separated by spaces or '+'"; exit 2 ;; esac
 
 # compile every (problem, variant) in parallel first (the compile cache keys on the -D define)
 for v in $variants; do
