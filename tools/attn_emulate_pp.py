@@ -619,6 +619,8 @@ def main():
         # stage of the 3-stage ring reused)
         cases.insert(1, ("ps16 ragged128", make_case(np.random.default_rng(24), 16, 0, True,
                                                      fixed=([0, 33, 5, 1], [0, 33, 125, 520]))))
+        # long prefixes: 8 tiles of 128 keys (every stage reused twice), 3 items of a 70-token sequence
+        cases.append(("ps1 long128", make_case(np.random.default_rng(25), 1, 0, True, fixed=([70, 40], [1000, 300]))))
     if args.quick:
         cases = cases[1:2]
     for sd in range(0 if args.quick else args.seeds):
