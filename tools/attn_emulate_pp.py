@@ -2,12 +2,18 @@
 """attn_emulate_pp.py - CPU emulation of the prefill's version 3 ("v3pp",
 problems/common/kernels/gqa_paged_prefill_sm90_pp.cuh, -DSF_PREFILL_WGMMA=3): two consumer warpgroups
 per CTA sharing a 4-stage cp.async ring, mbarrier publication / release, ping-pong turns on named
-barriers.
+barriers; and of version 5 ("v5", gqa_paged_prefill_sm90_p5.cuh, -DSF_PREFILL_WGMMA=5, --variant 5).
 
-usage: attn_emulate_pp.py [--seeds N] [--schedules N] [--quick] [--pingpong 0|1] [--mutate NAME]
-                          [--protocol-only]
+usage: attn_emulate_pp.py [--seeds N] [--schedules N] [--quick] [--pingpong 0|1] [--variant 3|5]
+                          [--mutate NAME] [--protocol-only]
 
 --pingpong 0 checks -DSF_PREFILL_WGMMA=4 ("v3np"): the same kernel without the turn barriers.
+--variant 5 checks v5: 128-key tiles (S m64n128 per warpgroup, 8 gather rows per thread and tile), a
+3-stage ring with G(t) = {K(t+2), V(t+1)} published at tile t+1 after S(t+1) completes, no turns;
+p5_events() transcribes prefill_attend_p5 including its loop-carried stage / parity recurrence, and
+the data path uses the 128-row K descriptors, the 2-set slot rotation, the 128-key mask rule and v5's
+gather of rows past the CTA's last key (the slot of key n_kv - 1, real data that the mask must remove,
+instead of a zero-fill).
 
 Part 1, the protocol (no data): pp_events() transcribes one warpgroup's program order of
 prefill_attend_pp for a given tile count (gathers, cp.async commits / wait_group counts, proxy fences,
@@ -36,7 +42,8 @@ them and runs a wgmma's reads when wgmma.wait retires it; "early" lands at issue
 waits one phase off), turn (warpgroup 0 without its final sync), arrive2 (K published twice),
 slotv (V gathered with K's current slots instead of the previous tile's), vote (rescale skipped when
 any lane's max is unchanged), limmin (warpgroup 0 takes warpgroup 1's mask rule, skipping a needed
-mask). Exit 1 on any
+mask; v5 only: evpar (the empty-V wait with the parity of tile t-1 instead of t-2), khalf (the K
+descriptor's dim-half stride of a 64-row tile)); a data-path mutation's run skips the protocol sweep. Exit 1 on any
 failure (or, with --mutate, prints the failure and exits 1: the suite expects that).
 """
 import argparse
@@ -47,12 +54,72 @@ import numpy as np
 from attn_emulate import BN, D, GRP, HKV, HQ, LOG2E, bf16_round, bf16_val, check, kv_len_of, make_case, reference
 from attn_emulate_wg import NAN16, read_kmajor, read_mnmajor, sw128, wg_desc, wg_desc_mn
 
-PP_TOK, PP_BM, ST, ROWS = 32, 128, 4, 4
+PP_TOK, PP_BM = 32, 128
 ROW_BYTES = D * 2
-TILE_BYTES = BN * ROW_BYTES
 Q_BYTES = PP_BM * ROW_BYTES
+# the variant's geometry (set_variant): keys per tile, ring stages, gather rows per thread and tile
+KB, ST, ROWS, TILE_BYTES, VAR = BN, 4, 4, BN * ROW_BYTES, 3
 MUT = set()
 PING = [1]  # 0: -DSF_PREFILL_WGMMA=4 (v3np), no turn barriers
+
+
+def set_variant(v):
+    """3 / 4: v3pp / v3np (64-key tiles, 4 stages); 5: v5 (128-key tiles, 3 stages, no turns)."""
+    global KB, ST, ROWS, TILE_BYTES, VAR
+    VAR = v
+    KB, ST = (128, 3) if v == 5 else (BN, 4)
+    ROWS = KB * 16 // 256
+    TILE_BYTES = KB * ROW_BYTES
+    PING[0] = 1 if v == 3 else 0
+
+
+def p5_events(n, w):
+    """One warpgroup's events, in the order of prefill_attend_p5 (v5). The stage and parity of each
+    barrier are computed by the kernel's own recurrence (st, ph loop-carried; sp, sn, php, ph2 by
+    selects); Sim checks them against the tile numbers (the fourth field), which are plain."""
+    ev = [("load", "Q", 0), ("load", "K0", 0), ("commit",)]
+    if n > 1:
+        ev.append(("load", "K1", 1))
+    ev += [("load", "V0", 0), ("commit",), ("cpwait", 1), ("fence",), ("arrive", ("FK", 0))]
+    st, ph = 0, 0
+    for t in range(n):
+        sp = 2 if st == 0 else st - 1
+        sn = 0 if st == 2 else st + 1
+        php = ph ^ 1 if st == 0 else ph
+        ph2 = ph if st == 2 else ph ^ 1
+        if "parity" in MUT:
+            ph ^= 1
+        ev.append(("mwait", ("FK", st), ph, t))
+        if "parity" in MUT:
+            ph ^= 1
+        if t > 0:
+            ev.append(("mwait", ("FV", sp), php, t - 1))
+        ev += [("read", "Q", 0, t), ("read", f"K{st}", t, t), ("wcommit",)]
+        if t > 0:
+            ev.append(("read", f"V{sp}", t - 1, t - 1))
+        ev += [("wcommit",), ("wwait", 1), ("cpwait", 1 if "pubearly" in MUT else 0), ("fence",)]
+        if t + 1 < n:
+            ev.append(("arrive", ("FK", sn)))
+            if "arrive2" in MUT and t == 1:
+                ev.append(("arrive", ("FK", sn)))
+        ev += [("arrive", ("FV", st)), ("softmax", t), ("wwait", 0), ("rescale", t), ("arrive", ("EK", st))]
+        if t > 0:
+            ev.append(("arrive", ("EV", sp)))
+        if t + 2 < n:
+            if t >= 1 and "noempty" not in MUT:
+                ev.append(("mwait", ("EK", sp), php, t - 1))
+            ev.append(("load", f"K{sp}", t + 2))
+        if t + 1 < n:
+            if t >= 2:
+                ev.append(("mwait", ("EV", sn), php if "evpar" in MUT else ph2, t - 2))
+            ev.append(("load", f"V{sn}", t + 1))
+        ev += [("commit",), ("rotate", t)]
+        st = sn
+        ph ^= 1 if st == 0 else 0
+    sl = (n - 1) % ST
+    ev += [("mwait", ("FV", sl), ((n - 1) // ST) & 1, n - 1), ("read", f"V{sl}", n - 1, n - 1),
+           ("wcommit",), ("wwait", 0)]
+    return ev
 
 
 def pp_events(n, w):
@@ -115,7 +182,8 @@ class Sim:
 
     def __init__(self, n, rng, data=None):
         self.n, self.rng, self.data = n, rng, data
-        self.ev = [pp_events(n, 0), pp_events(n, 1)]
+        evs = p5_events if VAR == 5 else pp_events
+        self.ev = [evs(n, 0), evs(n, 1)]
         self.pc = [0, 0]
         self.groups = [[], []]          # cp.async committed groups per warpgroup: lists of (buf, tile)
         self.cur = [[], []]
@@ -282,6 +350,10 @@ class Sim:
             raise ProtocolError(f"reads per (cache, tile, wg) {sorted(self.seen.items())} wrong")
 
 
+def vname():
+    return "v5" if VAR == 5 else "v3pp" if PING[0] else "v3np"
+
+
 PROTO_TILES = list(range(1, 24)) + [31, 32, 33, 64, 65, 129]
 
 
@@ -292,11 +364,11 @@ def protocol_sweep(schedules):
             try:
                 Sim(n, np.random.default_rng(1000 * n + sd)).run()
             except ProtocolError as err:
-                print(f"FAIL protocol v3pp n_tiles={n} schedule {sd}: {err}")
+                print(f"FAIL protocol {vname()} n_tiles={n} schedule {sd}: {err}")
                 fails += 1
                 break
     if not fails:
-        print(f"ok   protocol v3{'pp' if PING[0] else 'np'}: {len(PROTO_TILES)} tile counts 1..{PROTO_TILES[-1]} x {schedules} random "
+        print(f"ok   protocol {vname()}: {len(PROTO_TILES)} tile counts 1..{PROTO_TILES[-1]} x {schedules} random "
               f"interleavings of the two warpgroups: no deadlock, no early read, no early overwrite, barriers balanced")
     return fails
 
@@ -312,7 +384,7 @@ class PPData:
         self.j0 = tile32 * PP_TOK
         self.ntok = min(PP_TOK, qo_len - self.j0)
         self.n_kv = prefix + self.j0 + self.ntok
-        self.n = (self.n_kv + BN - 1) // BN
+        self.n = (self.n_kv + KB - 1) // KB
         self.pages = c["idx"][c["kv_indptr"][b]:]
         self.qf, self.kf, self.vf = c["q"].reshape(-1), c["k"].reshape(-1), c["v"].reshape(-1)
         self.scale_log2 = np.float32(c["scale"] * LOG2E)
@@ -322,12 +394,19 @@ class PPData:
         self.smem = np.full((self.s_v + ST * TILE_BYTES) // 2, NAN16, dtype=np.uint16)
         self.pend = {}  # (w, buf, tile) -> copies not landed (late mode)
         tid = np.arange(256)
-        self.fetch = lambda t: [[int(self.pages[(t * BN + (x >> 4) + 16 * i) // self.ps]) * self.ps
-                                 + (t * BN + (x >> 4) + 16 * i) % self.ps
-                                 if t * BN + (x >> 4) + 16 * i < self.n_kv else -1 for i in range(ROWS)] for x in tid]
+        self.fetch = lambda t: [[int(self.pages[(t * KB + (x >> 4) + 16 * i) // self.ps]) * self.ps
+                                 + (t * KB + (x >> 4) + 16 * i) % self.ps
+                                 if t * KB + (x >> 4) + 16 * i < self.n_kv else -1 for i in range(ROWS)] for x in tid]
+        if VAR == 5:  # v5: a position past n_kv - 1 takes the slot of n_kv - 1 (a real row, masked), no zero-fill
+            slot = lambda pos: int(self.pages[pos // self.ps]) * self.ps + pos % self.ps
+            self.fetch = lambda t: [[slot(min(t * KB + (x >> 4) + 16 * i, self.n_kv - 1)) for i in range(ROWS)]
+                                    for x in tid]
         self.s0, self.s1 = self.fetch(0), self.fetch(1)
-        self.sl_v, self.sl_k, self.sl_n = self.fetch(2), self.fetch(3), self.fetch(4)
-        self.pro_k2 = self.sl_v
+        if VAR == 5:  # the kernel's two slot sets: sl_v (V(t + 1)) and sl_k (K(t + 2)) at the end of tile t
+            self.sl_v, self.sl_k = list(self.s1), self.fetch(2)
+        else:
+            self.sl_v, self.sl_k, self.sl_n = self.fetch(2), self.fetch(3), self.fetch(4)
+            self.pro_k2 = self.sl_v
         lt = np.arange(128)
         wi, lane = lt >> 5, lt & 31
         self.g, self.cc = lane >> 2, lane & 3
@@ -347,7 +426,7 @@ class PPData:
         self.wi = wi
         self.dq = [wg_desc(self.s_q + w * 64 * 128) for w in (0, 1)]
         self.dk = wg_desc(self.s_k)
-        self.dv = wg_desc_mn(self.s_v, BN * 128)
+        self.dv = wg_desc_mn(self.s_v, KB * 128)
 
     def copy(self, w, buf, tile, dst, src, off, ok):
         if self.late:
@@ -371,7 +450,12 @@ class PPData:
                     self.copy(w, buf, tile, self.s_q + sw128(PP_BM, row, ch), self.qf, off, ok)
                 continue
             kind, sb = buf[0], int(buf[1])
-            if kind == "K":
+            if VAR == 5:
+                if kind == "K":
+                    sl = self.s0 if tile == 0 else self.s1 if tile == 1 else self.sl_k
+                else:
+                    sl = self.s0 if tile == 0 else (self.sl_k if "slotv" in MUT else self.sl_v)
+            elif kind == "K":
                 sl = {0: self.s0, 1: self.s1, 2: self.pro_k2}.get(tile) if tile < 3 else self.sl_k
             else:
                 sl = {0: self.s0, 1: self.s1}.get(tile) if tile < 2 else (self.sl_k if "slotv" in MUT else self.sl_v)
@@ -380,25 +464,26 @@ class PPData:
             for i in range(ROWS):
                 ok = sl[x][i] >= 0
                 off = (sl[x][i] if ok else 0) * HKV * D + self.kvh * D + ch * 8
-                self.copy(w, buf, tile, dst0 + sw128(BN, x >> 4, ch) + i * 16 * 128, src, off, ok)  # gofs + 2048 i
+                self.copy(w, buf, tile, dst0 + sw128(KB, x >> 4, ch) + i * 16 * 128, src, off, ok)  # gofs + 2048 i
 
     def wgmma(self, w, buf, tile, t):
         st = self.st[w]
         if buf == "Q":
             return
         if buf[0] == "K":  # S(t) = Q K^T through desc_add'ed descriptors
-            S = np.zeros((64, 64))
+            S = np.zeros((64, KB))
             dkt = self.dk + ((int(buf[1]) * TILE_BYTES) >> 4)
+            half = (64 if "khalf" in MUT else KB) * 128  # bytes from one 64-dim half of a K tile to the next
             for kk in range(D // 16):
                 A = bf16_val(read_kmajor(self.smem, self.dq[w] + (((kk >> 2) * (PP_BM * 128) + (kk & 3) * 32) >> 4), 64))
-                B = bf16_val(read_kmajor(self.smem, dkt + (((kk >> 2) * (BN * 128) + (kk & 3) * 32) >> 4), 64))
+                B = bf16_val(read_kmajor(self.smem, dkt + (((kk >> 2) * half + (kk & 3) * 32) >> 4), KB))
                 S += A.astype(np.float64) @ B.astype(np.float64).T
-            st["s"] = S[self.rows(32), self.cols(32)].astype(np.float32)
+            st["s"] = S[self.rows(KB // 2), self.cols(KB // 2)].astype(np.float32)
             return
         O = np.zeros((64, 128))
         O[self.rows(64), self.cols(64)] = st["o"]
         dvt = self.dv + ((int(buf[1]) * TILE_BYTES) >> 4)
-        for kk in range(BN // 16):
+        for kk in range(KB // 16):
             A = np.zeros((64, 16))
             for r_, (dr, dk_) in enumerate(((0, 0), (8, 0), (0, 8), (8, 8))):
                 for e in range(2):
@@ -410,9 +495,10 @@ class PPData:
     def softmax(self, w, t):
         st, cc = self.st[w], self.cc
         s = st["s"]
-        ia = (np.arange(32) % 4) < 2
-        if t * BN + BN - 1 > st["lim_min"]:
-            kvpos = t * BN + 8 * (np.arange(32)[None, :] // 4) + 2 * cc[:, None] + (np.arange(32)[None, :] % 2)
+        ns = KB // 2  # scores per thread
+        ia = (np.arange(ns) % 4) < 2
+        if t * KB + KB - 1 > st["lim_min"]:
+            kvpos = t * KB + 8 * (np.arange(ns)[None, :] // 4) + 2 * cc[:, None] + (np.arange(ns)[None, :] % 2)
             lim = np.where(ia[None, :], st["lim_a"][:, None], st["lim_b"][:, None])
             s = np.where(kvpos > lim, -np.inf, s).astype(np.float32)
         quad = lambda x: x.reshape(32, 4).max(axis=1).repeat(4)
@@ -428,7 +514,7 @@ class PPData:
         st["l_a"] = st["l_a"] * corr_a + s[:, ia].sum(axis=1)
         st["l_b"] = st["l_b"] * corr_b + s[:, ~ia].sum(axis=1)
         pn = []
-        for kk in range(BN // 16):
+        for kk in range(KB // 16):
             f = np.zeros((128, 4, 2), dtype=np.uint16)
             for r_ in range(4):
                 f[:, r_, 0] = bf16_round(s[:, 8 * kk + 2 * r_])
@@ -449,6 +535,11 @@ class PPData:
         st["pa"] = st["pn"]
 
     def rotate(self, w, t):
+        if VAR == 5:  # sl_v <- sl_k (V(t + 2) reuses K(t + 2)'s slots); sl_k <- the slots of tile t + 3
+            nxt = self.fetch(t + 3)
+            for x in range(128 * w, 128 * w + 128):
+                self.sl_v[x], self.sl_k[x] = self.sl_k[x], nxt[x]
+            return
         for x in range(128 * w, 128 * w + 128):
             self.sl_v[x], self.sl_k[x] = self.sl_k[x], self.sl_n[x]
         nxt = self.fetch(t + 5)
@@ -461,16 +552,15 @@ class PPData:
             L_a = st["l_a"].reshape(32, 4).sum(axis=1).repeat(4)
             L_b = st["l_b"].reshape(32, 4).sum(axis=1).repeat(4)
             hh = self.g & 3
-            for x in range(128):
-                for tok, L, m, sel in ((st["tok_a"][x], L_a[x], st["m_a"][x], 0), (st["tok_a"][x] + 2, L_b[x], st["m_b"][x], 2)):
-                    if tok >= self.ntok:
-                        continue
-                    row, h = self.q_start + self.j0 + tok, self.kvh * GRP + hh[x]
-                    for j in range(D // 8):
-                        col = 8 * j + 2 * self.cc[x]
-                        out[row, h, col: col + 2] = bf16_val(bf16_round(st["o"][x, 4 * j + sel: 4 * j + sel + 2] / L))
-                    if self.cc[x] == 0:
-                        lse[row, h] = m + np.log2(L)
+            je = np.arange(D // 8)[:, None], np.arange(2)[None, :]
+            for tok, L, m, sel in ((st["tok_a"], L_a, st["m_a"], 0), (st["tok_a"] + 2, L_b, st["m_b"], 2)):
+                x = np.nonzero(tok < self.ntok)[0]  # the threads whose row is a real token
+                row, h = self.q_start + self.j0 + tok[x], self.kvh * GRP + hh[x]
+                col = 8 * je[0][None] + 2 * self.cc[x][:, None, None] + je[1][None]
+                val = st["o"][x[:, None, None], 4 * je[0][None] + sel + je[1][None]] / L[x][:, None, None]
+                out[row[:, None, None], h[:, None, None], col] = bf16_val(bf16_round(val))
+                q0 = self.cc[x] == 0
+                lse[row[q0], h[q0]] = m[x][q0] + np.log2(L[x][q0])
 
 
 def emulate_pp(c, late, seed):
@@ -495,16 +585,20 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=int, default=1, help="random compositions per page size")
     ap.add_argument("--schedules", type=int, default=6, help="random interleavings per tile count")
-    ap.add_argument("--mutate", choices=("noempty", "pubearly", "parity", "turn", "arrive2", "slotv", "vote", "limmin"))
+    ap.add_argument("--mutate", choices=("noempty", "pubearly", "parity", "turn", "arrive2", "slotv", "vote", "limmin",
+                                         "evpar", "khalf"))
     ap.add_argument("--protocol-only", action="store_true")
     ap.add_argument("--quick", action="store_true", help="one small ragged ps16 composition, early mode (CI)")
     ap.add_argument("--pingpong", type=int, choices=(0, 1), default=1,
                     help="0: the variant without turn barriers (-DSF_PREFILL_WGMMA=4, v3np)")
+    ap.add_argument("--variant", type=int, choices=(3, 5), default=3,
+                    help="5: version 5 (-DSF_PREFILL_WGMMA=5: 128-key tiles, 3 stages, no turns)")
     args = ap.parse_args()
     if args.mutate:
         MUT.add(args.mutate)
-    PING[0] = args.pingpong
-    if protocol_sweep(args.schedules):
+    set_variant(args.variant if args.variant == 5 or args.pingpong else 4)
+    # a data-path mutation leaves the event lists alone: its run skips the (then redundant) sweep
+    if args.mutate not in ("slotv", "vote", "limmin", "khalf") and protocol_sweep(args.schedules):
         return 1
     if args.protocol_only:
         return 0
@@ -519,6 +613,14 @@ def main():
         # the runtime page size (3): 70 tokens over 2 full items + 6, after 130 prefix keys
         ("ps3 runtime", make_case(np.random.default_rng(23), 3, 0, True, fixed=([70], [200]))),
     ]
+    if VAR == 5:
+        # v5's tiles are 128 keys: a first limit in the last 16 keys of a tile (prefix 120: wg0's limits
+        # 120 .. 124, the per-warpgroup mask rule) and a single token after 519 keys (5 tiles: every
+        # stage of the 3-stage ring reused)
+        cases.insert(1, ("ps16 ragged128", make_case(np.random.default_rng(24), 16, 0, True,
+                                                     fixed=([0, 33, 5, 1], [0, 33, 125, 520]))))
+        # long prefixes: 8 tiles of 128 keys (every stage reused twice), 3 items of a 70-token sequence
+        cases.append(("ps1 long128", make_case(np.random.default_rng(25), 1, 0, True, fixed=([70, 40], [1000, 300]))))
     if args.quick:
         cases = cases[1:2]
     for sd in range(0 if args.quick else args.seeds):
@@ -530,7 +632,7 @@ def main():
         ref = reference(c, True)
         for late in ((False,) if args.quick else (False, True)):
             n += 1
-            fails += not check(f"prefill-v3pp {name} {'late' if late else 'early'} qo={c['qo'].tolist()} "
+            fails += not check(f"prefill-{vname()} {name} {'late' if late else 'early'} qo={c['qo'].tolist()} "
                                f"kv={c['kv'].tolist()}", emulate_pp(c, late, 31 * i + late), ref)
     print(f"{n - fails} passed, {fails} failed")
     return 1 if fails else 0

@@ -2,8 +2,8 @@
 # gpu_pfw.sh - one H200 run for the paged prefill's wgmma kernels (issue 9, prefill versions 2 and 3): builds
 # solforge, reports registers / spills of the variants of problems/common/kernels/gqa_paged_prefill_sm90.cu
 # (-DSF_PREFILL_WGMMA=0: v1 mma.sync, 1: v2 wgmma, 2: v2o wgmma with the overlapped tile order, 3: v3pp
-# two consumer warpgroups with ping-pong, 4: v3np, the same without the ping-pong turns) and the HGMMA
-# count of the wgmma SASS, checks the wgmma variants on every workload of
+# two consumer warpgroups with ping-pong, 4: v3np, the same without the ping-pong turns, 5: v5, v3pp with
+# 128-key tiles and no turns) and the HGMMA count of the wgmma SASS, checks the wgmma variants on every workload of
 # gqa_paged_prefill_causal_h32_kv8_d128_ps{1,16} and on the held-out compositions of tools/attn_heldout.py,
 # and prints a side-by-side table last (tools/pfw_table.py: workload, us per variant, the best wgmma
 # variant's speedup over v1, TFLOP/s and T_sol/T_k).
@@ -22,9 +22,10 @@
 # and the eval goes on with the next workload. Traces are written and flushed per workload; a job the
 # cap kills shows "hang/timeout" on the workload it was in and "-" after it; one never started shows
 # "not run" (its .err).
-# env: VARIANTS, DEADLINE_S, CAP_S, WL_TIMEOUT, ROUNDS (1), BUDGET_MS (120), SOLUTION (fast.cu),
+# env: VARIANTS (space- or '+'-separated, e.g. "5+3" in a gpu_round spec), DEADLINE_S, CAP_S, WL_TIMEOUT, ROUNDS (1), BUDGET_MS (120), SOLUTION (fast.cu),
 # V1_TRACES, V2O_TRACES (a folder with v2o_<problem>.jsonl, default results/h200/2026-11-30-s5/call1:
-# shown as column "v2orec" when 2 is not in VARIANTS), HELDOUT (1; 0 skips the held-out jobs), HELD_CAP (90: the cap of a held-out eval),
+# shown as column "v2orec" when 2 is not in VARIANTS), V3PP_TRACES (a folder with v3pp_<problem>.jsonl, default
+# results/h200/2026-11-30-s5/call2: column "v3rec" (v3pp recorded) when 3 is not in VARIANTS), HELDOUT (1; 0 skips the held-out jobs), HELD_CAP (90: the cap of a held-out eval),
 # BUNDLED (1; 0 skips the bundled jobs), ONLY (eval --only, bundled jobs only), PAGES ("1 16": the
 # page sizes, i.e. problems, to run; "1+16" in a gpu_round spec). Logs: $OUT (device
 # tool) or build/gpu-pfw; with $OUT set they are packed into $OUT/gpu_pfw_logs.tgz beside $OUT/summary.txt. Per job TAG: TAG.jsonl
@@ -42,11 +43,16 @@ cap=${CAP_S:-110}
 wl_timeout=${WL_TIMEOUT:-30}
 v1rec=${V1_TRACES:-results/h200/2026-11-29-s2/run2}
 v2orec=${V2O_TRACES:-results/h200/2026-11-30-s5/call1} # recorded v2o traces: v2o_<problem>.jsonl
+v3pprec=${V3PP_TRACES:-results/h200/2026-11-30-s5/call2} # recorded v3pp traces: v3pp_<problem>.jsonl
 S=${SOLFORGE_BIN:-build/solforge} # SOLFORGE_BIN: only for testing this script
 t0=$(date +%s)
 left() { echo $((deadline - ($(date +%s) - t0))); }
 log() { echo "gpu_pfw: $* at $(($(date +%s) - t0)) s" >&2; }
 
+case " ${VARIANTS:-3} " in *[!\ +0-9]*) # checked before the build: a typo must not cost GPU time
+	echo "gpu_pfw: VARIANTS '${VARIANTS:-}': variant digits separated by spaces or '+'"
+	exit 2 ;;
+esac
 if ! make -j"$(nproc)" >"$out/build.log" 2>&1; then
 	tail -30 "$out/build.log"
 	echo "gpu_pfw: build failed"
@@ -73,7 +79,7 @@ python3 tools/attn_heldout.py "$held" >"$out/heldout.txt" 2>&1
 
 # ptxas report and SASS of both variants (the ps1 solution; ps16 includes the same source)
 src=problems/llama/gqa_paged_prefill_causal_h32_kv8_d128_ps1/solutions/$sol
-for v in 0 1 2 3 4; do # -DSF_PREFILL_WGMMA=v
+for v in 0 1 2 3 4 5; do # -DSF_PREFILL_WGMMA=v
 	nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Xptxas -v -DSF_PREFILL_WGMMA=$v \
 		-cubin "$src" -o "$out/prefill_$v.cubin" >"$out/ptxas_$v.txt" 2>&1 &
 done
@@ -83,15 +89,18 @@ if command -v cuobjdump >/dev/null 2>&1; then
 	cuobjdump -sass "$out/prefill_1.cubin" >"$out/sass_v2.txt" 2>&1
 	cuobjdump -sass "$out/prefill_2.cubin" >"$out/sass_v2o.txt" 2>&1
 	cuobjdump -sass "$out/prefill_3.cubin" >"$out/sass_v3pp.txt" 2>&1
+	cuobjdump -sass "$out/prefill_5.cubin" >"$out/sass_v5.txt" 2>&1
 	hgmma="$(grep -c HGMMA "$out/sass_v2.txt") / $(grep -c HGMMA "$out/sass_v2o.txt") / $(grep -c HGMMA "$out/sass_v3pp.txt")"
+	hgmma+=" / $(grep -c HGMMA "$out/sass_v5.txt")"
 fi
 rm -f "$out"/prefill_*.cubin
 
 # variants: 0 = v1 mma.sync, 1 = v2 wgmma, 2 = v2o wgmma with the overlapped tile order, 3 = v3pp,
-# 4 = v3np (v3pp without the ping-pong turns)
-label() { case $1 in 0) echo v1 ;; 1) echo v2 ;; 2) echo v2o ;; 3) echo v3pp ;; 4) echo v3np ;; *) echo "v$1" ;; esac; }
+# 4 = v3np (v3pp without the ping-pong turns), 5 = v5 (v3pp with 128-key tiles, no turns)
+label() { case $1 in 0) echo v1 ;; 1) echo v2 ;; 2) echo v2o ;; 3) echo v3pp ;; 4) echo v3np ;; 5) echo v5 ;; *) echo "v$1" ;; esac; }
 # default: the candidate v3pp beside v2o (the fastest measured wgmma variant) on two GPUs; v3pp on one
 if [ "$ngpu" -ge 2 ]; then variants=${VARIANTS:-3 2}; else variants=${VARIANTS:-3}; fi
+variants=${variants//+/ } # "5+3" (a gpu_round spec cannot hold spaces) is two variants, as PAGES
 
 # compile every (problem, variant) in parallel first (the compile cache keys on the -D define)
 for v in $variants; do
@@ -177,6 +186,13 @@ case " $variants " in *" 2 "*) ;; *)
 		for n in $probs; do [ -f "$v2orec/v2o_$n.jsonl" ] && cols+=("$v2orec/v2o_$n.jsonl"); done
 	fi ;;
 esac
+# v3pp (the default) not timed live: its recorded traces (V3PP_TRACES), when they exist
+case " $variants " in *" 3 "*) ;; *)
+	if [ -f "$v3pprec/v3pp_gqa_paged_prefill_causal_h32_kv8_d128_ps1.jsonl" ]; then
+		cols+=(--col v3rec)
+		for n in $probs; do [ -f "$v3pprec/v3pp_$n.jsonl" ] && cols+=("$v3pprec/v3pp_$n.jsonl"); done
+	fi ;;
+esac
 for v in $variants; do
 	[ "$v" = 0 ] && continue
 	cols+=(--col "$(label "$v")")
@@ -187,13 +203,13 @@ for v in $variants; do
 done
 (
 	echo "gpu_pfw ($sol, variants $variants, rounds $rounds, budget $budget ms, cap $cap s, --timeout $wl_timeout s, $lanes lane(s), $(($(date +%s) - t0)) s; $(sed -n 2p "$out/env.txt"))"
-	echo "registers / spill stores per kernel (ptxas; v1 = -DSF_PREFILL_WGMMA=0, v2 = 1, v2o = 2, v3pp = 3, v3np = 4):"
-	for v in 0 1 2 3 4; do
+	echo "registers / spill stores per kernel (ptxas; v1 = -DSF_PREFILL_WGMMA=0, v2 = 1, v2o = 2, v3pp = 3, v3np = 4, v5 = 5):"
+	for v in 0 1 2 3 4 5; do
 		awk -v tag="$(label $v)" '/Function properties for/ {k = $NF} /spill stores/ {sp = $5}
 			/Used [0-9]+ registers/ {print "  " tag " " k ": " $5 " registers, " sp " bytes spilled"}' "$out/ptxas_$v.txt"
 		grep -i "warn\|serializ" "$out/ptxas_$v.txt" | sed 's/^/  /' | head -5
 	done
-	echo "HGMMA instructions in the SASS of v2 / v2o / v3pp: $hgmma"
+	echo "HGMMA instructions in the SASS of v2 / v2o / v3pp / v5: $hgmma"
 	python3 tools/pfw_table.py "${cols[@]}"
 ) >"$out/summary.txt"
 status=$?

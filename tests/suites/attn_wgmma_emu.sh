@@ -17,7 +17,12 @@
 # and one ragged ps16 composition through the data path, then mutations that must be caught (no empty
 # wait, early publish, parity off by one, unbalanced turn barrier, double arrival, V with the wrong
 # slots, the rescale vote inverted, a skipped mask); where nvcc exists, v3pp must compile for sm_90a
-# with -Werror, 0 spill bytes and no serialized wgmma (ptxas C7520). No GPU needed. Ends with
+# with -Werror, 0 spill bytes and no serialized wgmma (ptxas C7520). Version 5 (v5, -DSF_PREFILL_WGMMA=5,
+# gqa_paged_prefill_sm90_p5.cuh: 128-key tiles, 3-stage ring) by attn_emulate_pp.py --variant 5 --quick
+# (its protocol sweep and a ps16 composition with a first limit in the last 16 keys of a tile and a
+# 5-tile sequence), its own mutations (no empty wait, early publish, parity off, double arrival, the
+# empty-V parity of t-1 instead of t-2, V with the wrong slots, the skipped mask, the K descriptor's
+# half stride of a 64-key tile) and, with nvcc, the same sm_90a compile rules. No GPU needed. Ends with
 # "N passed, M failed".
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
@@ -68,19 +73,38 @@ for m in "noempty --protocol-only" "pubearly --protocol-only" "parity --protocol
 		pass=$((pass + 1))
 	fi
 done
+out=$(cd tools && python3 attn_emulate_pp.py --variant 5 --quick --schedules 2 2>&1)
+if [ $? = 0 ]; then
+	pass=$((pass + $(echo "$out" | grep -c '^ok ')))
+else
+	echo "$out" | grep -v '^ok ' | sed 's/^/FAIL v5 /'
+	fail=$((fail + 1))
+fi
+for m in "noempty --protocol-only" "pubearly --protocol-only" "parity --protocol-only" "arrive2 --protocol-only" \
+	"evpar --protocol-only" "slotv --quick" "limmin --quick" "khalf --quick"; do
+	# shellcheck disable=SC2086
+	if (cd tools && python3 attn_emulate_pp.py --variant 5 --schedules 1 --mutate $m >/dev/null 2>&1); then
+		echo "FAIL v5 mutation '$m' was not caught"
+		fail=$((fail + 1))
+	else
+		pass=$((pass + 1))
+	fi
+done
 if command -v nvcc >/dev/null 2>&1; then
 	tmp=$(mktemp -d)
 	src=problems/llama/gqa_paged_prefill_causal_h32_kv8_d128_ps1/solutions/fast.cu
-	if nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Xcompiler -Wall,-Wextra -Werror all-warnings \
-		-Xptxas -v -DSF_PREFILL_WGMMA=3 -c "$src" -o "$tmp/v3pp.o" >"$tmp/log" 2>&1 &&
-		! grep -q C7520 "$tmp/log" && [ "$(grep -c ' 0 bytes spill stores, 0 bytes spill loads' "$tmp/log")" = \
-		"$(grep -c 'spill stores' "$tmp/log")" ]; then
-		pass=$((pass + 1))
-	else
-		echo "FAIL v3pp: sm_90a compile with -Werror, 0 spills, no serialized wgmma"
-		sed 's/^/    /' "$tmp/log" | grep -v "Compiling entry\|Compile time" | head -20
-		fail=$((fail + 1))
-	fi
+	for v in 3 5; do # v3pp, v5
+		if nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Xcompiler -Wall,-Wextra \
+			-Werror all-warnings -Xptxas -v -DSF_PREFILL_WGMMA=$v -c "$src" -o "$tmp/v$v.o" >"$tmp/log$v" 2>&1 &&
+			! grep -q C7520 "$tmp/log$v" && [ "$(grep -c ' 0 bytes spill stores, 0 bytes spill loads' "$tmp/log$v")" = \
+			"$(grep -c 'spill stores' "$tmp/log$v")" ]; then
+			pass=$((pass + 1))
+		else
+			echo "FAIL -DSF_PREFILL_WGMMA=$v: sm_90a compile with -Werror, 0 spills, no serialized wgmma"
+			sed 's/^/    /' "$tmp/log$v" | grep -v "Compiling entry\|Compile time" | head -20
+			fail=$((fail + 1))
+		fi
+	done
 	rm -rf "$tmp"
 fi
 echo "$pass passed, $fail failed"

@@ -20,7 +20,8 @@
  * softmax of a tile overlapping the previous tile's PV product, 3 version 3 (gqa_paged_prefill_sm90_pp.cuh:
  * 32-token items, two consumer warpgroups sharing each K/V tile, ping-pong on the tensor core; 4 the
  * same without the ping-pong turns; the default since session 5: 36 / 36 bundled and held-out workloads
- * PASSED on the H200, 0.99-1.46x version 2 above 1k tokens); 0 keeps the mma.sync kernel below.
+ * PASSED on the H200, 0.99-1.46x version 2 above 1k tokens); 5 version 5 (gqa_paged_prefill_sm90_p5.cuh:
+ * v3pp with 128-key tiles and a 3-stage ring, no ping-pong; candidate); 0 keeps the mma.sync kernel below.
  */
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
@@ -429,7 +430,13 @@ __device__ __forceinline__ void wg_store_rows(const float *o, float l_a, float l
 	}
 }
 
-#if SF_PREFILL_WGMMA >= 3
+#if SF_PREFILL_WGMMA == 5
+#include "gqa_paged_prefill_sm90_p5.cuh"
+#define ATTEND_KERNEL(PS) prefill_attend_p5<PS>
+#define ATTEND_SMEM P5_SMEM_BYTES
+#define ATTEND_THREADS PP_THREADS
+#define ITEM_TOK PP_TOK
+#elif SF_PREFILL_WGMMA >= 3
 #include "gqa_paged_prefill_sm90_pp.cuh"
 #define ATTEND_KERNEL(PS) prefill_attend_pp<PS, (SF_PREFILL_WGMMA == 3)>
 #define ATTEND_SMEM PP_SMEM_BYTES
