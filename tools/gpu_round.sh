@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gpu_round.sh - one device-tool call that runs several GPU scripts in turn, each under its own time
-# limit, and brings everything back as two files: $OUT/summary.txt (each script's last 40 lines) and
-# $OUT/round.tgz (every script's full output folder). The compile cache prebuilt by
+# limit, and brings everything back: $OUT/summary.txt (each script's last 40 lines), $OUT/NAME.tgz per
+# script (its full output folder, packed as soon as it ends; $OUT/done.txt holds the summaries of the
+# scripts that ended while the round still runs) and $OUT/round.tgz (the build log and env.txt). The compile cache prebuilt by
 # tools/prebuild_cache.sh is used when it was carried (.devcache). On a machine with several GPUs the
 # scripts are dealt round-robin to one lane per GPU (CUDA_VISIBLE_DEVICES), lanes run side by side,
 # and within a lane scripts run one after another: nothing is ever timed on a GPU another lane uses.
@@ -52,6 +53,10 @@ lane() { # lane GPU SPEC...: runs its scripts in order on one GPU
 			[ -f "$work/$name/summary.txt" ] && cat "$work/$name/summary.txt"
 			tail -40 "$work/$name/stdout.txt"
 		} >"$work/$name.summary"
+		# kept at once, so that a round cut by an outer limit still brings back every finished script
+		# (session 6 call 3 lost a finished lane because only the end of the round packed anything)
+		tar czf "$final/$name.tgz" -C "$work" "$name" "$name.summary" 2>/dev/null
+		cat "$work/$name.summary" >>"$final/done.txt"
 	done
 }
 specs=("$@")
@@ -66,6 +71,19 @@ spec_name() {
 	done
 	[ "$n" -gt 1 ] && echo "$base.$1" || echo "$base"
 }
+# ROUND_S (the caller's outer limit, e.g. the `timeout` around this script): every lane's scripts must
+# fit it, limits summed, with 10 s to spare; checked before anything runs
+if [ -n "${ROUND_S:-}" ]; then
+	for ((g = 0; g < lanes; g++)); do
+		sum=0
+		for ((i = g; i < ${#specs[@]}; i += lanes)); do sum=$((sum + ${specs[i]##*:})); done
+		if [ $((sum + 10)) -gt "$ROUND_S" ]; then
+			echo "gpu_round: lane $g's limits sum to $sum s, more than ROUND_S $ROUND_S - 10 (specs go round-robin: spec 1 to GPU 0, spec 2 to GPU 1, spec 3 to GPU 0, ...)"
+			exit 2
+		fi
+	done
+fi
+: >"$final/done.txt"
 for ((g = 0; g < lanes; g++)); do
 	mine=()
 	for ((i = g; i < ${#specs[@]}; i += lanes)); do mine+=("$i#${specs[i]}"); done
@@ -75,5 +93,6 @@ wait
 for ((i = 0; i < ${#specs[@]}; i++)); do
 	cat "$work/$(spec_name "$i").summary" >>"$final/summary.txt" 2>/dev/null
 done
-tar czf "$final/round.tgz" -C "$work" . 2>/dev/null
+tar czf "$final/round.tgz" -C "$work" build.log env.txt 2>/dev/null
+rm -f "$final/done.txt"
 cat "$final/summary.txt"
