@@ -166,7 +166,7 @@ if has build; then
 			note "build $name: FAILED: $nu STB_GNU_UNIQUE symbols (shared across the libraries of one process): $(nm -C "$dev/$name.so" | grep ' u ' | head -3 | tr '\n' ';')"
 			status=1
 		elif [ -f "$dev/$name.so" ]; then
-			[ "$name" = v2 ] || [ "$name" = v3 ] || [ "$name" = midm ] || [ "$name" = midm2 ] || [ "$name" = sm5 ] || [ "$name" = sm5c ] && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
+			[ "$name" = v2 ] || [ "$name" = v3 ] || [ "$name" = midm ] || [ "$name" = midm2 ] || [ "$name" = sm5 ] || [ "$name" = sm5c ] || [ "$name" = v6 ] && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
 		else
 			note "build $name: FAILED (see logs/ptxas_$name.log)"
 			tail -20 "$logs/ptxas_$name.log"
