@@ -51,6 +51,7 @@
 #   v6rt    v6 with -DSF_GEMM_WG_CL_RT=4: the cluster reduction sums 4 output pairs per DSMEM round trip (2)
 #   v6p     v6 with the schedule pinned to persistent unsplit tiles (-DSF_GEMM_V6_PIN_MODE=0), width planned
 #   v6c     v6 with the schedule pinned to cluster split-K (-DSF_GEMM_V6_PIN_MODE=1), width and splits planned
+#   v6pf    v6 with -DSF_GEMM_WG_PREFETCH=1: the wgmma kernel prefetches its two TMA descriptors first
 #   sm5old  sm5 with the first, racy release order (-DSF_GEMM_SM5_RELEASE=0): the control, expected to FAIL
 #                                                  at 28672 x 4096 (GEMM_NOTES.md "Version 5: the ring race")
 # v3, v3p, midm (and midm_s*) and sm5 print the plan of each new shape to stderr (SF_GEMM_V3_TRACE / SF_GEMM_MIDM_TRACE, in
@@ -62,7 +63,7 @@
 # may be separated by '+' (the form a tools/gpu_round.sh spec can carry), or by spaces (STEPS, CANDS) or
 # commas. `make` runs only for the eval step. Exit status 0 when every step passed.
 # The v6 mid-M run (GEMM_NOTES.md "Version 6"; v3a = the current default, v2 the reference column):
-#   CANDS=v3a,v6,v6rt,v6p,v6c MS=64,128,200,256,384,512,1000 STEPS=build,precheck,check tools/gpu_gemm.sh
+#   CANDS=v3a,v6,v6rt,v6p,v6c,v6pf MS=64,128,200,256,384,512,1000 STEPS=build,precheck,check tools/gpu_gemm.sh
 # The v5 small-M run (GEMM_NOTES.md "Version 5"; ~3 min on one H200):
 #   CANDS=sm5,sm5c,sm5r,midm_s1 MS=1,2,3,4,7,8,9,12,16,17,64 MS_MIDM=17,64 STEPS=build,precheck,check tools/gpu_gemm.sh
 # Every build's .so is checked for STB_GNU_UNIQUE symbols (`nm` type u): gemm_check.py loads all variants
@@ -128,7 +129,8 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0||" "v4|-DSF_GEMM_V3=0 -DSF_GEMM_MI
 	"v6|$v3a -DSF_GEMM_V6=1 -DSF_GEMM_V6_TRACE=1|129-512|$MS_V6"
 	"v6rt|$v3a -DSF_GEMM_V6=1 -DSF_GEMM_WG_CL_RT=4 -DSF_GEMM_V6_TRACE=1|129-512|$MS_V6"
 	"v6p|$v3a -DSF_GEMM_V6=1 -DSF_GEMM_V6_PIN_MODE=0 -DSF_GEMM_V6_TRACE=1|129-512|$MS_V6"
-	"v6c|$v3a -DSF_GEMM_V6=1 -DSF_GEMM_V6_PIN_MODE=1 -DSF_GEMM_V6_TRACE=1|129-512|$MS_V6")
+	"v6c|$v3a -DSF_GEMM_V6=1 -DSF_GEMM_V6_PIN_MODE=1 -DSF_GEMM_V6_TRACE=1|129-512|$MS_V6"
+	"v6pf|$v3a -DSF_GEMM_V6=1 -DSF_GEMM_WG_PREFETCH=1 -DSF_GEMM_V6_TRACE=1|129-512|$MS_V6")
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	keep=()
@@ -244,7 +246,7 @@ if has check; then
 	note "midm plans (SF_GEMM_MIDM_TRACE of midm / midm2): $(grep -c '^midm plan.*: launched' "$logs/check.log") launched, $(grep -c '^midm plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^midm plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
 	grep '^midm plan' "$logs/check.log" | grep -E ' M=(17|64|128|256):' | sort -u | sed 's/^/   /' | head -24
 	if grep -q '^v6 plan' "$logs/check.log"; then
-		note "v6 plans (SF_GEMM_V6_TRACE of v6, v6rt, v6p, v6c): $(grep -c '^v6 plan.*: launched' "$logs/check.log") launched, $(grep -c '^v6 plan.*: v2 split-K' "$logs/check.log") planned on v2, $(grep -c '^v6 plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^v6 plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
+		note "v6 plans (SF_GEMM_V6_TRACE of v6, v6rt, v6p, v6c, v6pf): $(grep -c '^v6 plan.*: launched' "$logs/check.log") launched, $(grep -c '^v6 plan.*: v2 split-K' "$logs/check.log") planned on v2, $(grep -c '^v6 plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^v6 plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
 		grep '^v6 plan' "$logs/check.log" | grep -E ' M=(200|256|384|512):' | sort -u | sed 's/^/   /' | head -32
 	fi
 	if grep -q '^smallm5 plan' "$logs/check.log"; then

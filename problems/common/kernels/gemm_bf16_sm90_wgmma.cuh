@@ -51,6 +51,10 @@ const int kWgBM = 128, kWgBK = 64, kWgGroupM = 8, kWgMaxCluster = 8;
 #define SF_GEMM_WG_CL_RT 2
 #endif
 const int kWgClusterRT = SF_GEMM_WG_CL_RT;
+#ifndef SF_GEMM_WG_PREFETCH /* 1: thread 0 prefetches both TMA descriptors before the barrier setup (as v4 and v5 do) */
+#define SF_GEMM_WG_PREFETCH 0
+#endif
+const bool kWgPrefetchMaps = SF_GEMM_WG_PREFETCH != 0;
 static_assert(kWgClusterRT >= 1 && kWgClusterRT <= 8, "SF_GEMM_WG_CL_RT: 1..8 pairs per round trip");
 /* gemm_wgmma_kernel modes (see its contract) */
 const int kWgPersistent = 0, kWgSplitCluster = 1, kWgPairMulticast = 2;
@@ -202,6 +206,10 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 	volatile int *last_flag = (volatile int *)(smem_raw + (bar_empty + 8 * kStages - raw));
 
 	if (threadIdx.x == 0) {
+		if (kWgPrefetchMaps) { /* the descriptors' first fetch overlaps the barrier setup (v6 candidate) */
+			asm volatile("prefetch.tensormap [%0];" ::"l"((uint64_t)&tm_a) : "memory");
+			asm volatile("prefetch.tensormap [%0];" ::"l"((uint64_t)&tm_b) : "memory");
+		}
 		for (int s = 0; s < kStages; s++) {
 			mbar_init(bar_full + 8 * s, 1);
 			mbar_init(bar_empty + 8 * s, kPair ? 16 : 8);
