@@ -50,6 +50,7 @@
 #                                                  split-K / v2 split-K, by a cost model; prints its predicted us)
 #   v6rt    v6 with -DSF_GEMM_WG_CL_RT=4: the cluster reduction sums 4 output pairs per DSMEM round trip (2)
 #   v6p     v6 with the schedule pinned to persistent unsplit tiles (-DSF_GEMM_V6_PIN_MODE=0), width planned
+#           (launches no cluster: no precheck; v6's precheck covers odd M on the persistent plans)
 #   v6c     v6 with the schedule pinned to cluster split-K (-DSF_GEMM_V6_PIN_MODE=1), width and splits planned
 #   v6pf    v6 with -DSF_GEMM_WG_PREFETCH=1: the wgmma kernel prefetches its two TMA descriptors first
 #   sm5old  sm5 with the first, racy release order (-DSF_GEMM_SM5_RELEASE=0): the control, expected to FAIL
@@ -128,9 +129,9 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0||" "v4|-DSF_GEMM_V3=0 -DSF_GEMM_MI
 	"sm5old|-DSF_GEMM_SMALLM_V=2 -DSF_GEMM_SM5_RELEASE=0 -DSF_GEMM_SMALLM_TRACE=1|16|$MS_SM5"
 	"v6|$v3a -DSF_GEMM_V6=1 -DSF_GEMM_V6_TRACE=1|129-512|$MS_V6"
 	"v6rt|$v3a -DSF_GEMM_V6=1 -DSF_GEMM_WG_CL_RT=4 -DSF_GEMM_V6_TRACE=1|129-512|$MS_V6"
-	"v6p|$v3a -DSF_GEMM_V6=1 -DSF_GEMM_V6_PIN_MODE=0 -DSF_GEMM_V6_TRACE=1|129-512|$MS_V6"
+	"v6p|$v3a -DSF_GEMM_V6=1 -DSF_GEMM_V6_PIN_MODE=0 -DSF_GEMM_V6_TRACE=1|129-512|"
 	"v6c|$v3a -DSF_GEMM_V6=1 -DSF_GEMM_V6_PIN_MODE=1 -DSF_GEMM_V6_TRACE=1|129-512|$MS_V6"
-	"v6pf|$v3a -DSF_GEMM_V6=1 -DSF_GEMM_WG_PREFETCH=1 -DSF_GEMM_V6_TRACE=1|129-512|$MS_V6")
+	"v6pf|$v3a -DSF_GEMM_V6=1 -DSF_GEMM_WG_PREFETCH=1 -DSF_GEMM_V6_TRACE=1|129-512|200,333,511")
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	keep=()
