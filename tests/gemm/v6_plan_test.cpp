@@ -144,11 +144,15 @@ static void calibration(void)
 		{ 28672, 4096, 256, 256, 1, kV6Persistent, 106.72 }, { 6144, 4096, 512, 256, 1, kV6GlobalSplit, 47.71 },
 		{ 4096, 4096, 512, 256, 2, kV6GlobalSplit, 35.17 },  { 4096, 4096, 256, 256, 4, kV6GlobalSplit, 28.19 },
 		{ 6144, 4096, 256, 256, 5, kV6GlobalSplit, 35.73 },
+		/* event-timed runs (session 3: v3c128, v3), minus the ~4.4 us events add: less certain */
+		{ 4096, 4096, 512, 128, 1, kV6Persistent, 28.8 },    { 4096, 14336, 512, 128, 1, kV6Persistent, 81.5 },
+		{ 4096, 4096, 128, 128, 4, kV6Cluster, 21.6 },	     { 4096, 14336, 128, 128, 4, kV6Cluster, 43.4 },
+		{ 4096, 4096, 256, 256, 4, kV6Cluster, 22.8 },
 	};
 	printf("v6 model calibration (132 SMs; measured = CUPTI device time of the schedule that ran):\n");
 	for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const Case &c = cases[i];
-		const double t = v6_cost(c.m, c.n, c.k, 132, c.bn, c.s, c.mode, 0, nullptr) * 1e6;
+		const double t = v6_cost(c.m, c.n, c.k, 132, c.bn, c.s, c.mode, fake_clusters(c.bn, c.s), nullptr) * 1e6;
 		printf("  %5dx%-5d M=%-4d %3dx%d%s predicted %7.2f us measured %7.2f (%+.1f%%)\n", c.n, c.k, c.m, c.bn, c.s,
 		       mode_name(c.mode), t, c.measured, 100.0 * (t - c.measured) / c.measured);
 	}

@@ -23,17 +23,18 @@ struct V6Plan {
 
 /* Model constants (GEMM_NOTES.md "Version 6" gives the measured case each one is fitted to). */
 const double kV6Rate = 5.8e12;	 /* MMA FLOP/s of one CTA at width 256 (28672x4096 M=1024: 7 rounds in 336 us) */
-const double kV6L2 = 10.0e12;	 /* L2 -> SM bytes/s, all SMs together (4096^2 M=512, 128 x 128 tiles) */
+const double kV6L2 = 12.0e12;	 /* L2 -> SM bytes/s, all SMs together (128 x 128 tiles, 4096x14336 M=512) */
 const double kV6Dram = 3.3e12;	 /* DRAM bytes/s with >= 85% of the SMs streaming */
 const double kV6Overlap = 0.1;	 /* share of min(MMA, DRAM) time not hidden per round (28672x4096 M=256) */
 const double kV6Fixed = 3.0e-6;	 /* launch, prologue, first TMA round trip, last epilogue */
-const double kV6ClusterRed = 7.0e-6; /* cluster split-K: slab to shared memory, 2 cluster barriers, DSMEM sum */
+const double kV6ClusterRed = 6.0e-6; /* cluster split-K: slab to shared memory, 2 cluster barriers, DSMEM sum */
 const double kV6GlobalRed0 = 3.0e-6, kV6GlobalRedPerSplit = 2.6e-6; /* v2 slabs: fence, atomics, serial sum */
 
-/* Relative MMA cost per FLOP of a 128 x bn tile (v3_width_cost's factors: narrower tiles re-read A). */
+/* Relative MMA cost per FLOP of a 128 x bn tile (fitted: 192 from 6144x4096 M=1024, 128 from v3n128 / v3c128;
+ * v3_width_cost's guess for 128, 1.12, was too high). The L2 traffic of narrow tiles is kV6L2's term. */
 static inline double v6_width_cost(int bn)
 {
-	return bn == 256 ? 1.0 : (bn == 192 ? 1.04 : 1.12);
+	return bn == 256 ? 1.0 : 1.04;
 }
 
 /* The split count v2's launch_wgmma picks for 128 x 256 tiles (kept in step with it): SMs / tiles, at
