@@ -561,7 +561,26 @@ int launch_v6(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, 
 	      cudaStream_t stream)
 {
 	using namespace sfgemm;
-	const V6Plan p = v6_plan(M, N, K, sm_count(), v3_max_clusters, SF_GEMM_V6_PIN_BN, SF_GEMM_V6_PIN_MODE);
+	/* the last 8 plans, keyed on the shape: the plan is host work that an idle GPU waits for */
+	static struct {
+		int M, N, K;
+		V6Plan p;
+	} cache[8];
+	static int used = 0, next = 0;
+	int hit = -1;
+	for (int i = 0; i < used && hit < 0; i++)
+		if (cache[i].M == M && cache[i].N == N && cache[i].K == K)
+			hit = i;
+	if (hit < 0) {
+		hit = next;
+		cache[hit].M = M;
+		cache[hit].N = N;
+		cache[hit].K = K;
+		cache[hit].p = v6_plan(M, N, K, sm_count(), v3_max_clusters, SF_GEMM_V6_PIN_BN, SF_GEMM_V6_PIN_MODE);
+		next = (next + 1) % 8;
+		used = used < 8 ? used + 1 : 8;
+	}
+	const V6Plan p = cache[hit].p;
 	int rc = -1;
 	CUtensorMap ma, mb;
 	if (p.mode != kV6GlobalSplit && !make_map(&ma, A, M, K, kWgBM) && !make_map(&mb, B, N, K, p.bn)) {
