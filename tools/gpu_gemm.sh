@@ -17,6 +17,8 @@
 #            (NAME=PATH@MINM-); under `timeout` (a hang costs at most $CHECK_TIMEOUT s)
 #   eval     build/solforge eval of solutions/fast.cu (the default) on gemm_bf16_n4096_k4096, workloads
 #            matching -m1 (M = 1, 16, 128, 1024), --rounds 1 --budget-ms 200, if time is left
+#   eval6    (only when named) solforge eval (CUPTI) of fast.cu by default and with -D SF_GEMM_V6=1 on
+#            gemm_bf16_n4096_k4096 and _n6144_k4096 at the M = 256 and 512 workloads: 8 evals, one row each
 # Candidates (one -D each; the default of every macro is in gemm_bf16_sm90.cu; GEMM_NOTES.md "Version 3"):
 #   v3      -DSF_GEMM_V3=1 (+ _TRACE=1)            the v3 plan: tile width by whole waves at large M (128 x 192
 #                                                  for 6144 x 4096 at M ~1000), cluster split-K reduced
@@ -148,7 +150,7 @@ fi
 
 if has build; then
 	mk=
-	if has eval; then
+	if has eval || has eval6; then
 		make -j"$(nproc)" >"$logs/make.log" 2>&1 &
 		mk=$!
 	fi
@@ -280,6 +282,31 @@ if has eval; then
 		note "eval $EVAL_PROBLEM (M 1, 16, 128, 1024): rc $rc, $(grep -c '^gemm_bf16.* PASSED ' "$logs/eval.log") workloads PASSED"
 		evaltab=$(sed -n '/^workload /,$p' "$logs/eval.log" | cut -c1-110)
 		[ $rc = 0 ] || status=1
+	fi
+fi
+
+# eval6 (not in the default steps): CUPTI device times (solforge eval, the scored timing) of fast.cu as
+# built by default and with -D SF_GEMM_V6=1, on the N = 4096 / 6144 shapes at the M = 256 and 512 workloads
+if has eval6; then
+	if [ ! -x build/solforge ]; then
+		note "eval6: skipped (no build/solforge)"
+		status=1
+	else
+		for prob in gemm_bf16_n4096_k4096 gemm_bf16_n6144_k4096; do
+			for m in 256 512; do
+				for var in default v6; do
+					d=()
+					[ $var = v6 ] && d=(-D SF_GEMM_V6=1)
+					lg="$logs/eval6_${prob}_m${m}_$var.log"
+					timeout -s KILL 60 build/solforge eval "problems/llama/$prob" "problems/llama/$prob/solutions/fast.cu" \
+						--backend cuda "${d[@]}" --only "-m$m" --rounds 1 --budget-ms 200 --timeout 40 >"$lg" 2>&1
+					rc=$?
+					row=$(grep -m1 "^$prob-m$m " "$lg" | cut -c1-110)
+					note "eval6 $prob M=$m $var: rc $rc ${row:-no row (see logs/$(basename "$lg"))}"
+					[ $rc = 0 ] || status=1
+				done
+			done
+		done
 	fi
 fi
 
