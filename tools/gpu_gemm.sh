@@ -17,6 +17,8 @@
 #            (NAME=PATH@MINM-); under `timeout` (a hang costs at most $CHECK_TIMEOUT s)
 #   eval     build/solforge eval of solutions/fast.cu (the default) on gemm_bf16_n4096_k4096, workloads
 #            matching -m1 (M = 1, 16, 128, 1024), --rounds 1 --budget-ms 200, if time is left
+#   eval6    (only when named) solforge eval (CUPTI) of fast.cu by default and with -D SF_GEMM_V6=1 on
+#            gemm_bf16_n4096_k4096 and _n6144_k4096 at the M = 256 and 512 workloads: 8 evals, one row each
 # Candidates (one -D each; the default of every macro is in gemm_bf16_sm90.cu; GEMM_NOTES.md "Version 3"):
 #   v3      -DSF_GEMM_V3=1 (+ _TRACE=1)            the v3 plan: tile width by whole waves at large M (128 x 192
 #                                                  for 6144 x 4096 at M ~1000), cluster split-K reduced
@@ -45,6 +47,14 @@
 #   sm5r    sm5 with a 96 KB ring (-DSF_GEMM_SM5_RING_KB=96): half the bytes in flight (is depth the limiter?)
 #   sm5m    sm5 releasing a ring stage after the mma only, no proxy fences (-DSF_GEMM_SM5_RELEASE=1; is the
 #                                                  fence needed, what does it cost?)
+#   v6      the default (v3a) + -DSF_GEMM_V6=1 (+ _TRACE=1): M 129..512 on the v6 plan (GEMM_NOTES.md "Version 6": tile
+#                                                  width 128/192/256 and schedule, persistent unsplit / cluster
+#                                                  split-K / v2 split-K, by a cost model; prints its predicted us)
+#   v6rt    v6 with -DSF_GEMM_WG_CL_RT=4: the cluster reduction sums 4 output pairs per DSMEM round trip (2)
+#   v6p     v6 with the schedule pinned to persistent unsplit tiles (-DSF_GEMM_V6_PIN_MODE=0), width planned
+#           (launches no cluster: no precheck; v6's precheck covers odd M on the persistent plans)
+#   v6c     v6 with the schedule pinned to cluster split-K (-DSF_GEMM_V6_PIN_MODE=1), width and splits planned
+#   v6pf    v6 with -DSF_GEMM_WG_PREFETCH=1: the wgmma kernel prefetches its two TMA descriptors first
 #   sm5old  sm5 with the first, racy release order (-DSF_GEMM_SM5_RELEASE=0): the control, expected to FAIL
 #                                                  at 28672 x 4096 (GEMM_NOTES.md "Version 5: the ring race")
 # v3, v3p, midm (and midm_s*) and sm5 print the plan of each new shape to stderr (SF_GEMM_V3_TRACE / SF_GEMM_MIDM_TRACE, in
@@ -55,6 +65,8 @@
 # the v3 large-M candidates having been measured); MS the M list. Lists in STEPS, CANDS and MS
 # may be separated by '+' (the form a tools/gpu_round.sh spec can carry), or by spaces (STEPS, CANDS) or
 # commas. `make` runs only for the eval step. Exit status 0 when every step passed.
+# The v6 mid-M run (GEMM_NOTES.md "Version 6"; v3a = the current default, v2 the reference column):
+#   CANDS=v3a,v6,v6rt,v6p,v6c,v6pf MS=64,128,200,256,384,512,1000 STEPS=build,precheck,check tools/gpu_gemm.sh
 # The v5 small-M run (GEMM_NOTES.md "Version 5"; ~3 min on one H200):
 #   CANDS=sm5,sm5c,sm5r,midm_s1 MS=1,2,3,4,7,8,9,12,16,17,64 MS_MIDM=17,64 STEPS=build,precheck,check tools/gpu_gemm.sh
 # Every build's .so is checked for STB_GNU_UNIQUE symbols (`nm` type u): gemm_check.py loads all variants
@@ -79,6 +91,8 @@ MS_MID=${MS_MID:-17,77,128,256,512}
 MS_MIDM=${MS_MIDM:-17,33,77,128,200,256}
 MS_MIDM2=${MS_MIDM2:-17,33,64,77,96}
 MS_SM5=${MS_SM5:-1,3,7,8,9,16}
+MS_V6=${MS_V6:-129,200,256,333,384,511,512} # odd M past 128 included: v6's precheck (correctness, untimed)
+MS_V6=${MS_V6//+/,}
 MS_MID=${MS_MID//+/,} # every M list may use '+' (a gpu_round.sh spec), gemm_check.py wants commas
 MS_MIDM=${MS_MIDM//+/,}
 MS_MIDM2=${MS_MIDM2//+/,}
@@ -99,6 +113,7 @@ src=problems/common/kernels/gemm_bf16_sm90.cu
 nv="nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Xcompiler -fPIC -shared -Iinclude -Xptxas -v"
 # name, flags, M range it can change (gemm_check's @MAXM or @MINM-[MAXM]; empty: all M), the M list of its
 # precheck when it launches clusters (empty: none)
+v3a="-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0 -DSF_GEMM_V3_AUTO=1" # the default's v3 macros, pinned for the v6 candidates
 variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0||" "v4|-DSF_GEMM_V3=0 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_MIDM" "v3|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=1 -DSF_GEMM_V3_AUTO=0 -DSF_GEMM_V3_TRACE=1|17-|$MS_MID" "v3w|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0 -DSF_GEMM_V3_AUTO=0|17-|"
 	"v3a|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0 -DSF_GEMM_V3_AUTO=1 -DSF_GEMM_V3_TRACE=1|17-|"
 	"v3c256|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=1 -DSF_GEMM_V3_AUTO=0 -DSF_GEMM_V3_SPLIT_BN=256|17-512|$MS_MID" "v3c128|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=1 -DSF_GEMM_V3_AUTO=0 -DSF_GEMM_V3_SPLIT_BN=128|17-512|$MS_MID"
@@ -113,7 +128,12 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0||" "v4|-DSF_GEMM_V3=0 -DSF_GEMM_MI
 	"sm5c|-DSF_GEMM_SMALLM_V=2 -DSF_GEMM_SM5_MIN_RB=128 -DSF_GEMM_SMALLM_TRACE=1|16|$MS_SM5"
 	"sm5r|-DSF_GEMM_SMALLM_V=2 -DSF_GEMM_SM5_RING_KB=96 -DSF_GEMM_SMALLM_TRACE=1|16|$MS_SM5"
 	"sm5m|-DSF_GEMM_SMALLM_V=2 -DSF_GEMM_SM5_RELEASE=1 -DSF_GEMM_SMALLM_TRACE=1|16|$MS_SM5"
-	"sm5old|-DSF_GEMM_SMALLM_V=2 -DSF_GEMM_SM5_RELEASE=0 -DSF_GEMM_SMALLM_TRACE=1|16|$MS_SM5")
+	"sm5old|-DSF_GEMM_SMALLM_V=2 -DSF_GEMM_SM5_RELEASE=0 -DSF_GEMM_SMALLM_TRACE=1|16|$MS_SM5"
+	"v6|$v3a -DSF_GEMM_V6=1 -DSF_GEMM_V6_TRACE=1|129-512|$MS_V6"
+	"v6rt|$v3a -DSF_GEMM_V6=1 -DSF_GEMM_WG_CL_RT=4 -DSF_GEMM_V6_TRACE=1|129-512|$MS_V6"
+	"v6p|$v3a -DSF_GEMM_V6=1 -DSF_GEMM_V6_PIN_MODE=0 -DSF_GEMM_V6_TRACE=1|129-512|"
+	"v6c|$v3a -DSF_GEMM_V6=1 -DSF_GEMM_V6_PIN_MODE=1 -DSF_GEMM_V6_TRACE=1|129-512|$MS_V6"
+	"v6pf|$v3a -DSF_GEMM_V6=1 -DSF_GEMM_WG_PREFETCH=1 -DSF_GEMM_V6_TRACE=1|129-512|200,333,511")
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	keep=()
@@ -130,7 +150,7 @@ fi
 
 if has build; then
 	mk=
-	if has eval; then
+	if has eval || has eval6; then
 		make -j"$(nproc)" >"$logs/make.log" 2>&1 &
 		mk=$!
 	fi
@@ -151,7 +171,7 @@ if has build; then
 			note "build $name: FAILED: $nu STB_GNU_UNIQUE symbols (shared across the libraries of one process): $(nm -C "$dev/$name.so" | grep ' u ' | head -3 | tr '\n' ';')"
 			status=1
 		elif [ -f "$dev/$name.so" ]; then
-			[ "$name" = v2 ] || [ "$name" = v3 ] || [ "$name" = midm ] || [ "$name" = midm2 ] || [ "$name" = sm5 ] || [ "$name" = sm5c ] && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
+			[ "$name" = v2 ] || [ "$name" = v3 ] || [ "$name" = midm ] || [ "$name" = midm2 ] || [ "$name" = sm5 ] || [ "$name" = sm5c ] || [ "$name" = v6 ] && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
 		else
 			note "build $name: FAILED (see logs/ptxas_$name.log)"
 			tail -20 "$logs/ptxas_$name.log"
@@ -228,6 +248,10 @@ if has check; then
 	note "v3 plans (SF_GEMM_V3_TRACE of v3 / v3p): $(grep -c '^v3 plan.*: launched' "$logs/check.log") launched, $(grep -c '^v3 plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^v3 plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
 	note "midm plans (SF_GEMM_MIDM_TRACE of midm / midm2): $(grep -c '^midm plan.*: launched' "$logs/check.log") launched, $(grep -c '^midm plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^midm plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
 	grep '^midm plan' "$logs/check.log" | grep -E ' M=(17|64|128|256):' | sort -u | sed 's/^/   /' | head -24
+	if grep -q '^v6 plan' "$logs/check.log"; then
+		note "v6 plans (SF_GEMM_V6_TRACE of v6, v6rt, v6p, v6c, v6pf): $(grep -c '^v6 plan.*: launched' "$logs/check.log") launched, $(grep -c '^v6 plan.*: v2 split-K' "$logs/check.log") planned on v2, $(grep -c '^v6 plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^v6 plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
+		grep '^v6 plan' "$logs/check.log" | grep -E ' M=(200|256|384|512):' | sort -u | sed 's/^/   /' | head -32
+	fi
 	if grep -q '^smallm5 plan' "$logs/check.log"; then
 		note "smallm5 plans (SF_GEMM_SMALLM_TRACE of sm5, sm5c, sm5r): $(grep -c '^smallm5 plan.*: launched' "$logs/check.log") launched, $(grep -c '^smallm5 plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^smallm5 plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
 		grep '^smallm5 plan' "$logs/check.log" | grep -E ' M=(1|16):' | sort -u | sed 's/^/   /' | head -12
@@ -258,6 +282,31 @@ if has eval; then
 		note "eval $EVAL_PROBLEM (M 1, 16, 128, 1024): rc $rc, $(grep -c '^gemm_bf16.* PASSED ' "$logs/eval.log") workloads PASSED"
 		evaltab=$(sed -n '/^workload /,$p' "$logs/eval.log" | cut -c1-110)
 		[ $rc = 0 ] || status=1
+	fi
+fi
+
+# eval6 (not in the default steps): CUPTI device times (solforge eval, the scored timing) of fast.cu as
+# built by default and with -D SF_GEMM_V6=1, on the N = 4096 / 6144 shapes at the M = 256 and 512 workloads
+if has eval6; then
+	if [ ! -x build/solforge ]; then
+		note "eval6: skipped (no build/solforge)"
+		status=1
+	else
+		for prob in gemm_bf16_n4096_k4096 gemm_bf16_n6144_k4096; do
+			for m in 256 512; do
+				for var in default v6; do
+					d=()
+					[ $var = v6 ] && d=(-D SF_GEMM_V6=1)
+					lg="$logs/eval6_${prob}_m${m}_$var.log"
+					timeout -s KILL 60 build/solforge eval "problems/llama/$prob" "problems/llama/$prob/solutions/fast.cu" \
+						--backend cuda "${d[@]}" --only "-m$m" --rounds 1 --budget-ms 200 --timeout 40 >"$lg" 2>&1
+					rc=$?
+					row=$(grep -m1 "^$prob-m$m " "$lg" | cut -c1-110)
+					note "eval6 $prob M=$m $var: rc $rc ${row:-no row (see logs/$(basename "$lg"))}"
+					[ $rc = 0 ] || status=1
+				done
+			done
+		done
 	fi
 fi
 

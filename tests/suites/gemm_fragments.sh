@@ -10,7 +10,7 @@
 # protocol, mbarrier parity and stage release order under random interleavings); the
 # generated wgmma wrappers are up to date (gen_wgmma_ops.py --check); and, where nvcc exists, the v3 host
 # plan's, the v4 mid-M plan's and the v5 small-M plan's invariants on random shapes and GPUs (tests/gemm/v3_plan_test.cu, host
-# code only). No GPU needed. Ends with "N passed, M failed".
+# code only); the v6 mid-M plan (tests/gemm/v6_plan_test.cpp, g++). No GPU needed. Ends with "N passed, M failed".
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
 if ! python3 -c 'import numpy' 2>/dev/null; then
@@ -34,6 +34,26 @@ if python3 tools/gemm_dev/gen_wgmma_ops.py --check; then
 else
 	echo "FAIL gen_wgmma_ops: problems/common/kernels/gemm_bf16_sm90_wgmma_ops.cuh differs from the generator's output"
 	fail=$((fail + 1))
+fi
+# the v6 mid-M plan (plain C++, tests/gemm/v6_plan_test.cpp: invariants against a brute force on random
+# shapes and GPUs, the calibration table and the Llama plans; ~1 s with g++)
+cxx=${CXX:-g++}
+if command -v "$cxx" >/dev/null 2>&1; then
+	bin6=${BUILD:-build}/suites
+	mkdir -p "$bin6"
+	seed6=$(od -An -N8 -tu8 /dev/urandom | tr -d ' ')
+	if ! "$cxx" -std=c++17 -O2 -Wall -Wextra -Wshadow -Werror -o "$bin6/v6_plan_test" tests/gemm/v6_plan_test.cpp \
+		>"$bin6/v6_plan_test.log" 2>&1; then
+		echo "FAIL v6_plan_test: build (see $bin6/v6_plan_test.log)"
+		fail=$((fail + 1))
+	elif out=$("$bin6/v6_plan_test" "$seed6" 2>&1); then
+		pass=$((pass + 1))
+	else
+		echo "$out" | grep FAIL | sed "s/^/(seed $seed6) /"
+		fail=$((fail + 1))
+	fi
+else
+	echo "skip v6_plan_test: $cxx not found"
 fi
 nvcc=${NVCC:-nvcc}
 if command -v "$nvcc" >/dev/null 2>&1; then

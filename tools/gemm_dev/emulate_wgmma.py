@@ -11,7 +11,8 @@ of 2 over pair units, B stages assembled from the two ranks' multicast halves, t
 M loading the last real one); and the v4 mid-M kernel (gemm_bf16_sm90_midm.cuh, gemm_midm_kernel<NT>):
 midm_plan (token tile, K splits, no empty split), the swapped operands (weight band of 128 rows as the
 wgmma M side, NT tokens as its N side, zero past N, M and K), the transposed direct store and the
-transposed cluster reduction. Every output must be written exactly once and equal A . B^T. It does not
+transposed cluster reduction; v6's cases (128 x 192 clusters, odd M past 128, SF_GEMM_WG_CL_RT pairs per
+DSMEM round trip). Every output must be written exactly once and equal A . B^T. It does not
 model timing, barriers or the hardware's descriptor decoding.
 
     python3 tools/gemm_dev/emulate_wgmma.py     # exit status 1 on a mismatch
@@ -75,9 +76,10 @@ def partial_tile(A, B, tm, tn, bn, kb0, kb1, pair=False, bm=BM):
     return a[:, k0:k1] @ b[:, k0:k1].T
 
 
-def run(A, B, bn, splits, cluster, sms=132, pair=False):
+def run(A, B, bn, splits, cluster, sms=132, pair=False, rt=2):
     """C as the kernel writes it (NaN where never written) and the per-output write count; pair: the
-    pair-multicast mode with sms resident clusters of 2"""
+    pair-multicast mode with sms resident clusters of 2; rt: output pairs per DSMEM round trip of the cluster
+    reduction (SF_GEMM_WG_CL_RT)"""
     M, K = A.shape
     N = B.shape[0]
     tiles_m_real = (M + BM - 1) // BM
@@ -153,8 +155,8 @@ def run(A, B, bn, splits, cluster, sms=132, pair=False):
                     warp, lane = tid >> 5, tid & 31
                     g, q = lane >> 2, lane & 3
                     row_b, col_b = tm * BM + c * 64 + warp * 16 + g, tn * bn + q * 2
-                    for p in range(p0, p1, 2):  # two pairs per round trip, the second guarded
-                        for h in range(2):
+                    for p in range(p0, p1, rt):  # rt pairs per round trip, all but the first guarded
+                        for h in range(rt):
                             ph = p + h
                             if ph >= p1:
                                 continue
@@ -276,6 +278,18 @@ def main():
     ]
     pairs = [(300, 520, 136, 256, 1, False, 2), (1000, 400, 72, 192, 1, False, 3), (129, 200, 64, 192, 1, False, 5),
              (513, 260, 128, 256, 1, False, 1)]
+    # v6 (GEMM_NOTES.md "Version 6"): 128 x 192 clusters, odd M past 128, and 1..8 pairs per DSMEM round trip
+    v6 = [(333, 386, 200, 192, 2, True, 132, 4), (200, 194, 584, 192, 4, True, 132, 3), (511, 130, 136, 128, 2, True, 132, 8),
+          (129, 514, 264, 256, 3, True, 132, 4), (77, 200, 424, 192, 7, True, 132, 1), (333, 390, 72, 192, 1, False, 3, 2)]
+    for (M, N, K, bn, splits, cluster, sms, rt) in v6:
+        A = rng.standard_normal((M, K))
+        B = rng.standard_normal((N, K))
+        C, writes = run(A, B, bn, splits, cluster, sms, False, rt)
+        err = np.abs(C - A @ B.T).max()
+        once = bool((writes == 1).all())
+        print("wgmma M=%d N=%d K=%d BN=%d splits=%d %s rt=%d max err %.2e, every output written once: %s" %
+              (M, N, K, bn, splits, "cluster" if cluster else "persistent", rt, err, once))
+        bad += not (err <= 1e-9 and once)
     for (M, N, K, bn, splits, cluster, sms, pair) in [c + (False,) for c in cases] + [c + (True,) for c in pairs]:
         A = rng.standard_normal((M, K))
         B = rng.standard_normal((N, K))

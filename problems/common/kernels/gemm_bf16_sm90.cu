@@ -19,6 +19,9 @@
  *                     with SF_GEMM_MIDM == 1 (the default, v4), M <= SF_GEMM_MIDM_MAX_M goes to the
  *                     swap-AB wgmma kernel instead (gemm_bf16_sm90_midm.cuh: weight bands of 128 rows x
  *                     all tokens, cluster split-K through DSMEM);
+ *                     with SF_GEMM_V6 == 1 (candidate), M in [SF_GEMM_V6_MIN_M, SF_GEMM_V6_MAX_M] (129..512)
+ *                     on the v6 plan (gemm_bf16_sm90_v6plan.cuh: tile width 128/192/256 and schedule --
+ *                     persistent unsplit, cluster split-K or v2's split-K -- by a cost model);
  *                     SF_GEMM_LARGE == 1: cp.async + ldmatrix + mma.sync (gemm_bf16_sm90_mma.cuh), ~0.4x;
  *                     also taken when a TMA descriptor cannot be encoded;
  *   anything the fast paths cannot take (K % 8 != 0, unaligned pointers, odd N) goes to a plain
@@ -29,7 +32,9 @@
  * SF_GEMM_V3_AUTO, SF_GEMM_V3_AUTO_PCT (v3's width only past a predicted margin, "v3 width: a margin"),
  * SF_GEMM_MIDM, SF_GEMM_MIDM_MAX_M, SF_GEMM_MIDM_SPLITS, SF_GEMM_MIDM_2CTA (v4, "Version 4 (mid M)"),
  * SF_GEMM_SMALLM_V (2: the v5 small-M kernel for M <= 16, gemm_bf16_sm90_smallm_v5.cuh, "Version 5"),
- * SF_GEMM_SM5_RING_KB, SF_GEMM_SM5_MIN_RB, SF_GEMM_SM5_RELEASE (v5; "Version 5: the ring race").
+ * SF_GEMM_SM5_RING_KB, SF_GEMM_SM5_MIN_RB, SF_GEMM_SM5_RELEASE (v5; "Version 5: the ring race"), SF_GEMM_V6,
+ * SF_GEMM_V6_MIN_M, SF_GEMM_V6_MAX_M, SF_GEMM_V6_PIN_BN, SF_GEMM_V6_PIN_MODE (v6, "Version 6"), SF_GEMM_WG_CL_RT,
+ * SF_GEMM_WG_PREFETCH (gemm_bf16_sm90_wgmma.cuh); their defaults: gemm_bf16_sm90_config.cuh (and the header).
  *
  * State kept between calls (lazily, never pointers to inputs or outputs): the SM count, the wgmma
  * split-K scratch (fp32 slabs and two counters per tile, grown on demand; counters are zero between
@@ -49,73 +54,8 @@
 #include "gemm_bf16_sm90_wgmma.cuh"
 #include "gemm_bf16_sm90_midm.cuh"
 #include "gemm_bf16_sm90_smallm_v5.cuh"
-
-#ifndef SF_GEMM_LARGE
-#define SF_GEMM_LARGE 2
-#endif
-#ifndef SF_GEMM_WG_SPLITK /* 0: the wgmma path never splits K */
-#define SF_GEMM_WG_SPLITK 1
-#endif
-#ifndef SF_GEMM_WG_REDUCE /* 1: split-K slabs reduced by all units of a tile (cooperative launch) */
-#define SF_GEMM_WG_REDUCE 0
-#endif
-#ifndef SF_GEMM_WG_SPLIT_DIV /* split-K count = SMs / tiles / this */
-#define SF_GEMM_WG_SPLIT_DIV 1
-#endif
-#ifndef SF_GEMM_V3 /* 1: the v3 host plan (tile width by wave count, cluster split-K at mid M); the default since
-			* session 5 with SF_GEMM_V3_CLUSTER 0 and SF_GEMM_V3_AUTO 1 ("v3a", GEMM_NOTES.md) */
-#define SF_GEMM_V3 1
-#endif
-#ifndef SF_GEMM_V3_BN /* v3: pin the persistent tile width (128, 192, 256; 0: chosen by wave count) */
-#define SF_GEMM_V3_BN 0
-#endif
-#ifndef SF_GEMM_V3_CLUSTER /* v3: 0 keeps mid M on v2's split-K (only the tile width plan is new) */
-#define SF_GEMM_V3_CLUSTER 0
-#endif
-#ifndef SF_GEMM_V3_AUTO /* v3 large M: leave v2's width 256 only when the planned width's predicted cost (whole
-			 * waves x width cost) is at least SF_GEMM_V3_AUTO_PCT % lower (GEMM_NOTES.md, "v3 width: a margin") */
-#define SF_GEMM_V3_AUTO 1
-#endif
-#ifndef SF_GEMM_V3_AUTO_PCT
-#define SF_GEMM_V3_AUTO_PCT 2
-#endif
-#ifndef SF_GEMM_V3_PAIR /* v3: 1 runs large M on clusters of 2 CTAs sharing B by TMA multicast */
-#define SF_GEMM_V3_PAIR 0
-#endif
-#ifndef SF_GEMM_V3_TRACE /* 1: print the v3 plan of each new shape to stderr (dev builds only) */
-#define SF_GEMM_V3_TRACE 0
-#endif
-#ifndef SF_GEMM_V3_SPLIT_BN /* v3: pin the mid-M (cluster split-K) tile width (128 or 256; 0: planned) */
-#define SF_GEMM_V3_SPLIT_BN 0
-#endif
-#ifndef SF_GEMM_MIDM /* 1 (default since the H200 run of session 4): M in (SMALL_MAX_M, MIDM_MAX_M] on the v4
-                      * swap-AB kernel (gemm_bf16_sm90_midm.cuh); 0: v2's persistent wgmma path */
-#define SF_GEMM_MIDM 1
-#endif
-#ifndef SF_GEMM_MIDM_MAX_M /* largest M the v4 mid-M kernel takes (at most 256; measured slower than v2 above 128) */
-#define SF_GEMM_MIDM_MAX_M 128
-#endif
-#ifndef SF_GEMM_MIDM_SPLITS /* v4: pin the K split count (0: planned by midm_plan) */
-#define SF_GEMM_MIDM_SPLITS 0
-#endif
-#ifndef SF_GEMM_MIDM_2CTA /* v4: token tiles <= 96 at two CTAs per SM (half the ring, twice the splits): 2 always,
-                           * 1 when the 128-row weight bands outnumber the SMs (one CTA per SM would take
-                           * more than a wave: 28672 x 4096), 0 never */
-#define SF_GEMM_MIDM_2CTA 1
-#endif
-#ifndef SF_GEMM_MIDM_TRACE /* 1: print the v4 plan of each new shape to stderr (dev builds only) */
-#define SF_GEMM_MIDM_TRACE 0
-#endif
-#ifndef SF_GEMM_SMALLM_V /* small-M kernel for M <= 16: 1 the v2 register-streaming kernel, 2 the v5 TMA-ring
-			  * kernel (candidate, GEMM_NOTES.md "Version 5") */
-#define SF_GEMM_SMALLM_V 1
-#endif
-#ifndef SF_GEMM_SMALLM_TRACE /* 1: print the v5 plan of each new shape to stderr (dev builds only) */
-#define SF_GEMM_SMALLM_TRACE 0
-#endif
-#ifndef SF_GEMM_SMALL_MAX_M /* 16: M 17..64 go to wgmma (see GEMM_NOTES.md, version 2) */
-#define SF_GEMM_SMALL_MAX_M 16
-#endif
+#include "gemm_bf16_sm90_v6plan.cuh"
+#include "gemm_bf16_sm90_config.cuh" /* the tuning macros (SF_GEMM_*) and their defaults */
 
 namespace {
 
@@ -532,6 +472,10 @@ int launch_pair(const CUtensorMap &ma, const CUtensorMap &mb, __nv_bfloat16 *C, 
 
 int v3_max_clusters(int bn, int s)
 {
+#if SF_GEMM_V6 /* v6 also plans 128 x 192 clusters (v3_plan never asks for them) */
+	if (bn == 192)
+		return v3_max_clusters_bn<192>(s);
+#endif
 	return bn == 256 ? v3_max_clusters_bn<256>(s) : (bn == 128 ? v3_max_clusters_bn<128>(s) : 0);
 }
 
@@ -608,6 +552,62 @@ int launch_v3(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, 
 		return launch_persistent<192>(ma, mb, C, M, N, K, 1, units, stream);
 	return launch_persistent<128>(ma, mb, C, M, N, K, 1, units, stream);
 }
+
+#if SF_GEMM_V6
+/* The v6 mid-M path (GEMM_NOTES.md "Version 6"): v6_plan, then the persistent (unsplit) or the cluster
+ * split-K wgmma kernel of the planned width, or v2's launch when the plan says so, a TMA descriptor cannot
+ * be made or a cluster launch is refused (SF_GEMM_V6_TRACE says which ran and the predicted time). */
+int launch_v6(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K,
+	      cudaStream_t stream)
+{
+	using namespace sfgemm;
+	/* the last 8 plans, keyed on the shape: the plan is host work that an idle GPU waits for */
+	static struct {
+		int M, N, K;
+		V6Plan p;
+	} cache[8];
+	static int used = 0, next = 0;
+	int hit = -1;
+	for (int i = 0; i < used && hit < 0; i++)
+		if (cache[i].M == M && cache[i].N == N && cache[i].K == K)
+			hit = i;
+	if (hit < 0) {
+		hit = next;
+		cache[hit].M = M;
+		cache[hit].N = N;
+		cache[hit].K = K;
+		cache[hit].p = v6_plan(M, N, K, sm_count(), v3_max_clusters, SF_GEMM_V6_PIN_BN, SF_GEMM_V6_PIN_MODE);
+		next = (next + 1) % 8;
+		used = used < 8 ? used + 1 : 8;
+	}
+	const V6Plan p = cache[hit].p;
+	int rc = -1;
+	CUtensorMap ma, mb;
+	if (p.mode != kV6GlobalSplit && !make_map(&ma, A, M, K, kWgBM) && !make_map(&mb, B, N, K, p.bn)) {
+		const int tiles = ((M + 127) / 128) * ((N + p.bn - 1) / p.bn);
+		if (p.mode == kV6Persistent)
+			rc = p.bn == 256   ? launch_persistent<256>(ma, mb, C, M, N, K, 1, tiles, stream)
+			     : p.bn == 192 ? launch_persistent<192>(ma, mb, C, M, N, K, 1, tiles, stream)
+					   : launch_persistent<128>(ma, mb, C, M, N, K, 1, tiles, stream);
+		else
+			rc = p.bn == 256   ? launch_cluster<256>(ma, mb, C, M, N, K, p.splits, stream)
+			     : p.bn == 192 ? launch_cluster<192>(ma, mb, C, M, N, K, p.splits, stream)
+					   : launch_cluster<128>(ma, mb, C, M, N, K, p.splits, stream);
+	}
+#if SF_GEMM_V6_TRACE
+	static int last[3];
+	if (last[0] != M || last[1] != N || last[2] != K) {
+		last[0] = M;
+		last[1] = N;
+		last[2] = K;
+		fprintf(stderr, "v6 plan %dx%d M=%d: bn %d splits %d mode %s ctas %d predicted %.1f us: %s\n", N, K, M, p.bn,
+			p.splits, p.mode == kV6Persistent ? "persistent" : (p.mode == kV6Cluster ? "cluster" : "v2"), p.ctas, p.us,
+			p.mode == kV6GlobalSplit ? "v2 split-K" : (rc == SF_OK ? "launched" : "FALLBACK v2"));
+	}
+#endif
+	return rc == SF_OK ? SF_OK : launch_wgmma(A, B, C, M, N, K, stream);
+}
+#endif
 
 #if SF_GEMM_MIDM
 static_assert(SF_GEMM_MIDM_MAX_M <= 256, "the v4 mid-M kernel covers at most 256 tokens");
@@ -806,6 +806,10 @@ SF_EXPORT int run(const sf_call *call)
 #if SF_GEMM_MIDM
 	if (fast && SF_GEMM_LARGE == 2 && midm_takes((int)M, (int)N))
 		return launch_midm(A, B, C, (int)M, (int)N, (int)K, stream);
+#endif
+#if SF_GEMM_V6
+	if (fast && SF_GEMM_LARGE == 2 && M >= SF_GEMM_V6_MIN_M && M <= SF_GEMM_V6_MAX_M)
+		return launch_v6(A, B, C, (int)M, (int)N, (int)K, stream);
 #endif
 	if (fast && SF_GEMM_LARGE == 2 && SF_GEMM_V3)
 		return launch_v3(A, B, C, (int)M, (int)N, (int)K, stream);

@@ -47,6 +47,15 @@ using sfwg::wgmma_fence;
 using sfwg::wgmma_wait;
 
 const int kWgBM = 128, kWgBK = 64, kWgGroupM = 8, kWgMaxCluster = 8;
+#ifndef SF_GEMM_WG_CL_RT /* cluster split-K: output pairs summed per DSMEM round trip (GEMM_NOTES.md "Version 6") */
+#define SF_GEMM_WG_CL_RT 2
+#endif
+const int kWgClusterRT = SF_GEMM_WG_CL_RT;
+#ifndef SF_GEMM_WG_PREFETCH /* 1: thread 0 prefetches both TMA descriptors before the barrier setup (as v4 and v5 do) */
+#define SF_GEMM_WG_PREFETCH 0
+#endif
+const bool kWgPrefetchMaps = SF_GEMM_WG_PREFETCH != 0;
+static_assert(kWgClusterRT >= 1 && kWgClusterRT <= 8, "SF_GEMM_WG_CL_RT: 1..8 pairs per round trip");
 /* gemm_wgmma_kernel modes (see its contract) */
 const int kWgPersistent = 0, kWgSplitCluster = 1, kWgPairMulticast = 2;
 const int kWgThreads = 384; /* producer warpgroup + 2 consumer warpgroups */
@@ -161,7 +170,8 @@ __device__ __forceinline__ float2 dsmem_ld_f2(uint32_t addr, uint32_t rank)
  * (conflict-free, the same (p, j) is the same output pair in every CTA); after a cluster barrier, rank r
  * sums pairs [r * share, (r + 1) * share) over the cluster's slabs through distributed shared memory in
  * rank order (deterministic), stores bf16, and a second cluster barrier keeps every slab alive until all
- * ranks have read it. No global scratch, no atomics.
+ * ranks have read it. No global scratch, no atomics. Each thread sums kWgClusterRT (SF_GEMM_WG_CL_RT, default 2)
+ * pairs per round trip: kWgClusterRT x splits remote loads in flight before the first add.
  *
  * kMode == kWgPairMulticast (v3 large M candidate): persistent over clusters of 2 CTAs along x (grid 2 x
  * clusters, splits 1); cluster k takes pair units k, k + gridDim.x / 2, ...: a pair unit is the tiles
@@ -196,6 +206,10 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 	volatile int *last_flag = (volatile int *)(smem_raw + (bar_empty + 8 * kStages - raw));
 
 	if (threadIdx.x == 0) {
+		if (kWgPrefetchMaps) { /* the descriptors' first fetch overlaps the barrier setup (v6 candidate) */
+			asm volatile("prefetch.tensormap [%0];" ::"l"((uint64_t)&tm_a) : "memory");
+			asm volatile("prefetch.tensormap [%0];" ::"l"((uint64_t)&tm_b) : "memory");
+		}
 		for (int s = 0; s < kStages; s++) {
 			mbar_init(bar_full + 8 * s, 1);
 			mbar_init(bar_empty + 8 * s, kPair ? 16 : 8);
@@ -293,16 +307,16 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 			const int S = splits, share = (kNR / 2 + S - 1) / S, rank = (int)cluster_rank();
 			const int p0 = rank * share, p1 = min(p0 + share, kNR / 2);
 			const int row_b = tm * kWgBM + c * 64 + warp * 16 + g, col_b = tn * BN + q * 2;
-			for (int p = p0; p < p1; p += 2) { /* two pairs per round trip: 2 S loads in flight */
-				float2 v[2][kWgMaxCluster];
+			for (int p = p0; p < p1; p += kWgClusterRT) { /* kWgClusterRT pairs per round trip: that many S loads in flight */
+				float2 v[kWgClusterRT][kWgMaxCluster];
 #pragma unroll
-				for (int h = 0; h < 2; h++)
+				for (int h = 0; h < kWgClusterRT; h++)
 #pragma unroll
 					for (int r2 = 0; r2 < kWgMaxCluster; r2++)
 						if (r2 < S && p + h < p1)
 							v[h][r2] = dsmem_ld_f2(base + (uint32_t)((p + h) * 256 + j) * 8, (uint32_t)r2);
 #pragma unroll
-				for (int h = 0; h < 2; h++) {
+				for (int h = 0; h < kWgClusterRT; h++) {
 					float s0 = 0.0f, s1 = 0.0f;
 #pragma unroll
 					for (int r2 = 0; r2 < kWgMaxCluster; r2++)

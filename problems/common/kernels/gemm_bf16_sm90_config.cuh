@@ -1,0 +1,92 @@
+/*
+ * gemm_bf16_sm90_config.cuh - the tuning macros of gemm_bf16_sm90.cu and their defaults (each may be set with
+ * -D; tools/gpu_gemm.sh builds its candidates that way). What each one selects: the comment beside it and
+ * GEMM_NOTES.md (the version named there). Included once, by gemm_bf16_sm90.cu, before its code.
+ */
+#pragma once
+
+#ifndef SF_GEMM_LARGE
+#define SF_GEMM_LARGE 2
+#endif
+#ifndef SF_GEMM_WG_SPLITK /* 0: the wgmma path never splits K */
+#define SF_GEMM_WG_SPLITK 1
+#endif
+#ifndef SF_GEMM_WG_REDUCE /* 1: split-K slabs reduced by all units of a tile (cooperative launch) */
+#define SF_GEMM_WG_REDUCE 0
+#endif
+#ifndef SF_GEMM_WG_SPLIT_DIV /* split-K count = SMs / tiles / this */
+#define SF_GEMM_WG_SPLIT_DIV 1
+#endif
+#ifndef SF_GEMM_V3 /* 1: the v3 host plan (tile width by wave count, cluster split-K at mid M); the default since
+			* session 5 with SF_GEMM_V3_CLUSTER 0 and SF_GEMM_V3_AUTO 1 ("v3a", GEMM_NOTES.md) */
+#define SF_GEMM_V3 1
+#endif
+#ifndef SF_GEMM_V3_BN /* v3: pin the persistent tile width (128, 192, 256; 0: chosen by wave count) */
+#define SF_GEMM_V3_BN 0
+#endif
+#ifndef SF_GEMM_V3_CLUSTER /* v3: 0 keeps mid M on v2's split-K (only the tile width plan is new) */
+#define SF_GEMM_V3_CLUSTER 0
+#endif
+#ifndef SF_GEMM_V3_AUTO /* v3 large M: leave v2's width 256 only when the planned width's predicted cost (whole
+			 * waves x width cost) is at least SF_GEMM_V3_AUTO_PCT % lower (GEMM_NOTES.md, "v3 width: a margin") */
+#define SF_GEMM_V3_AUTO 1
+#endif
+#ifndef SF_GEMM_V3_AUTO_PCT
+#define SF_GEMM_V3_AUTO_PCT 2
+#endif
+#ifndef SF_GEMM_V3_PAIR /* v3: 1 runs large M on clusters of 2 CTAs sharing B by TMA multicast */
+#define SF_GEMM_V3_PAIR 0
+#endif
+#ifndef SF_GEMM_V3_TRACE /* 1: print the v3 plan of each new shape to stderr (dev builds only) */
+#define SF_GEMM_V3_TRACE 0
+#endif
+#ifndef SF_GEMM_V3_SPLIT_BN /* v3: pin the mid-M (cluster split-K) tile width (128 or 256; 0: planned) */
+#define SF_GEMM_V3_SPLIT_BN 0
+#endif
+#ifndef SF_GEMM_MIDM /* 1 (default since the H200 run of session 4): M in (SMALL_MAX_M, MIDM_MAX_M] on the v4
+                      * swap-AB kernel (gemm_bf16_sm90_midm.cuh); 0: v2's persistent wgmma path */
+#define SF_GEMM_MIDM 1
+#endif
+#ifndef SF_GEMM_MIDM_MAX_M /* largest M the v4 mid-M kernel takes (at most 256; measured slower than v2 above 128) */
+#define SF_GEMM_MIDM_MAX_M 128
+#endif
+#ifndef SF_GEMM_MIDM_SPLITS /* v4: pin the K split count (0: planned by midm_plan) */
+#define SF_GEMM_MIDM_SPLITS 0
+#endif
+#ifndef SF_GEMM_MIDM_2CTA /* v4: token tiles <= 96 at two CTAs per SM (half the ring, twice the splits): 2 always,
+                           * 1 when the 128-row weight bands outnumber the SMs (one CTA per SM would take
+                           * more than a wave: 28672 x 4096), 0 never */
+#define SF_GEMM_MIDM_2CTA 1
+#endif
+#ifndef SF_GEMM_MIDM_TRACE /* 1: print the v4 plan of each new shape to stderr (dev builds only) */
+#define SF_GEMM_MIDM_TRACE 0
+#endif
+#ifndef SF_GEMM_SMALLM_V /* small-M kernel for M <= 16: 1 the v2 register-streaming kernel, 2 the v5 TMA-ring
+			  * kernel (candidate, GEMM_NOTES.md "Version 5") */
+#define SF_GEMM_SMALLM_V 1
+#endif
+#ifndef SF_GEMM_SMALLM_TRACE /* 1: print the v5 plan of each new shape to stderr (dev builds only) */
+#define SF_GEMM_SMALLM_TRACE 0
+#endif
+#ifndef SF_GEMM_V6 /* 1 (candidate): M in [SF_GEMM_V6_MIN_M, SF_GEMM_V6_MAX_M] on the v6 plan (gemm_bf16_sm90_v6plan.cuh:
+		    * tile width and schedule by a cost model; GEMM_NOTES.md "Version 6"); 0: unchanged */
+#define SF_GEMM_V6 0
+#endif
+#ifndef SF_GEMM_V6_MIN_M /* smallest M the v6 plan takes (M <= 128 stays on v4 where midm_takes it) */
+#define SF_GEMM_V6_MIN_M 129
+#endif
+#ifndef SF_GEMM_V6_MAX_M
+#define SF_GEMM_V6_MAX_M 512
+#endif
+#ifndef SF_GEMM_V6_PIN_BN /* v6: pin the tile width (128, 192, 256; 0: planned) */
+#define SF_GEMM_V6_PIN_BN 0
+#endif
+#ifndef SF_GEMM_V6_PIN_MODE /* v6: pin the schedule (0 persistent, 1 cluster split-K, 2 v2 split-K; -1: planned) */
+#define SF_GEMM_V6_PIN_MODE -1
+#endif
+#ifndef SF_GEMM_V6_TRACE /* 1: print the v6 plan of each new shape to stderr (dev builds only) */
+#define SF_GEMM_V6_TRACE 0
+#endif
+#ifndef SF_GEMM_SMALL_MAX_M /* 16: M 17..64 go to wgmma (see GEMM_NOTES.md, version 2) */
+#define SF_GEMM_SMALL_MAX_M 16
+#endif
