@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gpu_dec.sh - one H200 run for the GQA paged decode kernel, version 2 against version 1 (issue 9,
-# problems/common/kernels/gqa_paged_decode_sm90.cu; notes: problems/llama/ATTN_NOTES.md "Decode
+# problems/common/kernels/gqa_paged_decode_sm90.cu; notes: problems/llama/DECODE_NOTES.md "Decode
 # version 2"). Builds solforge, reports ptxas registers/spills of each variant, then evaluates
 # solutions/fast.cu of gqa_paged_decode_h32_kv8_d128_ps{1,16} as
 #   v2     the default build (one launch, cp.async ring),

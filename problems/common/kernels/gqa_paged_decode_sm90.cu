@@ -29,7 +29,7 @@
  * item list), attend, merge (one warp per (sequence, q head) with >= 2 chunks).
  * Tuning (-D): DEC_ITEMS (66: target chunk count over the batch, ~2 waves of 2 CTAs/SM x 8 kv heads)
  * and DEC_MIN_CHUNK (128 positions, a multiple of 64). Scratch (partials, counters) is allocated by
- * the solution (cudaMalloc) and regrown when a bigger batch comes; notes in problems/llama/ATTN_NOTES.md.
+ * the solution (cudaMalloc) and regrown when a bigger batch comes; notes in problems/llama/DECODE_NOTES.md.
  * The attention loops and the warp-state combine live in gqa_paged_decode_sm90_attend.cuh.
  */
 #include <cuda_runtime.h>
