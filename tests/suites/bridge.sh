@@ -90,6 +90,9 @@ tb_ok=$(field "$T" "all(x['evaluation']['solforge'].get('baseline') == min((b fo
 #     checks the waiting); end to end, its hold is logged by the python process (its own pid) and no two
 #     holds of the slot overlap
 if out=$(python3 tests/bridge/test_gpu_slot.py 2>&1); then ok gpu_slot_protocol; else bad gpu_slot_protocol "$(echo "$out" | grep FAIL | head -3)"; fi
+# inductor's autotuning benchmarks routed through the slot when torch.compile runs before it
+# (tests/bridge/test_bench_hook.py: the harness hook, the shared-benchmarker patch, neither)
+if out=$(python3 tests/bridge/test_bench_hook.py 2>&1); then ok compile_benchmarks_hold_slot; else bad compile_benchmarks_hold_slot "$(echo "$out" | grep FAIL | head -3)"; fi
 L=$TMP/locks
 mkdir -p "$L"
 SOLFORGE_GPU_LOCKS=$L PYTHONPATH=$FAKE "$SF" eval $FX/bscale $FX/bscale/correct.c "${EV[@]}" --only n4 >"$TMP/log" 2>&1; rc=$?

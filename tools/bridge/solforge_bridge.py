@@ -89,6 +89,7 @@ class GpuSlot:
         self.fd = None
         self.depth = 0
         self.label = ""
+        self.holds = {}  # label -> outermost holds taken
 
     def acquire(self, label=""):
         self.depth += 1
@@ -96,6 +97,7 @@ class GpuSlot:
             return
         import fcntl
         self.label = label
+        self.holds[label] = self.holds.get(label, 0) + 1
         self.t_req = time.monotonic()
         self.fd = os.open(self.spec["lock"], os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         fcntl.flock(self.fd, fcntl.LOCK_EX)  # python retries EINTR itself
@@ -444,16 +446,47 @@ def compile_task(job, task, definition, codec, inputs):
         return TaskError("error", "bridge: " + traceback.format_exc(limit=6))
 
 
-def benchmark_lock_api(torch):
-    """inductor's hook for a harness's GPU benchmark lock (torch._inductor.runtime.benchmarking.
-    set_gpu_benchmark_lock_context), or None where this torch has none."""
+def benchmark_lock_hook(torch):
+    """How to make inductor's GPU benchmarks (autotuning) hold the device slot: (install, how) where
+    install(context_factory) routes every benchmark through the context, and how is "inductor-hook"
+    (torch._inductor.runtime.benchmarking.set_gpu_benchmark_lock_context, the harness hook of recent
+    torch) or "benchmarker-patch" (older torch: the module's shared `benchmarker` instance gets wrapped
+    benchmark_gpu methods, which every caller reaches through that one object); (None, why) when
+    neither exists, and torch.compile then runs inside the slot."""
     try:
         import importlib
         mod = importlib.import_module("torch._inductor.runtime.benchmarking")
-    except Exception:  # noqa: BLE001 - an older or stripped torch: compile inside the slot
-        return None
+    except Exception as e:  # noqa: BLE001 - an older or stripped torch
+        return None, f"no inductor benchmarking module ({type(e).__name__})"
     api = getattr(mod, "set_gpu_benchmark_lock_context", None)
-    return api if callable(api) else None
+    if callable(api):
+        return api, "inductor-hook"
+    bm = getattr(mod, "benchmarker", None)
+    if bm is None or not callable(getattr(bm, "benchmark_gpu", None)):
+        return None, "no benchmark hook and no shared benchmarker in this torch"
+
+    def install(factory):
+        for name in ("benchmark_gpu", "benchmark_gpu_with_cuda_graph"):
+            f = getattr(bm, name, None)
+            if not callable(f) or getattr(f, "_sf_locked", False):
+                continue
+
+            def wrapped(*a, _f=f, **k):
+                with factory():
+                    return _f(*a, **k)
+            wrapped._sf_locked = True
+            setattr(bm, name, wrapped)
+    return install, "benchmarker-patch"
+
+
+def inductor_benchmarks(torch):
+    """How many GPU benchmarks inductor counted in this process (its dynamo counters), or None."""
+    try:
+        from torch._dynamo.utils import counters
+        return sum(v for k, v in counters["inductor"].items() if str(k).startswith("benchmarking.")
+                   and "benchmark_gpu" in str(k))
+    except Exception:  # noqa: BLE001 - counters are internal: absent means unknown
+        return None
 
 
 def run_task(job, task, definition, codec, inputs, pending, compiled=None):
@@ -576,9 +609,9 @@ def main(argv):
     # autotuning benchmark holds the slot (label "autotune" in the timing log), and the first call's
     # own kernels are the only device work done unlocked. Otherwise (or SOLFORGE_BRIDGE_COMPILE_IN_SLOT=1)
     # the compile holds the slot as everything else does.
-    lock_api = None
+    lock_api, hook = None, "compile in the slot"
     if slot.spec and not codec.fake and not os.environ.get("SOLFORGE_BRIDGE_COMPILE_IN_SLOT"):
-        lock_api = benchmark_lock_api(torch)
+        lock_api, hook = benchmark_lock_hook(torch)
     if lock_api:
         lock_api(lambda: slot.hold("autotune"))
     compiled, compile_wall = {}, 0.0
@@ -590,14 +623,15 @@ def main(argv):
         t_req = time.perf_counter()
         slot.acquire()
         t_slot = time.perf_counter()
-        done = run_tasks(torch, job, tasks, definition, codec, inputs, compiled, bool(lock_api))
+        done = run_tasks(torch, job, tasks, definition, codec, inputs, compiled, hook if lock_api else False)
     finally:
         while slot.depth:
             slot.release()
     t_held = time.perf_counter()
     write_results(done)
     log_phases(bridge, done, t_pre - T_START, compile_wall, t_slot - t_req, t_held - t_slot,
-               time.perf_counter() - t_held, bool(lock_api))
+               time.perf_counter() - t_held, hook if lock_api else f"no ({hook})",
+               slot.holds.get("autotune", 0), inductor_benchmarks(torch) if not codec.fake else None)
     return 0
 
 
@@ -618,15 +652,20 @@ def warm_device(torch, codec):
             pass
 
 
-def log_phases(bridge, done, pre_s, outside_s, wait_s, held_s, post_s, compile_outside):
+def log_phases(bridge, done, pre_s, outside_s, wait_s, held_s, post_s, compile_outside, autotune_holds,
+               benchmarks):
     """With $SOLFORGE_BRIDGE_PHASES set: appends one JSON line of where this process's time went (start-up
-    and file reads, waiting for the slot, holding it, per task, writing results) to that file."""
+    and file reads, compiling before the slot, waiting for it, holding it, per task, writing results)
+    to that file, with how the compile ran (compile_outside_slot: the hook used, or "no (why)"), the
+    slot holds inductor's benchmarks took and the benchmarks inductor counted: a count above the holds
+    while compiling outside the slot would mean a benchmark the hook missed."""
     path = os.environ.get("SOLFORGE_BRIDGE_PHASES")
     if not path:
         return
     slot = bridge.get("gpu_slot") if isinstance(bridge.get("gpu_slot"), dict) else {}
     rec = {"problem": slot.get("problem"), "what": slot.get("what"), "pre_s": round(pre_s, 3),
            "compile_outside_slot": compile_outside, "compile_outside_s": round(outside_s, 3),
+           "autotune_holds": autotune_holds, "inductor_benchmarks": benchmarks,
            "wait_s": round(wait_s, 3), "held_s": round(held_s, 3), "post_s": round(post_s, 3),
            "tasks": [{"name": d["name"], "status": d["status"], "task_s": round(d["task_s"], 3),
                       "compile_s": round((d["timing"] or {}).get("compile_s", 0.0), 3),
