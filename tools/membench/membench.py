@@ -37,7 +37,6 @@ import json
 import math
 import os
 import sys
-import tempfile
 import time
 
 I_SILU = 14336
@@ -182,33 +181,21 @@ class Timer:
         """{name: median device busy time (us)} of ITERS flushed calls of every fn in impls (a dict),
         all in one torch.profiler session cut at marker kernels (tools/bridge/sf_kspan.py); None for
         every name when the trace cannot be cut"""
-        torch = self.torch
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bridge"))
         import sf_kspan
-        from torch.profiler import ProfilerActivity, profile
-        mark = torch.full((1,), 12, dtype=torch.int32, device="cuda")
         names = list(impls)
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            for name in names:
-                for k in range(self.iters):
-                    self.flush.fill_(k & 0x7f)
-                    torch.cuda.synchronize()
-                    mark.gcd_(mark)
-                    impls[name](0)
-                    mark.gcd_(mark)
-                    torch.cuda.synchronize()
-        fd, path = tempfile.mkstemp(suffix=".json", prefix="membench-kspan-")
-        os.close(fd)
+        n_flush = [0]
+
+        def flush():  # a different fill per call, as the event timing's flush
+            self.flush.fill_(n_flush[0] & 0x7f)
+            n_flush[0] += 1
+
+        timer = sf_kspan.KernelSpanTimer(self.torch, flush)
         try:
-            prof.export_chrome_trace(path)
-            with open(path) as f:
-                trace = json.load(f)
-        finally:
-            os.unlink(path)
-        try:
-            spans = sf_kspan.spans_from_trace(trace, len(names) * self.iters)
+            got = timer.time_batch(lambda name: impls[name](0), [(name,) for name in names for _ in range(self.iters)])
         except sf_kspan.SpanError:
             return {name: None for name in names}
+        spans = [ms for ms, _ in got]
         return {name: median(spans[i * self.iters:(i + 1) * self.iters]) * 1e3 for i, name in enumerate(names)}
 
     def graph(self, fn, nbuf, calls=10):

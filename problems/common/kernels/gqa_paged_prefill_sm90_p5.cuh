@@ -190,19 +190,7 @@ prefill_attend_p5(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__re
 		sfwg::mbar_init(bar0 + 8 * tid, PP_THREADS);
 	__syncthreads();
 
-	/* Q: row r = token r / 4, head kvh * 4 + r % 4; rows of missing tokens zero-filled */
-	{
-		const int ch = tid & 15;
-#pragma unroll
-		for (int i = 0; i < PP_BM * 16 / PP_THREADS; i++) {
-			const int row = (tid >> 4) + 16 * i;
-			const int tok = row >> 2;
-			const bool ok = tok < ntok;
-			const __nv_bfloat16 *src =
-				q + ((size_t)(q_start + j0 + (ok ? tok : 0)) * HQ + kvh * GRP + (row & 3)) * D + ch * 8;
-			cp_async16(s_q + sw128(PP_BM, row, ch), src, ok ? 16 : 0);
-		}
-	}
+	sfpp::load_q(s_q, q, q_start + j0, ntok, kvh, tid);
 	const uint64_t kb = (uint64_t)(k_cache + kvh * D + (tid & 15) * 8); /* generic = global addresses */
 	const uint64_t vb = (uint64_t)(v_cache + kvh * D + (tid & 15) * 8);
 	const uint32_t gofs = sw128(P5_BN, tid >> 4, tid & 15); /* this thread's first row in a kv tile */
