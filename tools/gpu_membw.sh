@@ -11,7 +11,8 @@
 #      14 at T 1024, a cross-check of the python timing
 #   4. solforge eval of silu_and_mul and geglu fast.cu at t1, t256 and the largest T (one eval per
 #      knob set on a problem copy holding those three) with --copy-ceiling --no-torch: today's default
-#      and Triton's structure (SM_GRID=1 THREADS=128 UNROLL=1 SM_HINT=0; GG_ for geglu); a set not
+#      (Triton's structure since session 7) and version 1's (SM_GRID=0 THREADS=256 UNROLL=2 SM_HINT=1;
+#      GG_ for geglu); a set not
 #      started before BUDGET_S (default 150) seconds is reported as not run
 # The inductor cache (TORCHINDUCTOR_CACHE_DIR) is kept, so the Triton kernels' .ptx / launch metadata
 # (num_warps, XBLOCK, cache qualifiers) come back in the logs. Logs: $OUT/membw_logs.tgz and
@@ -126,7 +127,7 @@ PY
 		for spec in "llama/silu_and_mul_i14336 SM" "gemma/geglu_tanh_h5376_i21504 GG"; do
 			read -r prob P <<<"$spec"
 			name=$(basename "$prob")
-			for ks in "default:" "flat_t128_v1_plain:-D ${P}_GRID=1 -D THREADS=128 -D UNROLL=1 -D ${P}_HINT=0"; do
+			for ks in "default:" "v1_2d_t256_v2_cs:-D ${P}_GRID=0 -D THREADS=256 -D UNROLL=2 -D ${P}_HINT=1"; do
 				tag=${ks%%:*}
 				knobs=${ks#*:}
 				if [ "$(elapsed)" -ge "$budget" ]; then

@@ -551,8 +551,9 @@ static void test_copy(int64_t n, size_t shift)
 }
 static void tests()
 {
-	/* one SM: at most COPY_BPS blocks, so 200003 elements (13 chunks of the default 512 x 4
-	 * vectors) take several chunks per block (grid stride, or COPY_BLOCKED runs) */
+	/* one SM: with COPY_BPS > 0 at most COPY_BPS blocks, so 200003 elements (13 chunks of 512 x 4
+	 * vectors) take several chunks per block (grid stride, or COPY_BLOCKED runs); every size here is
+	 * below COPY_SMALL_BYTES unless a line sets it to 0 (the COPY_UNROLL kernel) */
 	emu_sm_count = 1;
 	for (int64_t n : { 1, 7, 8, 9, 16384, 16389, 200003 })
 		test_copy(n, 0);

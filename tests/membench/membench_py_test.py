@@ -87,7 +87,8 @@ def main():
 
     recs = []
     for T_ in (1, 16384):
-        for name in ["torch.compile", "torch eager", "v0 2d_t256_v2_cs (fast.cu)"] + ["v%d x" % k for k in range(1, 9)]:
+        for name in ["torch.compile", "torch eager", "v0 2d_t256_v2_cs (v1 default)", "v14 flat (fast.cu, triton)"] + \
+                ["v%d x" % k for k in range(1, 9)]:
             recs.append(dict(op="silu", T=T_, impl=name, cupti_us=rnd.uniform(1, 100), event_us=rnd.uniform(1, 100),
                              graph_us=None, tbps=1.0, ratio=1.0, status="PASSED"))
     recs.append(dict(op="silu", T=1, impl="v9 failed", cupti_us=None, event_us=None, graph_us=None, tbps=0.0,
@@ -99,12 +100,12 @@ def main():
         got = [l for l in body if l.split()[1] == str(T_)]
         names = [" ".join(l.split()[2:-5]) for l in got]
         grp = sorted([r for r in recs if r["T"] == T_ and r["cupti_us"] is not None], key=lambda r: r["cupti_us"])
-        others = [r["impl"] for r in grp if r["impl"] != "torch.compile" and not r["impl"].startswith("v0 ")][:3]
-        ok = ok and "torch.compile" in names and any(n.startswith("v0 ") for n in names)
+        others = [r["impl"] for r in grp if r["impl"] != "torch.compile" and "(fast.cu" not in r["impl"]][:3]
+        ok = ok and "torch.compile" in names and "v14 flat (fast.cu, triton)" in names
         ok = ok and all(o in names for o in others) and "v9 failed" not in names
         us = [float(l.split()[-5]) for l in got]
         ok = ok and us == sorted(us)
-    check(ok, "short table: torch.compile, v0 and the 3 fastest others per T (device time), sorted, failures left out")
+    check(ok, "short table: torch.compile, the (fast.cu row and the 3 fastest others per T (device time), sorted, failures left out")
     membench.set_ratios(recs, "silu", 1)
     tc = [r for r in recs if r["T"] == 1 and r["impl"] == "torch.compile"][0]
     some = [r for r in recs if r["T"] == 1 and r["status"] == "PASSED"]
@@ -120,18 +121,25 @@ def main():
           "silu variants: ids 0..n-1, names unique")
     check(all(r[2][0] in ("64", "128", "256", "512") and r[2][1] in ("1", "2", "4") for r in sv),
           "silu variants: CTA sizes 64-512, 1/2/4 vectors per thread")
-    v0 = sv[0][2]
-    check(v0[0] == fast.get("THREADS") and v0[1] == fast.get("UNROLL") and v0[2] == "MB_H_CS" and v0[3] == "MB_G_2D"
-          and fast.get("SM_HINT") == "1" and fast.get("SM_GRID") == "0",
-          "silu variant 0 = fast.cu's defaults (THREADS, UNROLL, .cs hints, 2D grid)")
+    mine = [r[2] for r in sv if "(fast.cu" in r[1]]
+    hint = {"MB_H_NONE": "0", "MB_H_CS": "1", "MB_H_NC": "2", "MB_H_EF": "3", "MB_H_CSST": "4", "MB_H_CSLD": "5"}
+    grid = {"MB_G_2D": "0", "MB_G_FLAT": "1", "MB_G_PERSIST": "2"}
+    check(len(mine) == 1 and mine[0][0] == fast.get("THREADS") and mine[0][1] == fast.get("UNROLL")
+          and hint.get(mine[0][2]) == fast.get("SM_HINT") and grid.get(mine[0][3]) == fast.get("SM_GRID"),
+          "the one silu variant named (fast.cu = fast.cu's defaults (THREADS, UNROLL, SM_HINT, SM_GRID)")
     copy = defines(os.path.join(ROOT, "tools/calibration/copy/solutions/copy.cu"))
     cv = variants(os.path.join(ROOT, "tools/membench/copy.cu"), 5)
-    c0 = cv[0][2] if cv else []
     check([r[0] for r in cv] == list(range(len(cv))) and len({r[1] for r in cv}) == len(cv) and len(cv) >= 10,
           "copy variants: ids 0..n-1, names unique")
-    check(c0 and c0[0] == copy.get("COPY_THREADS") and c0[1] == copy.get("COPY_UNROLL") and c0[2] == "MB_H_NCCS"
-          and c0[3] == "MB_G_FLAT" and copy.get("COPY_BPS") == "0" and copy.get("COPY_NC") == "1"
-          and copy.get("COPY_ST_CS") == "1", "copy variant 0 = the calibration copy's defaults")
+    big = [r[2] for r in cv if "(copy.cu >=" in r[1]]
+    small = [r[2] for r in cv if "(copy.cu <" in r[1]]
+    cut = "%dM" % (int(copy.get("COPY_SMALL_BYTES", "-1048576")) >> 20)
+    check(len(big) == 1 and len(small) == 1 and all(
+          c[0] == copy.get("COPY_THREADS") and c[2] == "MB_H_NONE" and c[3] == "MB_G_FLAT" for c in big + small)
+          and big[0][1] == copy.get("COPY_UNROLL") and small[0][1] == copy.get("COPY_SMALL_UNROLL")
+          and copy.get("COPY_BPS") == "0" and copy.get("COPY_NC") == "0" and copy.get("COPY_ST_CS") == "0"
+          and all(cut in r[1] for r in cv if "(copy.cu" in r[1]),
+          "the copy variants named (copy.cu >= / < SIZE = the calibration copy's defaults above and below COPY_SMALL_BYTES")
     print("%d passed, %d failed" % (P, F))
     return 1 if F else 0
 

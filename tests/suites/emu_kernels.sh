@@ -59,7 +59,7 @@ def split_top(s):
 def launch(m):
     cfg = split_top(m.group(2))
     return 'emu_launch(%s, %s, %s, ' % (cfg[0], cfg[1], m.group(1))
-src, n = re.subn(r'([A-Za-z_]\w*(?:<\d+>)?)<<<(.*?)>>>\(', launch, src, flags=re.S)
+src, n = re.subn(r'([A-Za-z_]\w*(?:<\w+>)?)<<<(.*?)>>>\(', launch, src, flags=re.S)
 if n == 0:
     sys.exit("no kernel launch found in " + sys.argv[1])
 src = re.sub(r'__shared__\s+([A-Za-z_][\w ]*?)\s+([A-Za-z_]\w*\s*\[[^;]*);', shared, src)
@@ -97,7 +97,10 @@ EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Ipro
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_RING=1 -DEMU_GN_WIDE -DGN_RING_THREADS=128 -DGN_RING_SLOT_VALUES=4096 -DGN_RING_SLOTS=4 -DGN_FUSED_MAX=0 -DGN_SPLIT_FAST=0
 EMU_FLUX problems/flux/flux_adaln_layernorm_modulate_h3072/solutions/fast.cu
 EMU_COPY tools/calibration/copy/solutions/copy.cu
-EMU_SILU problems/llama/silu_and_mul_i14336/solutions/fast.cu -DSM_GRID=1 -DTHREADS=128 -DUNROLL=1 -DSM_HINT=0
+EMU_COPY tools/calibration/copy/solutions/copy.cu -DCOPY_SMALL_BYTES=0
+EMU_SILU problems/llama/silu_and_mul_i14336/solutions/fast.cu
+EMU_SILU problems/llama/silu_and_mul_i14336/solutions/fast.cu -DSM_GRID=0 -DTHREADS=256 -DUNROLL=2 -DSM_HINT=1
+EMU_GEGLU problems/gemma/geglu_tanh_h5376_i21504/solutions/fast.cu
 EMU_GEGLU problems/gemma/geglu_tanh_h5376_i21504/solutions/fast.cu -DGG_GRID=2 -DGG_BPS=2 -DUNROLL=2 -DGG_HINT=3
 EMU_COPY tools/calibration/copy/solutions/copy.cu -DCOPY_BLOCKED=1
 EMU_COPY tools/calibration/copy/solutions/copy.cu -DCOPY_BPS=4 -DCOPY_UNROLL=4 -DCOPY_THREADS=512
@@ -115,6 +118,10 @@ EXTRA
 )
 fi
 
+# EMU_ONLY (an extended regex): only the list lines it matches (a developer's quick run)
+if [ -n "${EMU_ONLY:-}" ]; then
+	list=$(grep -E -- "$EMU_ONLY" <<<"$list")
+fi
 # the list lines run side by side (one per core); their reports are printed in list order
 i=0
 while read -r macro src extra; do

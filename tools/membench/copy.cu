@@ -42,23 +42,23 @@ __global__ void __launch_bounds__(TH) mb_copy_k(const uint4 *__restrict__ x, uin
 }
 
 /* id, name, threads, vectors per thread, hint, grid (MB_G_FLAT / MB_G_PERSIST), blocks per SM */
-#define MB_COPY_VARIANTS(X)                                                        \
-	X(0, "flat_t256_v2_nc_cs (copy.cu)", 256, 2, MB_H_NCCS, MB_G_FLAT, 0)      \
-	X(1, "flat_t128_v1_none (triton-like)", 128, 1, MB_H_NONE, MB_G_FLAT, 0)   \
-	X(2, "flat_t128_v1_cs", 128, 1, MB_H_CS, MB_G_FLAT, 0)                     \
-	X(3, "flat_t128_v1_nc", 128, 1, MB_H_NC, MB_G_FLAT, 0)                     \
-	X(4, "flat_t128_v1_evict_first", 128, 1, MB_H_EF, MB_G_FLAT, 0)            \
-	X(5, "flat_t128_v1_cs_ld_only", 128, 1, MB_H_CSLD, MB_G_FLAT, 0)           \
-	X(6, "flat_t128_v1_cs_st_only", 128, 1, MB_H_CSST, MB_G_FLAT, 0)           \
-	X(7, "flat_t128_v1_nc256", 128, 1, MB_H_NC256, MB_G_FLAT, 0)               \
-	X(8, "flat_t256_v1_none", 256, 1, MB_H_NONE, MB_G_FLAT, 0)                 \
-	X(9, "flat_t512_v1_none", 512, 1, MB_H_NONE, MB_G_FLAT, 0)                 \
-	X(10, "flat_t128_v2_none", 128, 2, MB_H_NONE, MB_G_FLAT, 0)                \
-	X(11, "flat_t128_v4_none", 128, 4, MB_H_NONE, MB_G_FLAT, 0)                \
-	X(12, "flat_t256_v2_none", 256, 2, MB_H_NONE, MB_G_FLAT, 0)                \
-	X(13, "flat_t256_v4_none", 256, 4, MB_H_NONE, MB_G_FLAT, 0)                \
-	X(14, "persist_t256_v1_none_bps8", 256, 1, MB_H_NONE, MB_G_PERSIST, 8)     \
-	X(15, "persist_t512_v4_none_bps4", 512, 4, MB_H_NONE, MB_G_PERSIST, 4)     \
+#define MB_COPY_VARIANTS(X)                                                         \
+	X(0, "flat_t256_v2_nc_cs (v2 default)", 256, 2, MB_H_NCCS, MB_G_FLAT, 0)    \
+	X(1, "flat_t128_v1_none (copy.cu >= 24M)", 128, 1, MB_H_NONE, MB_G_FLAT, 0) \
+	X(2, "flat_t128_v1_cs", 128, 1, MB_H_CS, MB_G_FLAT, 0)                      \
+	X(3, "flat_t128_v1_nc", 128, 1, MB_H_NC, MB_G_FLAT, 0)                      \
+	X(4, "flat_t128_v1_evict_first", 128, 1, MB_H_EF, MB_G_FLAT, 0)             \
+	X(5, "flat_t128_v1_cs_ld_only", 128, 1, MB_H_CSLD, MB_G_FLAT, 0)            \
+	X(6, "flat_t128_v1_cs_st_only", 128, 1, MB_H_CSST, MB_G_FLAT, 0)            \
+	X(7, "flat_t128_v1_nc256", 128, 1, MB_H_NC256, MB_G_FLAT, 0)                \
+	X(8, "flat_t256_v1_none", 256, 1, MB_H_NONE, MB_G_FLAT, 0)                  \
+	X(9, "flat_t512_v1_none", 512, 1, MB_H_NONE, MB_G_FLAT, 0)                  \
+	X(10, "flat_t128_v2_none", 128, 2, MB_H_NONE, MB_G_FLAT, 0)                 \
+	X(11, "flat_t128_v4_none (copy.cu < 24M)", 128, 4, MB_H_NONE, MB_G_FLAT, 0) \
+	X(12, "flat_t256_v2_none", 256, 2, MB_H_NONE, MB_G_FLAT, 0)                 \
+	X(13, "flat_t256_v4_none", 256, 4, MB_H_NONE, MB_G_FLAT, 0)                 \
+	X(14, "persist_t256_v1_none_bps8", 256, 1, MB_H_NONE, MB_G_PERSIST, 8)      \
+	X(15, "persist_t512_v4_none_bps4", 512, 4, MB_H_NONE, MB_G_PERSIST, 4)      \
 	X(16, "persist_t512_v4_nc_cs_bps4", 512, 4, MB_H_NCCS, MB_G_PERSIST, 4)     \
 	X(17, "flat_t128_v1_l1_evict_last", 128, 1, MB_H_L1EL, MB_G_FLAT, 0)
 

@@ -101,38 +101,39 @@ __global__ void __launch_bounds__(TH) mb_silu_flat(const uint4 *__restrict__ x, 
 }
 
 /* The variants: id, name, CTA threads, vectors per stream per thread, hint, grid, compile-time I,
- * blocks per SM (persistent grids). Variant 0 = fast.cu's default (THREADS 256, UNROLL 2, .cs). */
-#define MB_SILU_VARIANTS(X)                                                            \
-	X(0, "2d_t256_v2_cs (fast.cu)", 256, 2, MB_H_CS, MB_G_2D, 0, 0)                \
-	X(1, "2d_t256_v2_none", 256, 2, MB_H_NONE, MB_G_2D, 0, 0)                      \
-	X(2, "2d_t256_v2_nc", 256, 2, MB_H_NC, MB_G_2D, 0, 0)                          \
-	X(3, "2d_t256_v2_evict_first", 256, 2, MB_H_EF, MB_G_2D, 0, 0)                 \
-	X(4, "2d_t256_v2_cs_ld_only", 256, 2, MB_H_CSLD, MB_G_2D, 0, 0)                \
-	X(5, "2d_t256_v2_cs_st_only", 256, 2, MB_H_CSST, MB_G_2D, 0, 0)                \
-	X(6, "2d_t128_v1_none", 128, 1, MB_H_NONE, MB_G_2D, 0, 0)                      \
-	X(7, "2d_t128_v1_cs", 128, 1, MB_H_CS, MB_G_2D, 0, 0)                          \
-	X(8, "2d_t256_v1_none", 256, 1, MB_H_NONE, MB_G_2D, 0, 0)                      \
-	X(9, "2d_t512_v1_none", 512, 1, MB_H_NONE, MB_G_2D, 0, 0)                      \
-	X(10, "2d_t128_v2_none", 128, 2, MB_H_NONE, MB_G_2D, 0, 0)                     \
-	X(11, "2d_t128_v4_none", 128, 4, MB_H_NONE, MB_G_2D, 0, 0)                     \
-	X(12, "2d_t256_v4_none", 256, 4, MB_H_NONE, MB_G_2D, 0, 0)                     \
-	X(13, "2d_t512_v2_none", 512, 2, MB_H_NONE, MB_G_2D, 0, 0)                     \
-	X(14, "flat_t128_v1_none (triton-like)", 128, 1, MB_H_NONE, MB_G_FLAT, 0, 0)   \
-	X(15, "flat_t128_v1_none_constI", 128, 1, MB_H_NONE, MB_G_FLAT, MB_I / 8, 0)   \
-	X(16, "flat_t128_v1_cs", 128, 1, MB_H_CS, MB_G_FLAT, 0, 0)                     \
-	X(17, "flat_t128_v1_nc", 128, 1, MB_H_NC, MB_G_FLAT, 0, 0)                     \
-	X(18, "flat_t128_v1_evict_first", 128, 1, MB_H_EF, MB_G_FLAT, 0, 0)            \
-	X(19, "flat_t128_v1_nc256", 128, 1, MB_H_NC256, MB_G_FLAT, 0, 0)               \
-	X(20, "flat_t256_v1_none", 256, 1, MB_H_NONE, MB_G_FLAT, 0, 0)                 \
-	X(21, "flat_t512_v1_none", 512, 1, MB_H_NONE, MB_G_FLAT, 0, 0)                 \
-	X(22, "flat_t128_v2_none", 128, 2, MB_H_NONE, MB_G_FLAT, 0, 0)                 \
-	X(23, "flat_t128_v4_none", 128, 4, MB_H_NONE, MB_G_FLAT, 0, 0)                 \
-	X(24, "flat_t64_v1_none", 64, 1, MB_H_NONE, MB_G_FLAT, 0, 0)                   \
-	X(25, "flat_t256_v2_cs", 256, 2, MB_H_CS, MB_G_FLAT, 0, 0)                     \
-	X(26, "persist_t256_v1_none_bps8", 256, 1, MB_H_NONE, MB_G_PERSIST, 0, 8)      \
-	X(27, "persist_t512_v2_none_bps4", 512, 2, MB_H_NONE, MB_G_PERSIST, 0, 4)      \
-	X(28, "persist_t256_v2_cs_bps4", 256, 2, MB_H_CS, MB_G_PERSIST, 0, 4)          \
-	X(29, "persist_t128_v4_none_bps16", 128, 4, MB_H_NONE, MB_G_PERSIST, 0, 16)     \
+ * blocks per SM (persistent grids). Variant 0 = fast.cu's version-1 default (THREADS 256, UNROLL 2, .cs);
+ * variant 14 its default since session 7 (the name says "(fast.cu"). */
+#define MB_SILU_VARIANTS(X)                                                              \
+	X(0, "2d_t256_v2_cs (v1 default)", 256, 2, MB_H_CS, MB_G_2D, 0, 0)               \
+	X(1, "2d_t256_v2_none", 256, 2, MB_H_NONE, MB_G_2D, 0, 0)                        \
+	X(2, "2d_t256_v2_nc", 256, 2, MB_H_NC, MB_G_2D, 0, 0)                            \
+	X(3, "2d_t256_v2_evict_first", 256, 2, MB_H_EF, MB_G_2D, 0, 0)                   \
+	X(4, "2d_t256_v2_cs_ld_only", 256, 2, MB_H_CSLD, MB_G_2D, 0, 0)                  \
+	X(5, "2d_t256_v2_cs_st_only", 256, 2, MB_H_CSST, MB_G_2D, 0, 0)                  \
+	X(6, "2d_t128_v1_none", 128, 1, MB_H_NONE, MB_G_2D, 0, 0)                        \
+	X(7, "2d_t128_v1_cs", 128, 1, MB_H_CS, MB_G_2D, 0, 0)                            \
+	X(8, "2d_t256_v1_none", 256, 1, MB_H_NONE, MB_G_2D, 0, 0)                        \
+	X(9, "2d_t512_v1_none", 512, 1, MB_H_NONE, MB_G_2D, 0, 0)                        \
+	X(10, "2d_t128_v2_none", 128, 2, MB_H_NONE, MB_G_2D, 0, 0)                       \
+	X(11, "2d_t128_v4_none", 128, 4, MB_H_NONE, MB_G_2D, 0, 0)                       \
+	X(12, "2d_t256_v4_none", 256, 4, MB_H_NONE, MB_G_2D, 0, 0)                       \
+	X(13, "2d_t512_v2_none", 512, 2, MB_H_NONE, MB_G_2D, 0, 0)                       \
+	X(14, "flat_t128_v1_none (fast.cu, triton)", 128, 1, MB_H_NONE, MB_G_FLAT, 0, 0) \
+	X(15, "flat_t128_v1_none_constI", 128, 1, MB_H_NONE, MB_G_FLAT, MB_I / 8, 0)     \
+	X(16, "flat_t128_v1_cs", 128, 1, MB_H_CS, MB_G_FLAT, 0, 0)                       \
+	X(17, "flat_t128_v1_nc", 128, 1, MB_H_NC, MB_G_FLAT, 0, 0)                       \
+	X(18, "flat_t128_v1_evict_first", 128, 1, MB_H_EF, MB_G_FLAT, 0, 0)              \
+	X(19, "flat_t128_v1_nc256", 128, 1, MB_H_NC256, MB_G_FLAT, 0, 0)                 \
+	X(20, "flat_t256_v1_none", 256, 1, MB_H_NONE, MB_G_FLAT, 0, 0)                   \
+	X(21, "flat_t512_v1_none", 512, 1, MB_H_NONE, MB_G_FLAT, 0, 0)                   \
+	X(22, "flat_t128_v2_none", 128, 2, MB_H_NONE, MB_G_FLAT, 0, 0)                   \
+	X(23, "flat_t128_v4_none", 128, 4, MB_H_NONE, MB_G_FLAT, 0, 0)                   \
+	X(24, "flat_t64_v1_none", 64, 1, MB_H_NONE, MB_G_FLAT, 0, 0)                     \
+	X(25, "flat_t256_v2_cs", 256, 2, MB_H_CS, MB_G_FLAT, 0, 0)                       \
+	X(26, "persist_t256_v1_none_bps8", 256, 1, MB_H_NONE, MB_G_PERSIST, 0, 8)        \
+	X(27, "persist_t512_v2_none_bps4", 512, 2, MB_H_NONE, MB_G_PERSIST, 0, 4)        \
+	X(28, "persist_t256_v2_cs_bps4", 256, 2, MB_H_CS, MB_G_PERSIST, 0, 4)            \
+	X(29, "persist_t128_v4_none_bps16", 128, 4, MB_H_NONE, MB_G_PERSIST, 0, 16)      \
 	X(30, "flat_t128_v1_l1_evict_last", 128, 1, MB_H_L1EL, MB_G_FLAT, 0, 0)
 
 #define MB_NAME(id, name, th, vpt, h, g, ci, bps) name,

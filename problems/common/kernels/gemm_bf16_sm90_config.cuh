@@ -68,9 +68,10 @@
 #ifndef SF_GEMM_SMALLM_TRACE /* 1: print the v5 plan of each new shape to stderr (dev builds only) */
 #define SF_GEMM_SMALLM_TRACE 0
 #endif
-#ifndef SF_GEMM_V6 /* 1 (candidate): M in [SF_GEMM_V6_MIN_M, SF_GEMM_V6_MAX_M] on the v6 plan (gemm_bf16_sm90_v6plan.cuh:
-		    * tile width and schedule by a cost model; GEMM_NOTES.md "Version 6"); 0: unchanged */
-#define SF_GEMM_V6 0
+#ifndef SF_GEMM_V6 /* 1 (the default since session 7): M in [SF_GEMM_V6_MIN_M, SF_GEMM_V6_MAX_M] on the v6 plan
+		    * (gemm_bf16_sm90_v6plan.cuh: tile width and schedule by a cost model; GEMM_NOTES.md "Version 6");
+		    * 0: those M on v3a's plan */
+#define SF_GEMM_V6 1
 #endif
 #ifndef SF_GEMM_V6_MIN_M /* smallest M the v6 plan takes (M <= 128 stays on v4 where midm_takes it) */
 #define SF_GEMM_V6_MIN_M 129

@@ -19,9 +19,10 @@
  * same items, gathers and softmax on wgmma; Q, K and V tiles 128B-swizzled), 2 the same with the
  * softmax of a tile overlapping the previous tile's PV product, 3 version 3 (gqa_paged_prefill_sm90_pp.cuh:
  * 32-token items, two consumer warpgroups sharing each K/V tile, ping-pong on the tensor core; 4 the
- * same without the ping-pong turns; the default since session 5: 36 / 36 bundled and held-out workloads
- * PASSED on the H200, 0.99-1.46x version 2 above 1k tokens); 5 version 5 (gqa_paged_prefill_sm90_p5.cuh:
- * v3pp with 128-key tiles and a 3-stage ring, no ping-pong; candidate); 0 keeps the mma.sync kernel below.
+ * same without the ping-pong turns; the default of sessions 5 and 6); 5 version 5 (gqa_paged_prefill_sm90_p5.cuh:
+ * v3pp with 128-key tiles and a 3-stage ring, no ping-pong; the default since session 7: every bundled
+ * and held-out workload it ran PASSED on the H200, 1.18-1.36x v3pp from 4k tokens, within 2 us of it
+ * below 100 tokens: ATTN_NOTES.md); 0 keeps the mma.sync kernel below.
  */
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
@@ -43,8 +44,8 @@
 #define SMEM_BYTES (BM * ROW_BYTES + 4 * TILE_BYTES) /* Q, K[2], V[2]: 80 KiB */
 #define PLAN_THREADS 1024
 #define LOG2E 1.4426950408889634f
-#ifndef SF_PREFILL_WGMMA /* 3 (v3pp) the default since the H200 run of session 5 (ATTN_NOTES.md) */
-#define SF_PREFILL_WGMMA 3
+#ifndef SF_PREFILL_WGMMA /* 5 (v5) the default since the H200 run of session 7 (ATTN_NOTES.md) */
+#define SF_PREFILL_WGMMA 5
 #endif
 
 struct work_item {

@@ -4,10 +4,10 @@
  *
  * One pass: every thread owns UNROLL 16-byte vectors (8 bf16) of gate and the matching vectors of up
  * (all loads issued before any math, so 2*UNROLL*16 bytes are in flight per thread), and writes one
- * 16-byte vector of out per pair. 2D grid (columns x tokens): no integer division. Loads are
- * streaming (ld.global.cs: read once), stores too.
- * Structural knobs (-D, defaults = the version measured first; tools/membench/ times the same choices
- * beside torch.compile's Triton kernel, which streamed faster): SM_HINT = the cache hints of the
+ * 16-byte vector of out per pair. Defaults (version 2, measured on the H200 in session 7 beside
+ * version 1's 2D grid / 256 threads / UNROLL 2 / .cs hints and beside torch.compile: NOTES.md): a
+ * one-shot 1-D grid of 128-thread CTAs, one vector pair per thread, plain ld / st (Triton's shape).
+ * Structural knobs (-D; tools/membench/ times the same choices beside torch.compile's Triton kernel): SM_HINT = the cache hints of the
  * 16-byte loads / stores (0 plain ld/st as Triton emits, 1 .cs both, 2 ld.nc.L1::no_allocate + plain
  * st, 3 an L2 evict_first policy on both, 4 plain ld + st.cs, 5 ld.cs + plain st); SM_GRID = 0 the
  * 2D grid, 1 a one-shot 1-D grid over the flattened T * I/8 vectors (blocks cross rows, row = v / (I/8):
@@ -24,16 +24,16 @@
 #include "solforge/solution.h"
 
 #ifndef UNROLL
-#define UNROLL 2
+#define UNROLL 1
 #endif
 #ifndef THREADS
-#define THREADS 256
+#define THREADS 128
 #endif
 #ifndef SM_HINT
-#define SM_HINT 1
+#define SM_HINT 0
 #endif
 #ifndef SM_GRID
-#define SM_GRID 0
+#define SM_GRID 1
 #endif
 #ifndef SM_BPS
 #define SM_BPS 8 /* blocks per SM of SM_GRID 2 (-D only: not in the tune space) */
