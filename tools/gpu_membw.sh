@@ -102,28 +102,9 @@ if has eval; then
 		tmp=$(mktemp -d /tmp/membw.XXXXXX)
 		# problem copies holding only t1, t256 and the largest workload (paths in the definition point
 		# back at the originals)
-		python3 - "$tmp" problems/llama/silu_and_mul_i14336 problems/gemma/geglu_tanh_h5376_i21504 <<'PY'
-import json, os, shutil, sys
-tmp, probs = sys.argv[1], sys.argv[2:]
-for p in probs:
-    name = os.path.basename(p.rstrip("/"))
-    dst = os.path.join(tmp, name)
-    shutil.copytree(p, dst)
-    dp = os.path.join(dst, "definition.json")
-    d = json.load(open(dp))
-    for b in d.get("solforge", {}).get("baselines", []):
-        if "source" in b and not os.path.isabs(b["source"]):
-            b["source"] = os.path.abspath(os.path.join(p, b["source"]))
-    ext = d.get("solforge", {})
-    if isinstance(ext.get("oracle"), str) and ext["oracle"].startswith(".."):
-        ext["oracle"] = os.path.abspath(os.path.join(p, ext["oracle"]))
-    json.dump(d, open(dp, "w"), indent=2)
-    rows = [json.loads(l) for l in open(os.path.join(p, "workload.jsonl")) if l.strip()]
-    keep = [rows[0]] + [r for r in rows if r["uuid"].endswith("-t256")] + [rows[-1]]
-    with open(os.path.join(dst, "workload.jsonl"), "w") as f:
-        for r in keep:
-            f.write(json.dumps(r) + "\n")
-PY
+		for p in problems/llama/silu_and_mul_i14336 problems/gemma/geglu_tanh_h5376_i21504; do
+			python3 tools/problem_subset.py "$tmp" "$p" >/dev/null || status=1
+		done
 		for spec in "llama/silu_and_mul_i14336 SM" "gemma/geglu_tanh_h5376_i21504 GG"; do
 			read -r prob P <<<"$spec"
 			name=$(basename "$prob")

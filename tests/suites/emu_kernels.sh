@@ -89,6 +89,7 @@ PY
 # side-by-side timing (not in CI: time): decode versions 2 and 1, GroupNorm's L2 window.
 list=$(cat <<'LIST'
 EMU_RMSNORM problems/llama/rmsnorm_h4096/solutions/fast.cu
+EMU_RMSNORM problems/llama/rmsnorm_h4096/solutions/fast.cu -DRMS_SMALL_T=256
 EMU_FUSED_ADD problems/llama/fused_add_rmsnorm_h4096/solutions/fast.cu
 EMU_FUSED_ADD problems/llama/fused_add_rmsnorm_h4096/solutions/fast.cu -DRMS_SMALL_T=256
 EMU_GEMMA problems/gemma/gemma_rmsnorm_h5376/solutions/fast.cu

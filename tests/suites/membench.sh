@@ -2,8 +2,8 @@
 # membench.sh - the non-GPU parts of the memory-bandwidth dev bench (tools/membench/, run on a GPU by
 # tools/gpu_membw.sh): the host header (bf16 conversion, silu_and_mul CPU reference, tolerance check,
 # generator, median) built with g++ and checked on a fresh seed (tests/membench/mb_host_test.cpp); the
-# python driver's pure helpers and the variant tables (tests/membench/membench_py_test.py); the GPU
-# script's syntax. About 1 s. Prints ok/FAIL lines and "N passed, M failed".
+# python driver's pure helpers and the variant tables (tests/membench/membench_py_test.py); the
+# problem copies of the GPU scripts (tests/membench/problem_subset_test.py); the GPU scripts' syntax. About 1 s. Prints ok/FAIL lines and "N passed, M failed".
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 out=${BUILD:-build}/suites
@@ -33,13 +33,17 @@ else
 fi
 python3 tests/membench/membench_py_test.py "$seed" >"$out/membench_py_test.out" 2>&1
 tally "$out/membench_py_test.out"
-if bash -n tools/gpu_membw.sh; then
-	echo "ok gpu_membw.sh parses"
-	P=$((P + 1))
-else
-	echo "FAIL gpu_membw.sh: syntax"
-	F=$((F + 1))
-fi
+python3 tests/membench/problem_subset_test.py "$seed" >"$out/problem_subset_test.out" 2>&1
+tally "$out/problem_subset_test.out"
+for s in tools/gpu_membw.sh tools/gpu_knobs.sh; do
+	if bash -n "$s"; then
+		echo "ok $s parses"
+		P=$((P + 1))
+	else
+		echo "FAIL $s: syntax"
+		F=$((F + 1))
+	fi
+done
 echo "seed $seed"
 echo "$P passed, $F failed"
 [ "$F" = 0 ]

@@ -12,9 +12,10 @@
  * Any batch size (0 .. 2^31 - 1 rows).
  *
  * Tuning knobs (-D): RMS_VPT_PREF preferred vectors per thread when several fit equally well,
- * RMS_ST_CS 1 = streaming (evict-first) stores.
+ * RMS_SMALL_T most rows that take the most threads per row (4096: 1 vector x 512 threads, the shape
+ * torch.compile's Triton kernel picked at 16 rows; 0 = never), RMS_ST_CS 1 = streaming (evict-first) stores.
  */
-// solforge-tune: RMS_VPT_PREF=4,2,8 RMS_ST_CS=0,1
+// solforge-tune: RMS_VPT_PREF=4,2,8 RMS_SMALL_T=0,64,256,1024 RMS_ST_CS=0,1
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <stdint.h>
@@ -22,6 +23,9 @@
 
 #ifndef RMS_VPT_PREF
 #define RMS_VPT_PREF 4
+#endif
+#ifndef RMS_SMALL_T
+#define RMS_SMALL_T 0 /* candidate: 256 (NOTES.md, session 7) */
 #endif
 #ifndef RMS_ST_CS
 #define RMS_ST_CS 0
@@ -173,13 +177,17 @@ static int rms_aligned(const void *p)
 }
 
 /* Picks vectors per thread and the block size for a row of nvec vectors: the fewest idle slots,
- * ties to the preferred VPT. Returns 0 when no block of <= RMS_MAX_THREADS threads holds the row. */
-static int rms_pick(int nvec, int *threads)
+ * ties to the preferred VPT, or with `wide` (few rows: the grid does not fill the GPU and each
+ * block's serial per-thread math is the latency) to the fewest vectors per thread, i.e. the most
+ * threads (fused_add_rmsnorm's rule). Returns 0 when no block of <= RMS_MAX_THREADS threads holds
+ * the row. */
+static int rms_pick(int nvec, int wide, int *threads)
 {
 	static const int cand[] = { RMS_VPT_PREF, 4, 3, 6, 2, 8, 1 };
+	static const int cand_wide[] = { 1, 2, 3, 4, 6, 8, 1 };
 	int best = 0, best_waste = 1 << 30;
 	for (unsigned c = 0; c < sizeof cand / sizeof cand[0]; c++) {
-		const int v = cand[c];
+		const int v = wide ? cand_wide[c] : cand[c];
 		int t = (nvec + v - 1) / v;
 		t = (t + 31) / 32 * 32;
 		if (t > RMS_MAX_THREADS)
@@ -211,7 +219,7 @@ SF_EXPORT int run(const sf_call *call)
 	int threads = 0, vpt = 0;
 	if (H % 8 == 0 && H / 8 <= 8 * RMS_MAX_THREADS && rms_aligned(x->data) && rms_aligned(w->data) &&
 	    rms_aligned(y->data))
-		vpt = rms_pick((int)(H / 8), &threads);
+		vpt = rms_pick((int)(H / 8), T <= RMS_SMALL_T, &threads);
 	const uint4 *xv = (const uint4 *)x->data, *wv = (const uint4 *)w->data;
 	uint4 *yv = (uint4 *)y->data;
 	const int nvec = (int)(H / 8);

@@ -12,9 +12,10 @@
  * power of two up to 32, and unaligned pointers, take a scalar fallback (one warp per row).
  *
  * Tuning knobs (-D): QKN_RPT rows per thread per iteration, QKN_THREADS block size, QKN_WAVES blocks
- * per SM of the persistent grid, QKN_ST_CS 1 = streaming stores.
+ * per SM of the persistent grid (a large value: one block per RPT-row group, no loop), QKN_ST_CS 1 =
+ * streaming stores, QKN_NC 0 = plain loads instead of ld.global.nc.L1::no_allocate.
  */
-// solforge-tune: QKN_RPT=2,1,4 QKN_THREADS=256,128,512 QKN_WAVES=8,4,16 QKN_ST_CS=0,1
+// solforge-tune: QKN_RPT=2,1,4 QKN_THREADS=256,128,512 QKN_WAVES=8,4,16,4096 QKN_ST_CS=0,1 QKN_NC=1,0
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <stdint.h>
@@ -32,11 +33,16 @@
 #ifndef QKN_ST_CS
 #define QKN_ST_CS 0
 #endif
+#ifndef QKN_NC /* 1: loads with ld.global.nc.L1::no_allocate, 0: plain ld.global (Triton's) */
+#define QKN_NC 1
+#endif
 
 static __device__ __forceinline__ uint4 qkn_ld_stream(const uint4 *p)
 {
 	uint4 v;
-#ifdef __CUDA_ARCH__
+#if defined(__CUDA_ARCH__) && !QKN_NC
+	asm("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+#elif defined(__CUDA_ARCH__)
 	asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
 	    : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
 	    : "l"(p));
