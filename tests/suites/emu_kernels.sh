@@ -89,11 +89,12 @@ PY
 # side-by-side timing (not in CI: time): decode versions 2 and 1, GroupNorm's L2 window.
 list=$(cat <<'LIST'
 EMU_RMSNORM problems/llama/rmsnorm_h4096/solutions/fast.cu
-EMU_RMSNORM problems/llama/rmsnorm_h4096/solutions/fast.cu -DRMS_SMALL_T=256
+EMU_RMSNORM problems/llama/rmsnorm_h4096/solutions/fast.cu -DRMS_SMALL_T=0
 EMU_FUSED_ADD problems/llama/fused_add_rmsnorm_h4096/solutions/fast.cu
 EMU_FUSED_ADD problems/llama/fused_add_rmsnorm_h4096/solutions/fast.cu -DRMS_SMALL_T=256
 EMU_GEMMA problems/gemma/gemma_rmsnorm_h5376/solutions/fast.cu
 EMU_QK problems/qwen/qk_rmsnorm_h32_kv4_d128/solutions/fast.cu
+EMU_QK problems/qwen/qk_rmsnorm_h32_kv4_d128/solutions/fast.cu -DQKN_RPT=2 -DQKN_WAVES=1
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_RING=1 -DEMU_GN_WIDE -DGN_RING_THREADS=128 -DGN_RING_SLOT_VALUES=4096 -DGN_RING_SLOTS=4 -DGN_FUSED_MAX=0 -DGN_SPLIT_FAST=0
 EMU_FLUX problems/flux/flux_adaln_layernorm_modulate_h3072/solutions/fast.cu

@@ -11,30 +11,33 @@
  * slice of both weight vectors in registers for the whole kernel. Head sizes whose D/8 is not a
  * power of two up to 32, and unaligned pointers, take a scalar fallback (one warp per row).
  *
+ * Defaults (session 7, tools/gpu_knobs.sh on the H200: t32 / t2048 / t16384 1.92 / 11.74 / 76.88 us
+ * against version 1's RPT 2, 8 blocks per SM, .nc loads: 2.16 / 12.02 / 82.08): one row per thread, a
+ * one-shot grid (QKN_WAVES 4096 never caps it at these sizes), plain loads.
  * Tuning knobs (-D): QKN_RPT rows per thread per iteration, QKN_THREADS block size, QKN_WAVES blocks
  * per SM of the persistent grid (a large value: one block per RPT-row group, no loop), QKN_ST_CS 1 =
  * streaming stores, QKN_NC 0 = plain loads instead of ld.global.nc.L1::no_allocate.
  */
-// solforge-tune: QKN_RPT=2,1,4 QKN_THREADS=256,128,512 QKN_WAVES=8,4,16,4096 QKN_ST_CS=0,1 QKN_NC=1,0
+// solforge-tune: QKN_RPT=1,2,4 QKN_THREADS=256,128,512 QKN_WAVES=4096,8,4,16 QKN_ST_CS=0,1 QKN_NC=0,1
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <stdint.h>
 #include "solforge/solution.h"
 
 #ifndef QKN_RPT
-#define QKN_RPT 2
+#define QKN_RPT 1
 #endif
 #ifndef QKN_THREADS
 #define QKN_THREADS 256
 #endif
 #ifndef QKN_WAVES
-#define QKN_WAVES 8
+#define QKN_WAVES 4096
 #endif
 #ifndef QKN_ST_CS
 #define QKN_ST_CS 0
 #endif
 #ifndef QKN_NC /* 1: loads with ld.global.nc.L1::no_allocate, 0: plain ld.global (Triton's) */
-#define QKN_NC 1
+#define QKN_NC 0
 #endif
 
 static __device__ __forceinline__ uint4 qkn_ld_stream(const uint4 *p)
