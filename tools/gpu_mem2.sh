@@ -63,7 +63,9 @@ done >"$logs/ptxas.txt" 2>&1 &
 tmp=$(mktemp -d /tmp/mem2.XXXXXX)
 # shellcheck disable=SC2086 # MEMB is a list
 python3 - "$tmp" $GN $FA $RP $MEMB <<'PY'
-import json, os, shutil, sys
+import json, os, sys
+sys.path.insert(0, "tools")
+from problem_subset import copy_problem
 tmp, problems = sys.argv[1], sys.argv[2:]
 pick = {"groupnorm32_silu_sd_vae": ["n1-c128-8x8", "n1-c512-64x64", "n2-c512-128x128", "n1-c256-512x512",
                                     "n1-c256-1024x1024"],
@@ -75,21 +77,7 @@ heldout = {"groupnorm32_silu_sd_vae": [
     {"batch_size": 1, "num_channels": 64, "height": 33, "width": 35},    # cnt % 8 != 0: scalar split
 ]}
 for p in problems:
-    name = os.path.basename(p.rstrip("/"))
-    dst = os.path.join(tmp, name)
-    shutil.copytree(p, dst)
-    # paths in the definition are relative to the problem folder (e.g. ../../common/baselines/...):
-    # point them at the originals so the copy in /tmp resolves them
-    dp = os.path.join(dst, "definition.json")
-    d = json.load(open(dp))
-    ext = d.get("solforge", {})
-    for b in ext.get("baselines", []):
-        if "source" in b and not os.path.isabs(b["source"]):
-            b["source"] = os.path.abspath(os.path.join(p, b["source"]))
-    if isinstance(ext.get("oracle"), str) and ext["oracle"].startswith(".."):
-        ext["oracle"] = os.path.abspath(os.path.join(p, ext["oracle"]))
-    json.dump(d, open(dp, "w"), indent=2)
-    rows = [json.loads(l) for l in open(os.path.join(p, "workload.jsonl")) if l.strip()]
+    name, dst, rows = copy_problem(tmp, p)
     keep = [r for r in rows if name not in pick or r["uuid"].replace(name + "-", "") in pick[name]]
     for ax in heldout.get(name, []):
         w = dict(rows[0])

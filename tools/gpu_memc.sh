@@ -69,22 +69,9 @@ done >"$logs/ptxas.txt" 2>&1 &
 
 # problem copies in /tmp whose relative paths (baselines, oracle) point at the originals
 tmp=$(mktemp -d /tmp/memc.XXXXXX)
-python3 - "$tmp" $GN $FA $RP <<'PY'
-import json, os, shutil, sys
-tmp, problems = sys.argv[1], sys.argv[2:]
-for p in problems:
-    dst = os.path.join(tmp, os.path.basename(p.rstrip("/")))
-    shutil.copytree(p, dst)
-    dp = os.path.join(dst, "definition.json")
-    d = json.load(open(dp))
-    ext = d.get("solforge", {})
-    for b in ext.get("baselines", []):
-        if "source" in b and not os.path.isabs(b["source"]):
-            b["source"] = os.path.abspath(os.path.join(p, b["source"]))
-    if isinstance(ext.get("oracle"), str) and ext["oracle"].startswith(".."):
-        ext["oracle"] = os.path.abspath(os.path.join(p, ext["oracle"]))
-    json.dump(d, open(dp, "w"), indent=2)
-PY
+for p in $GN $FA $RP; do
+	python3 tools/problem_subset.py "$tmp" "$p" '.*' >/dev/null || exit 1
+done
 # variants: groupnorm by -D defines (fast.cu's defaults are the measured v1 split path); the other two
 # by a knob prepended to the source (they include nothing)
 printf '#define RMS_SMALL_T 256\n' | cat - $FA/solutions/fast.cu >"$tmp/fa_smallt.cu"

@@ -16,8 +16,10 @@ import shutil
 import sys
 
 
-def subset(dst_root, prob, regex=None):
-    """Writes the copy of prob under dst_root; returns the kept uuids."""
+def copy_problem(dst_root, prob):
+    """Copies the problem folder prob to dst_root/<basename> (replacing an earlier copy) with the
+    definition's relative baseline sources and '..' oracle path made absolute, so they still name the
+    originals. Returns (name, the copy's path, the original's workload rows)."""
     name = os.path.basename(prob.rstrip("/"))
     dst = os.path.join(dst_root, name)
     if os.path.exists(dst):
@@ -33,6 +35,12 @@ def subset(dst_root, prob, regex=None):
         ext["oracle"] = os.path.abspath(os.path.join(prob, ext["oracle"]))
     json.dump(d, open(dp, "w"), indent=2)
     rows = [json.loads(l) for l in open(os.path.join(prob, "workload.jsonl")) if l.strip()]
+    return name, dst, rows
+
+
+def subset(dst_root, prob, regex=None):
+    """Writes the copy of prob under dst_root with the workloads regex names; returns their uuids."""
+    name, dst, rows = copy_problem(dst_root, prob)
     if regex is None:
         keep = [rows[0]] + [r for r in rows if r["uuid"].endswith("-t256")] + [rows[-1]]
     else:
