@@ -16,7 +16,8 @@
 # only the C baselines such as cuBLASLt, no bridge), DEFINES (extra -D NAME=VALUE for every eval, e.g.
 # "GN_CLUSTER=1"), TAG (a label for the traces; default "fast"), JOBS (1: evals at once, their GPU
 # timing serialized by the device slot), SAMPLE (eval --sample N: N workloads of
-# each problem, evenly spread over its file; default all), PROBLEMS may use '+' between names.
+# each problem, evenly spread over its file; default all), ONLY (eval --only TEXT: the workloads whose
+# uuid contains TEXT, e.g. "-t16" for t16 and t16384), PROBLEMS may use '+' between names.
 #
 # torch.compile costs ~5-40 s per workload shape (each eval is a fresh process); the bridge compiles
 # outside the device slot where torch lets it lock inductor's benchmarks (docs/bridge.md), which is
@@ -138,7 +139,7 @@ one_eval() {
 	fi
 	s0=$(date +%s)
 	timeout "$left" "$S" eval "$dir" "$(sol_of "$dir")" "${defs[@]}" ${copyc[@]+"${copyc[@]}"} --rounds "$rounds" \
-		--budget-ms "$budget" ${SAMPLE:+--sample "$SAMPLE"} --json -o "$logs/$tag.$name.jsonl" >/dev/null 2>"$logs/$tag.$name.err"
+		--budget-ms "$budget" ${SAMPLE:+--sample "$SAMPLE"} ${ONLY:+--only "$ONLY"} --json -o "$logs/$tag.$name.jsonl" >/dev/null 2>"$logs/$tag.$name.err"
 	rc=$?
 	echo "$name: rc $rc, $(($(date +%s) - s0)) s" >>"$logs/times.txt"
 }
