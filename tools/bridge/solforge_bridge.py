@@ -83,7 +83,9 @@ class GpuSlot:
     have started: an flock(2) on the slot's lock file. Holds nest (hold() inside hold() keeps the one
     lock); each outermost hold appends one line "START SLOT PID WAIT_S HELD_S PROBLEM pytorch WHAT" to
     the timing log, as the C side writes its own (WHAT gets "/LABEL" when the hold has a label). A job
-    without "gpu_slot" (no SOLFORGE_GPU_LOCKS) locks nothing."""
+    without "gpu_slot" (no SOLFORGE_GPU_LOCKS) locks nothing. meter: a count read at each outermost
+    acquire and release (inductor's benchmark count): metered sums its growth while the lock was held.
+    suspend()/resume() let the lock go inside a hold and take it back (a compile in a warm-up call)."""
 
     def __init__(self, spec, meter=None):
         self.spec = spec if isinstance(spec, dict) and spec.get("lock") else None
