@@ -159,25 +159,7 @@ grep -q ': rc [1-9]' "$logs/times.txt" 2>/dev/null && status=1
 python3 tools/mem_table.py "$logs"/"$tag".*.jsonl >"$out/summary.txt" 2>&1 || status=1
 cat "$logs/times.txt" >>"$out/summary.txt"
 [ -f "$logs/kspan_selftest.txt" ] && cat "$logs/kspan_selftest.txt" >>"$out/summary.txt"
-[ -f "$logs/bridge_phases.jsonl" ] && python3 - "$logs/bridge_phases.jsonl" >>"$out/summary.txt" <<'EOF'
-import json, sys
-recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-if recs:
-    tot = {k: sum(r[k] for r in recs) for k in ("pre_s", "wait_s", "held_s", "post_s")}
-    comp = sum(t["compile_s"] for r in recs for t in r["tasks"])
-    tw = sum(t["timing_wall_s"] for r in recs for t in r["tasks"])
-    print(f"bridge processes: {len(recs)}; seconds in all: start-up + reads {tot['pre_s']:.1f}, waiting for the "
-          f"slot {tot['wait_s']:.1f}, holding it {tot['held_s']:.1f} (timing loops {tw:.1f}), "
-          f"writing results {tot['post_s']:.1f}; torch.compile {comp:.1f} in all")
-    modes = sorted({str(r.get("compile_outside_slot")) for r in recs})
-    holds = sum(r.get("autotune_holds") or 0 for r in recs)
-    bench = [r.get("inductor_benchmarks") for r in recs]
-    nb = sum(b for b in bench if b is not None)
-    print(f"torch.compile before the slot: {', '.join(modes)}; compile time outside the slot "
-          f"{sum(r.get('compile_outside_s', 0) for r in recs):.1f} s; autotuning slot holds {holds}, inductor "
-          f"GPU benchmarks {nb if None not in bench else str(nb) + ' (some unknown)'}"
-          + ("  ** more benchmarks than holds: a benchmark ran outside the slot **" if nb > holds else ""))
-EOF
+[ -f "$logs/bridge_phases.jsonl" ] && python3 tools/bridge/phases_summary.py "$logs/bridge_phases.jsonl" >>"$out/summary.txt"
 [ -n "$timing_note" ] && echo "$timing_note" >>"$out/summary.txt"
 if [ "${INDUCTOR_KEEP:-0}" = 1 ] && [ -d build/inductor-cache ]; then
 	dest=$(cd "$logs" && pwd)/inductor_kernels.tgz

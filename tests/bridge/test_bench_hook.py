@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """test_bench_hook.py - how the bridge makes inductor's GPU benchmarks hold the device slot
-(benchmark_lock_hook in tools/bridge/solforge_bridge.py), without torch: stand-in modules in
+(benchmark_lock_hook in tools/bridge/sf_benchgate.py, used by tools/bridge/solforge_bridge.py), without torch: stand-in modules in
 sys.modules play torch._inductor.runtime.benchmarking in its two shapes.
 
-- A torch with the harness hook (set_gpu_benchmark_lock_context): the hook itself is returned.
+- A torch with the harness hook (set_gpu_benchmark_lock_context): installing registers the context
+  with it (tests/bridge/test_bench_gate.py models torch's classes and counters in full).
 - An older torch with only the shared `benchmarker` instance: its benchmark_gpu methods get wrapped so
   that every call, through any reference to that instance, runs inside the context (a GpuSlot hold
   on a real lock file: held during the call, free after), installing twice wraps once, and the
@@ -53,12 +54,16 @@ rng = random.Random()
 tmp = tempfile.mkdtemp(prefix="sf-bench-hook-")
 lock, log = os.path.join(tmp, "slot.lock"), os.path.join(tmp, "timing.log")
 
-# 1. the harness hook
+# 1. the harness hook: install() registers the context factory with it
+got = []
 mod = types.ModuleType("torch._inductor.runtime.benchmarking")
-mod.set_gpu_benchmark_lock_context = lambda factory: None
+mod.set_gpu_benchmark_lock_context = got.append
 install_module(mod)
 api, how = solforge_bridge.benchmark_lock_hook(None)
-check("inductor_hook", api is mod.set_gpu_benchmark_lock_context and how == "inductor-hook", how)
+factory = object()
+if api is not None:
+    api(factory)
+check("inductor_hook", api is not None and got == [factory] and how == "inductor-hook", how)
 
 # 2. only the shared benchmarker: wrapped methods run inside the slot
 seen = []

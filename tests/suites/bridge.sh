@@ -93,6 +93,10 @@ if out=$(python3 tests/bridge/test_gpu_slot.py 2>&1); then ok gpu_slot_protocol;
 # inductor's autotuning benchmarks routed through the slot when torch.compile runs before it
 # (tests/bridge/test_bench_hook.py: the harness hook, the shared-benchmarker patch, neither)
 if out=$(python3 tests/bridge/test_bench_hook.py 2>&1); then ok compile_benchmarks_hold_slot; else bad compile_benchmarks_hold_slot "$(echo "$out" | grep FAIL | head -3)"; fi
+# what is counted and held: torch 2.11's benchmarker classes and counters modelled, every call path held,
+# a planted bypass reported as benchmarks outside the slot, compiles during warm calls let the slot go,
+# compile_task warms every round and timing set (tests/bridge/test_bench_gate.py, random seed printed)
+if out=$(python3 tests/bridge/test_bench_gate.py 2>&1); then ok bench_gate_counts_and_holds; else bad bench_gate_counts_and_holds "$(echo "$out" | grep -E 'FAIL|seed' | head -4)"; fi
 L=$TMP/locks
 mkdir -p "$L"
 SOLFORGE_GPU_LOCKS=$L PYTHONPATH=$FAKE "$SF" eval $FX/bscale $FX/bscale/correct.c "${EV[@]}" --only n4 >"$TMP/log" 2>&1; rc=$?

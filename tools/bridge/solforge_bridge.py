@@ -31,6 +31,7 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sf_io  # noqa: E402
 import sf_kspan  # noqa: E402
+from sf_benchgate import BenchGate, CompileWatch, benchmark_lock_hook, inductor_benchmarks  # noqa: E402,F401
 
 T_START = time.perf_counter()
 
@@ -82,14 +83,21 @@ class GpuSlot:
     have started: an flock(2) on the slot's lock file. Holds nest (hold() inside hold() keeps the one
     lock); each outermost hold appends one line "START SLOT PID WAIT_S HELD_S PROBLEM pytorch WHAT" to
     the timing log, as the C side writes its own (WHAT gets "/LABEL" when the hold has a label). A job
-    without "gpu_slot" (no SOLFORGE_GPU_LOCKS) locks nothing."""
+    without "gpu_slot" (no SOLFORGE_GPU_LOCKS) locks nothing. meter: a count read at each outermost
+    acquire and release (inductor's benchmark count): metered sums its growth while the lock was held.
+    suspend()/resume() let the lock go inside a hold and take it back (a compile in a warm-up call)."""
 
-    def __init__(self, spec):
+    def __init__(self, spec, meter=None):
         self.spec = spec if isinstance(spec, dict) and spec.get("lock") else None
         self.fd = None
         self.depth = 0
         self.label = ""
         self.holds = {}  # label -> outermost holds taken
+        self.waited_s = 0.0  # all waits for the lock
+        self.meter = meter  # a count to meter while the lock is held (inductor's benchmarks), or None
+        self.metered = 0  # how much the meter's count grew while the lock was held
+        self._saved = None
+        self.m0 = None
 
     def acquire(self, label=""):
         self.depth += 1
@@ -102,7 +110,9 @@ class GpuSlot:
         self.fd = os.open(self.spec["lock"], os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         fcntl.flock(self.fd, fcntl.LOCK_EX)  # python retries EINTR itself
         self.t_got = time.monotonic()
+        self.waited_s += self.t_got - self.t_req
         self.start = time.time()
+        self.m0 = self.meter() if self.meter else None
 
     def release(self):
         if self.depth == 0:
@@ -112,6 +122,8 @@ class GpuSlot:
             return
         import fcntl
         held = time.monotonic() - self.t_got
+        if self.m0 is not None:
+            self.metered += (self.meter() or 0) - self.m0
         sp = self.spec
         what = str(sp.get("what", "-")) + (f"/{self.label}" if self.label else "")
         line = "%.3f %s %d %.3f %.3f %s pytorch %s\n" % (self.start, sp.get("slot", "-"), os.getpid(),
@@ -127,6 +139,25 @@ class GpuSlot:
         fcntl.flock(self.fd, fcntl.LOCK_UN)
         os.close(self.fd)
         self.fd = None
+
+    def suspend(self):
+        """Lets the lock go (logging the hold so far) while keeping the nesting for resume(): for
+        host-only work (a compile) inside a hold. No-op when nothing is held or already suspended."""
+        if self.depth == 0 or self._saved is not None:
+            return
+        self._saved = (self.depth, self.label)
+        self.depth = 1
+        self.release()
+
+    def resume(self):
+        """Takes the lock again (waiting for it: a new outermost hold with the old label) and restores
+        the nesting suspend() saved."""
+        if self._saved is None:
+            return
+        depth, label = self._saved
+        self._saved = None
+        self.acquire(label)
+        self.depth = depth
 
     def hold(self, label=""):
         """A context manager around acquire(label) / release()."""
@@ -420,73 +451,66 @@ class Timer:
         self.last_ms = (time.perf_counter() - t0) * 1e3
 
 
-def compile_task(job, task, definition, codec, inputs):
-    """torch.compile of a baseline task's function and its first call on round 0's inputs (where inductor
-    compiles and autotunes). Returns (compiled fn, seconds), or the TaskError to report."""
+def input_files(job, inputs):
+    """The input files a baseline task is called on, in the order it meets them: the checked rounds,
+    then the timing sets."""
+    names = [f"in_round{r}.safetensors" for r in range(len(job.get("seeds", [])))]
+    s = 0
+    while inputs.exists(f"in_set{s}.safetensors"):
+        names.append(f"in_set{s}.safetensors")
+        s += 1
+    return names
+
+
+def compile_task(job, task, definition, codec, inputs, slot=None, warm_hold=False):
+    """torch.compile of a baseline task's function, its first call on round 0's inputs (where inductor
+    compiles and autotunes), then one warm call on each other input file it will be called on (rounds
+    and timing sets): a function whose shapes follow the data (a host read of the longest sequence,
+    ragged workloads) recompiles on another input, and that compile, with its autotuning, belongs here
+    (before the slot), not in the tasks' hold. warm_hold: every call holds the slot ("warm"; a
+    CompileWatch lets it go while dynamo compiles), so their kernels run in it. A warm call that fails
+    ends the warm-up: the task reports that input's failure itself. Returns (compiled fn, seconds of
+    the first call, {"warm_calls", "warm_s"}), seconds without slot waits, or the TaskError to report."""
     try:
         if codec.fake:
             raise TaskError("unavailable", "torch.compile needs the real torch")
         if os.environ.get("SOLFORGE_BRIDGE_NO_COMPILE"):
             raise TaskError("unavailable", "torch.compile baselines disabled by SOLFORGE_BRIDGE_NO_COMPILE")
         fn = load_fn(task, definition)
-        t0 = time.perf_counter()
         fn = codec.torch.compile(fn)
-        args0 = call_args(job, codec, inputs.read("in_round0.safetensors"))
+        hold = slot.hold if (slot is not None and warm_hold) else None
+
+        def call(name):
+            args = call_args(job, codec, inputs.read(name))
+            t = time.perf_counter()
+            w = slot.waited_s if slot is not None else 0.0
+            if hold:
+                with hold("warm"):
+                    fn(*args)
+                    sync(codec)
+            else:
+                fn(*args)
+                sync(codec)
+            return time.perf_counter() - t - ((slot.waited_s - w) if slot is not None else 0.0)
+
         try:
-            fn(*args0)
-            sync(codec)
+            first_s = call("in_round0.safetensors")
         except Exception as e:
             raise TaskError("solution_error", f"torch.compile failed: {type(e).__name__}: {e}") from None
-        return fn, time.perf_counter() - t0
+        warm = {"warm_calls": 0, "warm_s": 0.0}
+        for name in input_files(job, inputs)[1:]:
+            try:
+                warm["warm_s"] += call(name)
+            except Exception:  # noqa: BLE001 - reported by the task when it calls this input
+                break
+            warm["warm_calls"] += 1
+        return fn, first_s, warm
     except TaskError as e:
         return e
     except sf_io.IOError_ as e:
         return TaskError("error", f"bridge i/o: {e}")
     except Exception:
         return TaskError("error", "bridge: " + traceback.format_exc(limit=6))
-
-
-def benchmark_lock_hook(torch):
-    """How to make inductor's GPU benchmarks (autotuning) hold the device slot: (install, how) where
-    install(context_factory) routes every benchmark through the context, and how is "inductor-hook"
-    (torch._inductor.runtime.benchmarking.set_gpu_benchmark_lock_context, the harness hook of recent
-    torch) or "benchmarker-patch" (older torch: the module's shared `benchmarker` instance gets wrapped
-    benchmark_gpu methods, which every caller reaches through that one object); (None, why) when
-    neither exists, and torch.compile then runs inside the slot."""
-    try:
-        import importlib
-        mod = importlib.import_module("torch._inductor.runtime.benchmarking")
-    except Exception as e:  # noqa: BLE001 - an older or stripped torch
-        return None, f"no inductor benchmarking module ({type(e).__name__})"
-    api = getattr(mod, "set_gpu_benchmark_lock_context", None)
-    if callable(api):
-        return api, "inductor-hook"
-    bm = getattr(mod, "benchmarker", None)
-    if bm is None or not callable(getattr(bm, "benchmark_gpu", None)):
-        return None, "no benchmark hook and no shared benchmarker in this torch"
-
-    def install(factory):
-        for name in ("benchmark_gpu", "benchmark_gpu_with_cuda_graph"):
-            f = getattr(bm, name, None)
-            if not callable(f) or getattr(f, "_sf_locked", False):
-                continue
-
-            def wrapped(*a, _f=f, **k):
-                with factory():
-                    return _f(*a, **k)
-            wrapped._sf_locked = True
-            setattr(bm, name, wrapped)
-    return install, "benchmarker-patch"
-
-
-def inductor_benchmarks(torch):
-    """How many GPU benchmarks inductor counted in this process (its dynamo counters), or None."""
-    try:
-        from torch._dynamo.utils import counters
-        return sum(v for k, v in counters["inductor"].items() if str(k).startswith("benchmarking.")
-                   and "benchmark_gpu" in str(k))
-    except Exception:  # noqa: BLE001 - counters are internal: absent means unknown
-        return None
 
 
 def run_task(job, task, definition, codec, inputs, pending, compiled=None):
@@ -507,7 +531,7 @@ def run_task(job, task, definition, codec, inputs, pending, compiled=None):
             compiled = compile_task(job, task, definition, codec, inputs)
         if isinstance(compiled, TaskError):
             raise compiled
-        fn, compile_s = compiled
+        fn, compile_s, warm = compiled
     # checked rounds
     for r, files in enumerate(rounds):
         args = call_args(job, codec, files)
@@ -566,6 +590,7 @@ def run_task(job, task, definition, codec, inputs, pending, compiled=None):
          "wall_ms": wall_ms, "timed_wall_ms": (time.perf_counter() - t_timed) * 1e3, "samples_ms": samples}
     if compile_s is not None:
         t["compile_s"] = compile_s
+        t.update(warm)
     return None, t
 
 
@@ -603,24 +628,30 @@ def main(argv):
     inputs = Inputs(bridge["inputs_dir"])
     inputs.preload(job, codec)  # file reads and decodes before the slot: it is held for device work
     warm_device(torch, codec)
-    slot = GpuSlot(bridge.get("gpu_slot"))
+    real = not codec.fake
+    slot = GpuSlot(bridge.get("gpu_slot"), (lambda: inductor_benchmarks(torch)) if real else None)
     # torch.compile outside the slot where inductor lets a harness lock its GPU benchmarks: the compile
     # (CPU: tracing, code generation, Triton builds) runs beside other processes' timing, every
-    # autotuning benchmark holds the slot (label "autotune" in the timing log), and the first call's
-    # own kernels are the only device work done unlocked. Otherwise (or SOLFORGE_BRIDGE_COMPILE_IN_SLOT=1)
+    # autotuning benchmark holds the slot (label "autotune" in the timing log), and the compiled
+    # function is called once on every input it will meet (recompiles happen here, not in the tasks'
+    # hold), each call holding the slot ("warm") except while dynamo compiles (CompileWatch; without
+    # dynamo's callbacks those calls run unlocked). Otherwise (or SOLFORGE_BRIDGE_COMPILE_IN_SLOT=1)
     # the compile holds the slot as everything else does.
     lock_api, hook = None, "compile in the slot"
-    if slot.spec and not codec.fake and not os.environ.get("SOLFORGE_BRIDGE_COMPILE_IN_SLOT"):
+    if slot.spec and real and not os.environ.get("SOLFORGE_BRIDGE_COMPILE_IN_SLOT"):
         lock_api, hook = benchmark_lock_hook(torch)
+    gate = BenchGate(slot)
     if lock_api:
-        lock_api(lambda: slot.hold("autotune"))
+        lock_api(gate.hold)
+    watch = CompileWatch(slot) if slot.spec and real else None
     compiled, compile_wall = {}, 0.0
     t_pre = time.perf_counter()
     try:
         if lock_api:
-            compiled = precompile(job, tasks, definition, codec, inputs)
+            compiled = precompile(job, tasks, definition, codec, inputs, slot, bool(watch and watch.ok))
             compile_wall = time.perf_counter() - t_pre
         t_req = time.perf_counter()
+        m_pre, c_pre = slot.metered, (watch.in_slot if watch else 0)
         slot.acquire()
         t_slot = time.perf_counter()
         done = run_tasks(torch, job, tasks, definition, codec, inputs, compiled, hook if lock_api else False)
@@ -629,15 +660,22 @@ def main(argv):
             slot.release()
     t_held = time.perf_counter()
     write_results(done)
+    total = inductor_benchmarks(torch) if real else None
+    counts = {"autotune_holds": slot.holds.get("autotune", 0), "hook_calls": gate.calls,
+              "inductor_benchmarks": total,
+              "benchmarks_outside_slot": None if total is None or not slot.spec else total - slot.metered,
+              "benchmarks_in_task_hold": slot.metered - m_pre if total is not None and slot.spec else None,
+              "compiles_in_task_hold": watch.in_slot - c_pre if watch and watch.ok else None,
+              "compile_suspends": watch.suspended if watch and watch.ok else None}
     log_phases(bridge, done, t_pre - T_START, compile_wall, t_slot - t_req, t_held - t_slot,
-               time.perf_counter() - t_held, hook if lock_api else f"no ({hook})",
-               slot.holds.get("autotune", 0), inductor_benchmarks(torch) if not codec.fake else None)
+               time.perf_counter() - t_held, hook if lock_api else f"no ({hook})", counts)
     return 0
 
 
-def precompile(job, tasks, definition, codec, inputs):
+def precompile(job, tasks, definition, codec, inputs, slot=None, warm_hold=False):
     """compile_task() of every compile task, by task index (before the slot is taken)."""
-    return {i: compile_task(job, t, definition, codec, inputs) for i, t in enumerate(tasks) if t.get("compile")}
+    return {i: compile_task(job, t, definition, codec, inputs, slot, warm_hold)
+            for i, t in enumerate(tasks) if t.get("compile")}
 
 
 def warm_device(torch, codec):
@@ -652,26 +690,31 @@ def warm_device(torch, codec):
             pass
 
 
-def log_phases(bridge, done, pre_s, outside_s, wait_s, held_s, post_s, compile_outside, autotune_holds,
-               benchmarks):
+def log_phases(bridge, done, pre_s, outside_s, wait_s, held_s, post_s, compile_outside, counts):
     """With $SOLFORGE_BRIDGE_PHASES set: appends one JSON line of where this process's time went (start-up
     and file reads, compiling before the slot, waiting for it, holding it, per task, writing results)
-    to that file, with how the compile ran (compile_outside_slot: the hook used, or "no (why)"), the
-    slot holds inductor's benchmarks took and the benchmarks inductor counted: a count above the holds
-    while compiling outside the slot would mean a benchmark the hook missed."""
+    to that file, with how the compile ran (compile_outside_slot: the hook used, or "no (why)") and
+    counts: autotune_holds (outermost slot holds the benchmark hook took), hook_calls (outermost
+    benchmark calls through the hook), inductor_benchmarks (GPU benchmark calls inductor counted),
+    benchmarks_outside_slot (counted while this process did not hold the slot: above 0 means a
+    benchmark the hook missed), benchmarks_in_task_hold (counted while the tasks held it: autotuning
+    of a compile inside the slot), compiles_in_task_hold (dynamo compiles started then),
+    compile_suspends (compiles during warm calls, which let the slot go); None where unknown."""
     path = os.environ.get("SOLFORGE_BRIDGE_PHASES")
     if not path:
         return
     slot = bridge.get("gpu_slot") if isinstance(bridge.get("gpu_slot"), dict) else {}
     rec = {"problem": slot.get("problem"), "what": slot.get("what"), "pre_s": round(pre_s, 3),
-           "compile_outside_slot": compile_outside, "compile_outside_s": round(outside_s, 3),
-           "autotune_holds": autotune_holds, "inductor_benchmarks": benchmarks,
-           "wait_s": round(wait_s, 3), "held_s": round(held_s, 3), "post_s": round(post_s, 3),
-           "tasks": [{"name": d["name"], "status": d["status"], "task_s": round(d["task_s"], 3),
-                      "compile_s": round((d["timing"] or {}).get("compile_s", 0.0), 3),
-                      "timing_wall_s": round((d["timing"] or {}).get("wall_ms", 0.0) / 1e3, 3),
-                      "timed_calls": (d["timing"] or {}).get("timed_calls", 0)}
-                     for d in done]}
+           "compile_outside_slot": compile_outside, "compile_outside_s": round(outside_s, 3)}
+    rec.update(counts)
+    rec.update({"wait_s": round(wait_s, 3), "held_s": round(held_s, 3), "post_s": round(post_s, 3),
+                "tasks": [{"name": d["name"], "status": d["status"], "task_s": round(d["task_s"], 3),
+                           "compile_s": round((d["timing"] or {}).get("compile_s", 0.0), 3),
+                           "warm_calls": (d["timing"] or {}).get("warm_calls", 0),
+                           "warm_s": round((d["timing"] or {}).get("warm_s", 0.0), 3),
+                           "timing_wall_s": round((d["timing"] or {}).get("wall_ms", 0.0) / 1e3, 3),
+                           "timed_calls": (d["timing"] or {}).get("timed_calls", 0)}
+                          for d in done]})
     try:
         with open(path, "a") as f:
             f.write(json.dumps(rec) + "\n")
