@@ -29,6 +29,9 @@ run_one() {
 import re, sys
 src = open(sys.argv[1]).read()
 src = re.sub(r'#include <cuda_(runtime|bf16|fp16)\.h>\n', '', src)
+# comments out (their newlines kept: line numbers stay), so a launch quoted in a comment is not rewritten
+src = re.sub(r'"(?:\\.|[^"\\\n])*"|/\*.*?\*/|//[^\n]*',
+             lambda m: m.group(0) if m.group(0).startswith('"') else '\n' * m.group(0).count('\n'), src, flags=re.S)
 # `__shared__ T a[N], b[M];` -> per-block arrays (blocks may run concurrently in the emulation)
 nshared = [0]
 def shared(m):
