@@ -152,6 +152,13 @@ int sf_x86_decode(const uint8_t *p, size_t avail, uint64_t addr, sf_x86_insn *ou
 			return 0;
 		uint8_t b = p[i];
 		if ((b & 0xf0) == 0x40) {
+			/* a REX byte not just before the opcode: ignored by the CPU; objdump lists it as an
+			 * instruction of its own (rex.W ...), and so does this decoder */
+			if ((size_t)i + 1 < avail && ((p[i + 1] & 0xf0) == 0x40 || p[i + 1] == 0x66 || p[i + 1] == 0x67 ||
+			    memchr("\xf0\xf2\xf3\x2e\x36\x3e\x26\x64\x65", p[i + 1], 9))) {
+				out->len = i + 1;
+				return out->len;
+			}
 			rexw = (b >> 3) & 1;
 			continue;
 		}
@@ -223,7 +230,10 @@ int sf_x86_decode(const uint8_t *p, size_t avail, uint64_t addr, sf_x86_insn *ou
 		i = modrm(p, avail, i, &rip);
 		if (i < 0)
 			return 0;
-		int reg = (p[mi] >> 3) & 7;
+		int reg = (p[mi] >> 3) & 7, mod = p[mi] >> 6;
+		/* FE: only /0 /1 (inc, dec) ; FF /7 undefined, FF /3 /5 (far call/jmp) need memory */
+		if (map == 0 && ((op == 0xfe && reg >= 2) || (op == 0xff && (reg == 7 || ((reg == 3 || reg == 5) && mod == 3)))))
+			return 0;
 		if (map == 0 && (op == 0xf6 || op == 0xf7) && reg <= 1) /* test r/m, imm */
 			flags |= op == 0xf6 ? I8 : IZ;
 		if (map == 0 && op == 0xc7 && p[mi] == 0xf8) /* xbegin rel32 */

@@ -51,10 +51,11 @@ typedef struct sf_x86_finding {
 	uint64_t where; /* UNDECODED: file offset where decoding failed; MIDDLE: of the target */
 } sf_x86_finding;
 
-/* Marks instruction starts of region r in starts_out (r->size bytes, 1 = a boundary) by a linear
+/* Marks instruction starts of region r in starts_out (r->size bytes: 1 an instruction start, 2 a
+ * byte where the decoder failed, 0 otherwise) by a linear
  * sweep from the region start and from each address of extra[0..nextra) inside it; each sweep runs
- * until the next start point. Returns the offset in the region where decoding first failed, or
- * r->size when it never failed (bytes from a failure on are not marked). */
+ * until the next start point; where the decoder fails it goes on at the next byte, as objdump does.
+ * Returns the offset in the region where decoding first failed, or r->size when it never failed. */
 size_t sf_x86_sweep(const sf_x86_region *r, const uint64_t *extra, size_t nextra, uint8_t *starts_out);
 
 /* Scans regions r[0..nr) as described atop; extra start addresses as for sf_x86_sweep. Writes at

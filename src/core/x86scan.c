@@ -46,10 +46,11 @@ size_t sf_x86_sweep(const sf_x86_region *r, const uint64_t *extra, size_t nextra
 		for (size_t pos = (size_t)s[k]; pos < end;) {
 			sf_x86_insn in;
 			int len = sf_x86_decode(r->bytes + pos, r->size - pos, r->addr + pos, &in);
-			if (!len) {
+			if (!len) { /* as objdump: skip one byte (the caller byte-scans from the first failure) */
 				if (pos < fail)
 					fail = pos;
-				break;
+				starts_out[pos++] = 2;
+				continue;
 			}
 			starts_out[pos] = 1;
 			pos += (size_t)len;
@@ -78,7 +79,7 @@ static void add(scan_state *st, int kind, uint64_t off, uint64_t where)
 static int middle_syscall(const sf_x86_region *r, const uint8_t *starts, size_t off, size_t *at)
 {
 	size_t pos = off;
-	for (int n = 0; n < 16 && pos < r->size && (pos == off || !starts[pos]); n++) {
+	for (int n = 0; n < 16 && pos < r->size && (pos == off || starts[pos] != 1); n++) {
 		sf_x86_insn in;
 		int len = sf_x86_decode(r->bytes + pos, r->size - pos, r->addr + pos, &in);
 		if (!len) {
@@ -117,7 +118,7 @@ int sf_x86_scan(const sf_x86_region *r, int nr, const uint64_t *extra, size_t ne
 		fail[i] = sf_x86_sweep(&r[i], extra, nextra, starts[i]);
 		int seen = 0;
 		for (size_t pos = 0; pos < fail[i]; pos++) {
-			if (!starts[i][pos])
+			if (starts[i][pos] != 1)
 				continue;
 			sf_x86_insn in;
 			if (!sf_x86_decode(r[i].bytes + pos, r[i].size - pos, r[i].addr + pos, &in))
@@ -153,7 +154,7 @@ int sf_x86_scan(const sf_x86_region *r, int nr, const uint64_t *extra, size_t ne
 			if (tg[k] < r[i].addr || tg[k] - r[i].addr >= fail[i])
 				continue; /* elsewhere, or where the byte scan already looked */
 			size_t off = (size_t)(tg[k] - r[i].addr), at;
-			if (!starts[i][off] && middle_syscall(&r[i], starts[i], off, &at)) {
+			if (starts[i][off] != 1 && middle_syscall(&r[i], starts[i], off, &at)) {
 				add(&st, SF_X86_MIDDLE, r[i].file_off + at, r[i].file_off + off);
 				break;
 			}

@@ -2,9 +2,9 @@
  * tests/x86/sweep_dump.c - prints the instruction starts that the code scan's sweep (x86len.h)
  * finds in one section of an ELF file, for tests/suites/x86len.sh to compare with objdump.
  *
- * Usage: sweep_dump FILE SECTION. Output: one line per instruction start, the address in lower-case
- * hex without 0x; then a line "FAIL ADDR" where the decoder first failed (the sweep goes on at the
- * next symbol).
+ * Usage: sweep_dump FILE SECTION [LO:HI ...] (hex address ranges: print only the starts inside
+ * them). Output: one line per instruction start, the address in lower-case hex without 0x, then " bad" where the decoder failed (the sweep goes on at the next byte, as
+ * objdump does, whose "(bad)" lines these match); then a line "FAIL ADDR" for the first failure.
  * The sweep restarts at the same symbols as the import check (functions and untyped labels of
  * .symtab and .dynsym).
  */
@@ -18,8 +18,8 @@
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: sweep_dump FILE SECTION\n");
+	if (argc < 3) {
+		fprintf(stderr, "usage: sweep_dump FILE SECTION [LO:HI ...]\n");
 		return 2;
 	}
 	char *text, err[SF_ERRLEN];
@@ -66,9 +66,18 @@ int main(int argc, char **argv)
 	if (!starts)
 		return 2;
 	size_t fail = sf_x86_sweep(&r, syms, ns, starts);
-	for (size_t j = 0; j < r.size; j++)
-		if (starts[j])
-			printf("%llx\n", (unsigned long long)(r.addr + j));
+	for (int k = 3; k <= argc; k++) {
+		unsigned long long lo = r.addr, hi = r.addr + r.size;
+		if (k == argc && argc > 3)
+			break;
+		if (k < argc && sscanf(argv[k], "%llx:%llx", &lo, &hi) != 2) {
+			fprintf(stderr, "sweep_dump: bad range %s (want LO:HI in hex)\n", argv[k]);
+			return 2;
+		}
+		for (uint64_t a = lo; a < hi; a++)
+			if (a >= r.addr && a - r.addr < r.size && starts[a - r.addr])
+				printf("%llx%s\n", (unsigned long long)a, starts[a - r.addr] == 2 ? " bad" : "");
+	}
 	if (fail < r.size)
 		printf("FAIL %llx\n", (unsigned long long)(r.addr + fail));
 	free(starts);
