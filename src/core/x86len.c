@@ -145,6 +145,16 @@ int sf_x86_decode(const uint8_t *p, size_t avail, uint64_t addr, sf_x86_insn *ou
 	memset(out, 0, sizeof *out);
 	if (avail > 15)
 		avail = 15;
+	/* fwait before fnstcw/fnstenv (D9 /7 /6), fnstsw/fnsave (DD /7 /6), fnclex/fninit (DB E2/E3),
+	 * fnstsw ax (DF E0): one instruction for objdump (fstcw, ...), so one here too */
+	if (avail >= 3 && p[0] == 0x9b &&
+	    (((p[1] == 0xd9 || p[1] == 0xdd) && (p[2] >> 6) != 3 && ((p[2] >> 3) & 7) >= 6) ||
+	     (p[1] == 0xdb && (p[2] == 0xe2 || p[2] == 0xe3)) || (p[1] == 0xdf && p[2] == 0xe0))) {
+		int n = sf_x86_decode(p + 1, avail - 1, addr + 1, out);
+		if (n)
+			out->len = n + 1;
+		return out->len;
+	}
 	int i = 0, opsize16 = 0, adsize32 = 0, rexw = 0;
 	/* legacy prefixes, then REX (a REX byte followed by another prefix is ignored) */
 	for (;; i++) {
