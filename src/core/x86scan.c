@@ -116,14 +116,16 @@ int sf_x86_scan(const sf_x86_region *r, int nr, const uint64_t *extra, size_t ne
 			goto out;
 		}
 		fail[i] = sf_x86_sweep(&r[i], extra, nextra, starts[i]);
+		/* system calls before the first failure (the byte scan below covers the rest); targets
+		 * from the whole sweep (a jump after a failure may lead back into decoded code) */
 		int seen = 0;
-		for (size_t pos = 0; pos < fail[i]; pos++) {
+		for (size_t pos = 0; pos < r[i].size; pos++) {
 			if (starts[i][pos] != 1)
 				continue;
 			sf_x86_insn in;
 			if (!sf_x86_decode(r[i].bytes + pos, r[i].size - pos, r[i].addr + pos, &in))
 				continue;
-			if (in.syscall && !seen++)
+			if (in.syscall && pos < fail[i] && !seen++)
 				add(&st, SF_X86_SYSCALL, r[i].file_off + pos, r[i].file_off + pos);
 			if (in.has_target) {
 				if (ntg == cap) {

@@ -278,3 +278,28 @@ SF_TEST(x86scan_undecodable_bytes_fall_back_to_the_byte_scan)
 		}
 	}
 }
+
+SF_TEST(x86scan_branch_after_a_decoder_failure_is_followed)
+{
+	/* undecodable bytes, then a jump back into the mov's 0F 05: the byte scan covers only what
+	 * follows the failure, so the jump's target must still be followed */
+	uint64_t s = sf_test_seed() ^ 0x616674ull;
+	for (int trial = 0; trial < 100; trial++) {
+		uint8_t buf[1300], starts[1300];
+		size_t mov_at = 0;
+		int n;
+		size_t len = random_code(&s, buf, 1200, starts, &n, &mov_at);
+		size_t j = len;
+		buf[j++] = 0x06; /* push es: invalid in 64-bit mode */
+		buf[j++] = 0xe9;
+		int32_t rel = (int32_t)((int64_t)mov_at + 1 - (int64_t)(j + 4));
+		for (int b = 0; b < 4; b++)
+			buf[j++] = (uint8_t)((uint32_t)rel >> (8 * b));
+		sf_x86_region r = { buf, j, 0x9000, 0x40 };
+		sf_x86_finding f[4];
+		int c = sf_x86_scan(&r, 1, NULL, 0, f, 4), middle = 0;
+		for (int k = 0; k < c && k < 4; k++)
+			middle |= f[k].kind == SF_X86_MIDDLE && f[k].off == 0x40 + mov_at + 1;
+		CHECK(middle);
+	}
+}
