@@ -155,13 +155,14 @@ static int code_symbol(const Elf64_Sym *sym)
 }
 
 /* The raw-system-call check (x86len.h): sweeps the executable PROGBITS sections with the
- * instruction decoder, restarting at every function symbol of .symtab and .dynsym, and adds one
- * finding per system call found. Returns 0, or -1 when memory runs out. */
+ * instruction decoder, restarting at every function symbol of .symtab and .dynsym, follows the
+ * code pointers that relocations put in data, and adds one finding per system call found.
+ * Returns 0, or -1 when memory runs out. */
 static int code_scan(const elf_view *v, char *why, size_t whylen, int *count)
 {
 	sf_x86_region *reg = calloc((size_t)v->nsh + 1, sizeof *reg);
-	uint64_t *syms = NULL;
-	size_t nsyms = 0, cap = 0;
+	uint64_t *syms = NULL, *ptrs = NULL;
+	size_t nsyms = 0, cap = 0, nptrs = 0, pcap = 0;
 	int nr = 0, rc = -1;
 	if (!reg)
 		return -1;
@@ -186,9 +187,36 @@ static int code_scan(const elf_view *v, char *why, size_t whylen, int *count)
 				syms[nsyms++] = sym[j].st_value;
 			}
 		}
+		if (s->sh_type == SHT_RELA && s->sh_entsize == sizeof(Elf64_Rela)) {
+			/* code pointers held in data: R_X86_64_RELATIVE / IRELATIVE addends, and
+			 * symbol + addend of R_X86_64_64 (a shared object has no other absolute address) */
+			const Elf64_Rela *rel = (const Elf64_Rela *)(v->d + s->sh_offset);
+			const Elf64_Shdr *symsec = section(v, s->sh_link);
+			for (size_t j = 0; j < s->sh_size / sizeof(Elf64_Rela); j++) {
+				uint64_t type = ELF64_R_TYPE(rel[j].r_info), si = ELF64_R_SYM(rel[j].r_info), p;
+				if (type == R_X86_64_RELATIVE || type == R_X86_64_IRELATIVE)
+					p = (uint64_t)rel[j].r_addend;
+				else if (type == R_X86_64_64 && symsec && symsec->sh_entsize == sizeof(Elf64_Sym) &&
+					 in_file(v, symsec->sh_offset, symsec->sh_size) &&
+					 si < symsec->sh_size / sizeof(Elf64_Sym))
+					p = ((const Elf64_Sym *)(v->d + symsec->sh_offset))[si].st_value +
+					    (uint64_t)rel[j].r_addend;
+				else
+					continue;
+				if (nptrs == pcap) {
+					pcap = pcap ? 2 * pcap : 256;
+					uint64_t *t = realloc(ptrs, pcap * sizeof *t);
+					if (!t)
+						goto out;
+					ptrs = t;
+				}
+				ptrs[nptrs++] = p;
+			}
+		}
 	}
+
 	sf_x86_finding f[6];
-	int n = sf_x86_scan(reg, nr, syms, nsyms, f, 6);
+	int n = sf_x86_scan(reg, nr, syms, nsyms, ptrs, nptrs, f, 6);
 	if (n < 0)
 		goto out;
 	for (int k = 0; k < n && k < 6; k++) {
@@ -207,6 +235,7 @@ static int code_scan(const elf_view *v, char *why, size_t whylen, int *count)
 out:
 	free(reg);
 	free(syms);
+	free(ptrs);
 	return rc;
 }
 

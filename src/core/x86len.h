@@ -9,8 +9,8 @@
  *
  * sf_x86_scan sweeps executable regions linearly (from each region's start and from every extra
  * start address, e.g. function symbols, as objdump does) and reports system calls that are
- * instructions, plus direct-branch / RIP-relative targets that land inside an instruction whose
- * bytes from there decode to a system call. Where the decoder fails, the rest of the region is
+ * instructions, plus direct-branch / RIP-relative targets (and code pointers held in data) that
+ * land inside an instruction whose bytes from there decode to a system call. Where the decoder fails, the rest of the region is
  * scanned byte by byte for the system-call patterns (never a silent pass).
  */
 #ifndef SF_X86LEN_H
@@ -58,10 +58,12 @@ typedef struct sf_x86_finding {
  * Returns the offset in the region where decoding first failed, or r->size when it never failed. */
 size_t sf_x86_sweep(const sf_x86_region *r, const uint64_t *extra, size_t nextra, uint8_t *starts_out);
 
-/* Scans regions r[0..nr) as described atop; extra start addresses as for sf_x86_sweep. Writes at
- * most maxf findings to f (at most one of each kind per region) and returns how many it found
- * (possibly more than maxf), or -1 when memory runs out. */
-int sf_x86_scan(const sf_x86_region *r, int nr, const uint64_t *extra, size_t nextra, sf_x86_finding *f,
-		int maxf);
+/* Scans regions r[0..nr) as described atop; extra start addresses as for sf_x86_sweep. ptrs[0..nptrs)
+ * are further addresses control may reach that no instruction names (code pointers stored in
+ * data: relocation addends); they are checked like branch targets. Writes at most maxf findings to
+ * f (at most one of each kind per region) and returns how many it found (possibly more than maxf),
+ * or -1 when memory runs out. */
+int sf_x86_scan(const sf_x86_region *r, int nr, const uint64_t *extra, size_t nextra, const uint64_t *ptrs,
+		size_t nptrs, sf_x86_finding *f, int maxf);
 
 #endif

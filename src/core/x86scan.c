@@ -96,8 +96,23 @@ static int middle_syscall(const sf_x86_region *r, const uint8_t *starts, size_t 
 	return 0;
 }
 
-int sf_x86_scan(const sf_x86_region *r, int nr, const uint64_t *extra, size_t nextra, sf_x86_finding *f,
-		int maxf)
+/* Appends v to the growing array *a (*n used, *cap allocated). Returns 0, or -1 without memory. */
+static int push(uint64_t **a, size_t *n, size_t *cap, uint64_t v)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? 2 * *cap : 1024;
+		uint64_t *t = realloc(*a, nc * sizeof *t);
+		if (!t)
+			return -1;
+		*a = t;
+		*cap = nc;
+	}
+	(*a)[(*n)++] = v;
+	return 0;
+}
+
+int sf_x86_scan(const sf_x86_region *r, int nr, const uint64_t *extra, size_t nextra, const uint64_t *ptrs,
+		size_t nptrs, sf_x86_finding *f, int maxf)
 {
 	scan_state st = { f, maxf, 0 };
 	uint8_t **starts = calloc((size_t)(nr > 0 ? nr : 1), sizeof *starts);
@@ -127,18 +142,9 @@ int sf_x86_scan(const sf_x86_region *r, int nr, const uint64_t *extra, size_t ne
 				continue;
 			if (in.syscall && pos < fail[i] && !seen++)
 				add(&st, SF_X86_SYSCALL, r[i].file_off + pos, r[i].file_off + pos);
-			if (in.has_target) {
-				if (ntg == cap) {
-					size_t nc = cap ? 2 * cap : 1024;
-					uint64_t *t = realloc(tg, nc * sizeof *t);
-					if (!t) {
-						rc = -1;
-						goto out;
-					}
-					tg = t;
-					cap = nc;
-				}
-				tg[ntg++] = in.target;
+			if (in.has_target && push(&tg, &ntg, &cap, in.target)) {
+				rc = -1;
+				goto out;
 			}
 		}
 		/* the decoder failed: every byte pattern from there on counts, as before the decoder */
@@ -146,7 +152,13 @@ int sf_x86_scan(const sf_x86_region *r, int nr, const uint64_t *extra, size_t ne
 		if (at < r[i].size)
 			add(&st, SF_X86_UNDECODED, r[i].file_off + at, r[i].file_off + fail[i]);
 	}
-	/* targets of direct branches and RIP-relative operands inside an instruction of the sweep */
+	/* targets of direct branches, RIP-relative operands and data-held pointers inside an
+	 * instruction of the sweep */
+	for (size_t k = 0; k < nptrs; k++)
+		if (push(&tg, &ntg, &cap, ptrs[k])) {
+			rc = -1;
+			goto out;
+		}
 	if (ntg)
 		qsort(tg, ntg, sizeof *tg, cmp_u64);
 	for (int i = 0; i < nr; i++) {

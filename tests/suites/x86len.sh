@@ -8,8 +8,8 @@
 #    random functions of a large CUDA library; every start must match (objdump blocks holding data
 #    are skipped, tests/x86/compare_objdump.py).
 # 2. The import check on built shared objects (tests/x86/asm_cases.c): 0F 05 / 0F 34 / CD 80 inside
-#    immediates pass; a real syscall, a jump and a RIP-relative LEA into an instruction whose bytes
-#    are a syscall are flagged; the red-team fixture raw_syscall_fork.c is flagged as before and its
+#    immediates pass; a real syscall, a jump, a RIP-relative LEA and a relocated pointer in data into
+#    an instruction whose bytes are a syscall are flagged; the red-team fixture raw_syscall_fork.c is flagged as before and its
 #    declared twin is not (statically).
 # Prints `ok NAME` / `FAIL NAME: why` and ends with `N passed, M failed`. Environment: BUILD,
 # X86LEN_SEED (the random picks; printed), X86LEN_NVCC=0 to skip the nvcc builds.
@@ -121,6 +121,7 @@ check_case 1 0 ''
 check_case 2 1 'has a raw system-call instruction at offset 0x[0-9a-f]+ \(static'
 check_case 3 1 'raw system-call instruction at offset 0x[0-9a-f]+ \(a branch into the middle of an instruction at offset'
 check_case 4 1 'raw system-call instruction at offset 0x[0-9a-f]+ \(a branch into the middle of an instruction at offset'
+check_case 5 1 'raw system-call instruction at offset 0x[0-9a-f]+ \(a branch into the middle of an instruction at offset'
 for f in raw_syscall_fork raw_syscall_fork_declared; do
 	src=tests/redteam/cpu/$f.c
 	want=1

@@ -5,11 +5,12 @@
  *   2: the same plus a real `syscall` instruction: must be flagged;
  *   3: a `mov eax, 0x50f` that a jump enters at its second byte (0F 05: a syscall hidden inside an
  *      instruction): must be flagged as a branch into the middle of an instruction;
- *   4: the same hidden bytes reached by a RIP-relative LEA and an indirect jump: flagged too.
+ *   4: the same hidden bytes reached by a RIP-relative LEA and an indirect jump: flagged too;
+ *   5: ... reached through a code pointer in data (a relocation, no instruction names it): flagged.
  * The functions are never called; only their bytes matter.
  */
 #ifndef CASE
-#error "build with -DCASE=1..4"
+#error "build with -DCASE=1..5"
 #endif
 
 __asm__(".text\n"
@@ -34,6 +35,17 @@ __asm__(".text\n"
 	"	.byte 0xb8\n"
 	".Lmid:\n"
 	"	.byte 0x0f, 0x05, 0x00, 0x00\n"
+#elif CASE == 5
+	"	.byte 0xb8\n"
+	".Lmid:\n"
+	"	.byte 0x0f, 0x05, 0x00, 0x00\n"
 #endif
 	"	ret\n"
-	".size sfx_case, .-sfx_case\n");
+	".size sfx_case, .-sfx_case\n"
+#if CASE == 5
+	".section .data.rel.ro,\"aw\"\n"
+	".globl sfx_case_ptr\n"
+	"sfx_case_ptr: .quad .Lmid\n"
+	".text\n"
+#endif
+);
