@@ -315,3 +315,36 @@ SF_TEST(x86scan_branch_after_a_decoder_failure_is_followed)
 		CHECK(middle);
 	}
 }
+
+SF_TEST(x86len_random_bytes_stay_in_bounds)
+{
+	/* garbage: each decode reads only its avail bytes (exact-size buffers: the sanitizer build
+	 * sees any over-read) and returns 0 or a length within them; the scan of garbage ends */
+	uint64_t s = sf_test_seed() ^ 0x726e64ull;
+	for (int trial = 0; trial < 3000; trial++) {
+		size_t n = 1 + (size_t)(rnd(&s) % 24);
+		uint8_t *b = malloc(n);
+		if (!b)
+			return;
+		for (size_t k = 0; k < n; k++) /* bias to prefixes and escapes now and then */
+			b[k] = (uint8_t)(rnd(&s) % 4 ? rnd(&s) : (uint64_t)"\x0f\x66\x48\xc4\xc5\x62\x9b\xf3"[rnd(&s) % 8]);
+		for (size_t k = 0; k < n; k++) {
+			sf_x86_insn in;
+			int l = sf_x86_decode(b + k, n - k, k, &in);
+			CHECK(l >= 0 && (size_t)l <= n - k && l <= 15);
+			CHECK(l > 0 || in.len == 0);
+		}
+		free(b);
+	}
+	enum { G = 8192 };
+	uint8_t *g = malloc(G);
+	if (!g)
+		return;
+	for (size_t k = 0; k < G; k++)
+		g[k] = (uint8_t)rnd(&s);
+	sf_x86_region r = { g, G, 0x100000, 0 };
+	sf_x86_finding f[4];
+	uint64_t ptr = 0x100000 + rnd(&s) % G;
+	CHECK(sf_x86_scan(&r, 1, &ptr, 1, &ptr, 1, f, 4) >= 0);
+	free(g);
+}

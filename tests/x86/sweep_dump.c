@@ -3,8 +3,9 @@
  * finds in one section of an ELF file, for tests/suites/x86len.sh to compare with objdump.
  *
  * Usage: sweep_dump FILE SECTION [LO:HI ...] (hex address ranges: print only the starts inside
- * them). Output: one line per instruction start, the address in lower-case hex without 0x, then " bad" where the decoder failed (the sweep goes on at the next byte, as
- * objdump does, whose "(bad)" lines these match); then a line "FAIL ADDR" for the first failure.
+ * them). Output: one line per instruction start, the address in lower-case hex without 0x, then
+ * " bad" where the decoder failed (the sweep goes on at the next byte, as objdump does, whose
+ * "(bad)" lines these match); last a line "FAIL ADDR" for the first failure.
  * The sweep restarts at the same symbols as the import check (functions and untyped labels of
  * .symtab and .dynsym).
  */
@@ -30,7 +31,8 @@ int main(int argc, char **argv)
 	}
 	const uint8_t *d = (const uint8_t *)text;
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)d;
-	if (len < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > len) {
+	if (len < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > len) {
 		fprintf(stderr, "sweep_dump: %s is not an ELF file with section headers\n", argv[1]);
 		return 2;
 	}
