@@ -7,6 +7,7 @@
  */
 #include "core/imports.h"
 #include "core/util.h"
+#include "core/x86len.h"
 
 #include <elf.h>
 #include <stdio.h>
@@ -144,6 +145,100 @@ static void finding(char *why, size_t whylen, int *count, const char *pre, const
 	(*count)++;
 }
 
+/* Whether sym names a code address worth a sweep start: a function, or an
+ * untyped label (objdump restarts at every symbol). */
+static int code_symbol(const Elf64_Sym *sym)
+{
+	int type = ELF64_ST_TYPE(sym->st_info);
+	return sym->st_shndx != SHN_UNDEF && sym->st_shndx < SHN_LORESERVE && sym->st_value &&
+	       (type == STT_FUNC || type == STT_GNU_IFUNC || type == STT_NOTYPE);
+}
+
+/* The raw-system-call check (x86len.h): sweeps the executable PROGBITS sections with the
+ * instruction decoder, restarting at every function symbol of .symtab and .dynsym, follows the
+ * code pointers that relocations put in data, and adds one finding per system call found.
+ * Returns 0, or -1 when memory runs out. */
+static int code_scan(const elf_view *v, char *why, size_t whylen, int *count)
+{
+	sf_x86_region *reg = calloc((size_t)v->nsh + 1, sizeof *reg);
+	uint64_t *syms = NULL, *ptrs = NULL;
+	size_t nsyms = 0, cap = 0, nptrs = 0, pcap = 0;
+	int nr = 0, rc = -1;
+	if (!reg)
+		return -1;
+	for (int i = 0; i < v->nsh; i++) {
+		const Elf64_Shdr *s = &v->sh[i];
+		if (!in_file(v, s->sh_offset, s->sh_type == SHT_NOBITS ? 0 : s->sh_size))
+			continue;
+		if ((s->sh_flags & SHF_EXECINSTR) && s->sh_type == SHT_PROGBITS)
+			reg[nr++] = (sf_x86_region){ v->d + s->sh_offset, s->sh_size, s->sh_addr, s->sh_offset };
+		if ((s->sh_type == SHT_SYMTAB || s->sh_type == SHT_DYNSYM) && s->sh_entsize == sizeof(Elf64_Sym)) {
+			const Elf64_Sym *sym = (const Elf64_Sym *)(v->d + s->sh_offset);
+			for (size_t j = 1; j < s->sh_size / sizeof(Elf64_Sym); j++) {
+				if (!code_symbol(&sym[j]))
+					continue;
+				if (nsyms == cap) {
+					cap = cap ? 2 * cap : 256;
+					uint64_t *t = realloc(syms, cap * sizeof *t);
+					if (!t)
+						goto out;
+					syms = t;
+				}
+				syms[nsyms++] = sym[j].st_value;
+			}
+		}
+		if (s->sh_type == SHT_RELA && s->sh_entsize == sizeof(Elf64_Rela)) {
+			/* code pointers held in data: R_X86_64_RELATIVE / IRELATIVE addends, and
+			 * symbol + addend of R_X86_64_64 (a shared object has no other absolute address) */
+			const Elf64_Rela *rel = (const Elf64_Rela *)(v->d + s->sh_offset);
+			const Elf64_Shdr *symsec = section(v, s->sh_link);
+			for (size_t j = 0; j < s->sh_size / sizeof(Elf64_Rela); j++) {
+				uint64_t type = ELF64_R_TYPE(rel[j].r_info), si = ELF64_R_SYM(rel[j].r_info), p;
+				if (type == R_X86_64_RELATIVE || type == R_X86_64_IRELATIVE)
+					p = (uint64_t)rel[j].r_addend;
+				else if (type == R_X86_64_64 && symsec && symsec->sh_entsize == sizeof(Elf64_Sym) &&
+					 in_file(v, symsec->sh_offset, symsec->sh_size) &&
+					 si < symsec->sh_size / sizeof(Elf64_Sym))
+					p = ((const Elf64_Sym *)(v->d + symsec->sh_offset))[si].st_value +
+					    (uint64_t)rel[j].r_addend;
+				else
+					continue;
+				if (nptrs == pcap) {
+					pcap = pcap ? 2 * pcap : 256;
+					uint64_t *t = realloc(ptrs, pcap * sizeof *t);
+					if (!t)
+						goto out;
+					ptrs = t;
+				}
+				ptrs[nptrs++] = p;
+			}
+		}
+	}
+
+	sf_x86_finding f[6];
+	int n = sf_x86_scan(reg, nr, syms, nsyms, ptrs, nptrs, f, 6);
+	if (n < 0)
+		goto out;
+	for (int k = 0; k < n && k < 6; k++) {
+		char where[160];
+		if (f[k].kind == SF_X86_MIDDLE)
+			snprintf(where, sizeof where, "offset 0x%llx (a branch into the middle of an instruction at offset 0x%llx)",
+				 (unsigned long long)f[k].off, (unsigned long long)f[k].where);
+		else if (f[k].kind == SF_X86_UNDECODED)
+			snprintf(where, sizeof where, "offset 0x%llx (bytes the decoder could not read from offset 0x%llx on)",
+				 (unsigned long long)f[k].off, (unsigned long long)f[k].where);
+		else
+			snprintf(where, sizeof where, "offset 0x%llx", (unsigned long long)f[k].off);
+		finding(why, whylen, count, "has a raw system-call instruction at ", where, "");
+	}
+	rc = 0;
+out:
+	free(reg);
+	free(syms);
+	free(ptrs);
+	return rc;
+}
+
 int sf_imports_check(const char *so_path, const char *const *sources, char *why, size_t whylen)
 {
 	why[0] = 0;
@@ -202,20 +297,13 @@ int sf_imports_check(const char *so_path, const char *const *sources, char *why,
 					continue;
 				finding(why, whylen, &count, "needs the library ", name, " (not on the allow-list)");
 			}
-		} else if ((s->sh_flags & SHF_EXECINSTR) && s->sh_type == SHT_PROGBITS &&
-			   !is_declared(decl, "syscall-instruction")) {
-			const uint8_t *p = v.d + s->sh_offset;
-			for (uint64_t j = 0; j + 1 < s->sh_size; j++) {
-				if ((p[j] == 0x0f && (p[j + 1] == 0x05 || p[j + 1] == 0x34)) ||
-				    (p[j] == 0xcd && p[j + 1] == 0x80)) {
-					char where[96];
-					snprintf(where, sizeof where, "offset 0x%llx",
-						 (unsigned long long)(s->sh_offset + j));
-					finding(why, whylen, &count, "has a raw system-call instruction at ", where, "");
-					break;
-				}
-			}
 		}
+	}
+	if (!is_declared(decl, "syscall-instruction") && code_scan(&v, why, whylen, &count) < 0) {
+		snprintf(why, whylen, "out of memory in the code scan of %s", so_path);
+		free(decl);
+		free(text);
+		return -1;
 	}
 	free(decl);
 	free(text);
