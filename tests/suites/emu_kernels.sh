@@ -133,12 +133,16 @@ while read -r macro src extra; do
 	[ -n "$macro" ] || continue
 	i=$((i + 1))
 	# shellcheck disable=SC2086 # extra: a list of -D flags
-	run_one "$macro" "$src" $extra >"$TMP/job$i.txt" 2>&1 </dev/null &
+	{
+		t0=$(date +%s)
+		run_one "$macro" "$src" $extra
+		echo "SECONDS $(($(date +%s) - t0)) $src $extra"
+	} >"$TMP/job$i.txt" 2>&1 </dev/null &
 	while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n; done
 done <<<"$list"
 wait
 for ((j = 1; j <= i; j++)); do
-	grep -v '^RESULT ' "$TMP/job$j.txt"
+	grep -v '^RESULT \|^SECONDS ' "$TMP/job$j.txt"
 	r=$(grep '^RESULT ' "$TMP/job$j.txt" | tail -1)
 	if [ -z "$r" ]; then
 		echo "FAIL job $j: no result"
@@ -148,5 +152,7 @@ for ((j = 1; j <= i; j++)); do
 	P=$((P + $(echo "$r" | cut -d' ' -f2)))
 	F=$((F + $(echo "$r" | cut -d' ' -f3)))
 done
+echo "slowest lines (s):"
+cat "$TMP"/job*.txt | grep '^SECONDS ' | sort -k2,2nr | head -5 | sed 's/^SECONDS /  /'
 echo "$P passed, $F failed"
 [ "$F" = 0 ]
