@@ -369,6 +369,41 @@ for fail in (None, "some"):
     check(f"compile_task_warms_every_input{'_until_failure' if fail_at is not None else ''}", ok,
           f"{r} calls {codec.calls} expected {exp} holds {slot.holds}")
 
+# 7b. run_task on a task compiled before the slot (compile_task's (fn, first_s, warm) triple) times it
+# and reports compile_s and the warm fields in its timing; the real-torch path, which the fake torch
+# cannot reach through compile_task (session 7's H200 run: the triple's warm dict was shadowed by the
+# warm-up counter and every torch.compile baseline failed with a TypeError)
+import importlib.util  # noqa: E402
+_spec = importlib.util.spec_from_file_location(  # by path: earlier checks put stand-ins named torch in sys.modules
+    "sf_fixture_fake_torch", os.path.join(HERE, "..", "fixtures", "bridge", "fake_torch", "torch", "__init__.py"))
+fake_torch_mod = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(fake_torch_mod)
+d = tempfile.mkdtemp(dir=TMP)
+n_sets = rng.randint(1, 3)
+for nm in ["in_round0.safetensors"] + [f"in_set{i}.safetensors" for i in range(n_sets)]:
+    sf_io.write_safetensors(os.path.join(d, nm), [("x", "F32", [2], sf_io.encode("F32", np.array([rng.uniform(-9, 9), 1], np.float32)))])
+src = os.path.join(d, "base.py")
+with open(src, "w") as f:
+    f.write("def run(x):\n    return x\n")
+job = {"seeds": [0], "inputs": [{"name": "x", "gen": "normal", "dtype": "float32", "shape": [2]}],
+       "outputs": [{"name": "y", "dtype": "float32", "shape": [2]}],
+       "timing": {"flush_bytes": 0, "warmup_ms": 0.0, "min_iters": 5, "max_iters": 10, "budget_ms": 50.0,
+                  "target_rel_ci": 1.0}}
+wi = {"warm_calls": rng.randint(0, 9), "warm_s": rng.uniform(0, 2)}
+first = rng.uniform(0.1, 9)
+real_codec = solforge_bridge.Codec(fake_torch_mod, "cpu")
+task = {"source": src, "entry": "run", "compile": True, "role": "baseline", "out_dir": os.path.join(d, "out")}
+try:
+    _, tm = solforge_bridge.run_task(job, task, {}, real_codec, solforge_bridge.Inputs(d), [],
+                                     (lambda x: x, first, dict(wi)))
+    ok = (tm is not None and tm.get("compile_s") == first and tm.get("warm_calls") == wi["warm_calls"]
+          and tm.get("warm_s") == wi["warm_s"] and tm.get("timed_calls", 0) >= 5)
+    why = str(tm)
+except Exception as e:  # noqa: BLE001 - the failure being tested for
+    import traceback as _tb
+    ok, why = False, f"{type(e).__name__}: {e} " + _tb.format_exc(limit=8)
+check("run_task_reports_precompiled_timing", ok, why)
+
 # 8. the phases summary's flags (tools/bridge/phases_summary.py): random records through log_phases
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "bridge"))
 import phases_summary  # noqa: E402

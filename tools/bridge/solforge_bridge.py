@@ -525,13 +525,13 @@ def run_task(job, task, definition, codec, inputs, pending, compiled=None):
     n_sets = 0
     while inputs.exists(f"in_set{n_sets}.safetensors"):
         n_sets += 1
-    compile_s = None
+    compile_s = warm_info = None
     if task.get("compile"):
         if compiled is None:
             compiled = compile_task(job, task, definition, codec, inputs)
         if isinstance(compiled, TaskError):
             raise compiled
-        fn, compile_s, warm = compiled
+        fn, compile_s, warm_info = compiled
     # checked rounds
     for r, files in enumerate(rounds):
         args = call_args(job, codec, files)
@@ -590,7 +590,7 @@ def run_task(job, task, definition, codec, inputs, pending, compiled=None):
          "wall_ms": wall_ms, "timed_wall_ms": (time.perf_counter() - t_timed) * 1e3, "samples_ms": samples}
     if compile_s is not None:
         t["compile_s"] = compile_s
-        t.update(warm)
+        t.update(warm_info)
     return None, t
 
 
