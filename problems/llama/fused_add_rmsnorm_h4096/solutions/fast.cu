@@ -28,7 +28,7 @@
 #define RMS_VPT_PREF 4
 #endif
 #ifndef RMS_SMALL_T
-#define RMS_SMALL_T 0 /* v2 (256: unmeasured on a GPU yet, see NOTES.md) batches up to this many rows take the most threads per row (rms_pick) */
+#define RMS_SMALL_T 256 /* batches up to this many rows take the most threads per row (rms_pick); measured in session 7: t1-t64 24-28% faster than 0, t3000 equal (NOTES.md) */
 #endif
 #ifndef RMS_ST_CS
 #define RMS_ST_CS 0
