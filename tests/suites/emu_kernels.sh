@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # emu_kernels.sh - the memory-bound fast.cu kernels (the GQA paged decode kernel's default, version 3 on
-# tensor cores; versions 2 and 1 (-DDECODE_MMA=0, -DDECODE_V1=1) and GroupNorm's L2-window path
-# (-DGN_L2WIN=1), all measured slower and kept only for side-by-side timing, are not emulated here, to
+# tensor cores; versions 2 and 1 (-DDECODE_MMA=0, -DDECODE_V1=1), GroupNorm's L2-window path
+# (-DGN_L2WIN=1) and its ring path (-DGN_RING=1, ~180 CPU-seconds; since session 7), all measured slower
+# and kept only for side-by-side timing, are not emulated here, to
 # keep CI under its 20 minutes: EMU_EXTRA=1 adds them, and GroupNorm's cluster path (-DGN_CLUSTER=1, off
 # by default: small odd shapes with 64-thread CTAs and a 6 KB shared-memory opt-in, ~90 CPU-seconds), and
 # the calibration copy too) run on a CPU emulation
@@ -89,7 +90,7 @@ PY
 }
 
 # the list lines: kernel macro, source, extra flags. EMU_EXTRA=1 adds the variants kept only for
-# side-by-side timing (not in CI: time): decode versions 2 and 1, GroupNorm's L2 window.
+# side-by-side timing (not in CI: time): decode versions 2 and 1, GroupNorm's L2 window and ring.
 list=$(cat <<'LIST'
 EMU_RMSNORM problems/llama/rmsnorm_h4096/solutions/fast.cu
 EMU_RMSNORM problems/llama/rmsnorm_h4096/solutions/fast.cu -DRMS_SMALL_T=0
@@ -99,7 +100,6 @@ EMU_GEMMA problems/gemma/gemma_rmsnorm_h5376/solutions/fast.cu
 EMU_QK problems/qwen/qk_rmsnorm_h32_kv4_d128/solutions/fast.cu
 EMU_QK problems/qwen/qk_rmsnorm_h32_kv4_d128/solutions/fast.cu -DQKN_RPT=2 -DQKN_WAVES=1
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions
-EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_RING=1 -DEMU_GN_WIDE -DGN_RING_THREADS=128 -DGN_RING_SLOT_VALUES=4096 -DGN_RING_SLOTS=4 -DGN_FUSED_MAX=0 -DGN_SPLIT_FAST=0
 EMU_FLUX problems/flux/flux_adaln_layernorm_modulate_h3072/solutions/fast.cu
 EMU_COPY tools/calibration/copy/solutions/copy.cu
 EMU_COPY tools/calibration/copy/solutions/copy.cu -DCOPY_SMALL_BYTES=0
@@ -119,6 +119,7 @@ EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Ipro
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2 -DDECODE_MMA=0
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDECODE_V1=1 -DDEC_MIN_CHUNK=64 -DDEC_ITEMS=100000
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_L2WIN=1 -DEMU_GN_L2W -DGN_L2W_THREADS=64 -DGN_L2W_VPT=1 -DGN_L2W_KB=8 -DGN_FUSED_MAX=0
+EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_RING=1 -DEMU_GN_WIDE -DGN_RING_THREADS=128 -DGN_RING_SLOT_VALUES=4096 -DGN_RING_SLOTS=4 -DGN_FUSED_MAX=0 -DGN_SPLIT_FAST=0
 EXTRA
 )
 fi
