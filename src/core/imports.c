@@ -154,22 +154,6 @@ static int code_symbol(const Elf64_Sym *sym)
 	       (type == STT_FUNC || type == STT_GNU_IFUNC || type == STT_NOTYPE);
 }
 
-/* Appends x to the growable array *a of *n values (capacity *cap, doubled from 256 as needed).
- * Returns 0, or -1 when memory runs out (the array is left as it was). */
-static int push_u64(uint64_t **a, size_t *n, size_t *cap, uint64_t x)
-{
-	if (*n == *cap) {
-		size_t c = *cap ? 2 * *cap : 256;
-		uint64_t *t = realloc(*a, c * sizeof *t);
-		if (!t)
-			return -1;
-		*a = t;
-		*cap = c;
-	}
-	(*a)[(*n)++] = x;
-	return 0;
-}
-
 /* The raw-system-call check (x86len.h): sweeps the executable PROGBITS sections with the
  * instruction decoder, restarting at every function symbol of .symtab and .dynsym, follows the
  * code pointers that relocations put in data, and adds one finding per system call found.
@@ -193,7 +177,7 @@ static int code_scan(const elf_view *v, char *why, size_t whylen, int *count)
 			for (size_t j = 1; j < s->sh_size / sizeof(Elf64_Sym); j++) {
 				if (!code_symbol(&sym[j]))
 					continue;
-				if (push_u64(&syms, &nsyms, &cap, sym[j].st_value))
+				if (sf_x86_push(&syms, &nsyms, &cap, sym[j].st_value))
 					goto out;
 			}
 		}
@@ -213,7 +197,7 @@ static int code_scan(const elf_view *v, char *why, size_t whylen, int *count)
 					    (uint64_t)rel[j].r_addend;
 				else
 					continue;
-				if (push_u64(&ptrs, &nptrs, &pcap, p))
+				if (sf_x86_push(&ptrs, &nptrs, &pcap, p))
 					goto out;
 			}
 		}

@@ -66,4 +66,8 @@ size_t sf_x86_sweep(const sf_x86_region *r, const uint64_t *extra, size_t nextra
 int sf_x86_scan(const sf_x86_region *r, int nr, const uint64_t *extra, size_t nextra, const uint64_t *ptrs,
 		size_t nptrs, sf_x86_finding *f, int maxf);
 
+/* Appends v to the growing address list *a (*n used, *cap allocated; *a NULL and both 0 to start, the
+ * caller frees *a). Returns 0, or -1 without memory (the list is left as it was). */
+int sf_x86_push(uint64_t **a, size_t *n, size_t *cap, uint64_t v);
+
 #endif

@@ -96,8 +96,7 @@ static int middle_syscall(const sf_x86_region *r, const uint8_t *starts, size_t 
 	return 0;
 }
 
-/* Appends v to the growing array *a (*n used, *cap allocated). Returns 0, or -1 without memory. */
-static int push(uint64_t **a, size_t *n, size_t *cap, uint64_t v)
+int sf_x86_push(uint64_t **a, size_t *n, size_t *cap, uint64_t v)
 {
 	if (*n == *cap) {
 		size_t nc = *cap ? 2 * *cap : 1024;
@@ -142,7 +141,7 @@ int sf_x86_scan(const sf_x86_region *r, int nr, const uint64_t *extra, size_t ne
 				continue;
 			if (in.syscall && pos < fail[i] && !seen++)
 				add(&st, SF_X86_SYSCALL, r[i].file_off + pos, r[i].file_off + pos);
-			if (in.has_target && push(&tg, &ntg, &cap, in.target)) {
+			if (in.has_target && sf_x86_push(&tg, &ntg, &cap, in.target)) {
 				rc = -1;
 				goto out;
 			}
@@ -155,7 +154,7 @@ int sf_x86_scan(const sf_x86_region *r, int nr, const uint64_t *extra, size_t ne
 	/* targets of direct branches, RIP-relative operands and data-held pointers inside an
 	 * instruction of the sweep */
 	for (size_t k = 0; k < nptrs; k++)
-		if (push(&tg, &ntg, &cap, ptrs[k])) {
+		if (sf_x86_push(&tg, &ntg, &cap, ptrs[k])) {
 			rc = -1;
 			goto out;
 		}
