@@ -26,7 +26,6 @@ Checks, each with random call mixes (seeded from the clock, the seed printed):
 Prints `ok NAME` / `FAIL NAME: why`; exits non-zero on a failure.
 """
 import collections
-import fcntl
 import functools
 import os
 import random
@@ -40,6 +39,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "bridge"))
 import sf_benchgate  # noqa: E402
 import sf_io  # noqa: E402
 import solforge_bridge  # noqa: E402
+sys.path.insert(0, HERE)
+from lockprobe import lock_state  # noqa: E402
 
 failed = 0
 seed = int(os.environ.get("SEED", time.time_ns() % (1 << 31)))
@@ -58,15 +59,7 @@ LOCK, LOG = os.path.join(TMP, "slot.lock"), os.path.join(TMP, "timing.log")
 
 
 def probe():
-    fd = os.open(LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return "free"
-    except BlockingIOError:
-        return "held"
-    finally:
-        os.close(fd)
+    return lock_state(LOCK)
 
 
 def fake_torch(newer=False, harness_hook=False, cfg=None):

@@ -12,7 +12,6 @@ sys.modules play torch._inductor.runtime.benchmarking in its two shapes.
 - Neither: (None, why).
 Random arguments per run. Prints `ok NAME` / `FAIL NAME: why`; exits non-zero on a failure.
 """
-import fcntl
 import os
 import random
 import sys
@@ -21,6 +20,8 @@ import types
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "bridge"))
 import solforge_bridge  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lockprobe import lock_state  # noqa: E402
 
 failed = 0
 
@@ -32,15 +33,7 @@ def check(name, cond, why=""):
 
 
 def probe(lock):
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return "free"
-    except BlockingIOError:
-        return "held"
-    finally:
-        os.close(fd)
+    return lock_state(lock)
 
 
 def install_module(mod):
