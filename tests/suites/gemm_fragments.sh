@@ -35,43 +35,32 @@ else
 	echo "FAIL gen_wgmma_ops: problems/common/kernels/gemm_bf16_sm90_wgmma_ops.cuh differs from the generator's output"
 	fail=$((fail + 1))
 fi
-# the v6 mid-M plan (plain C++, tests/gemm/v6_plan_test.cpp: invariants against a brute force on random
-# shapes and GPUs, the calibration table and the Llama plans; ~1 s with g++)
-cxx=${CXX:-g++}
-if command -v "$cxx" >/dev/null 2>&1; then
-	bin6=${BUILD:-build}/suites
-	mkdir -p "$bin6"
-	seed6=$(od -An -N8 -tu8 /dev/urandom | tr -d ' ')
-	if ! "$cxx" -std=c++17 -O2 -Wall -Wextra -Wshadow -Werror -o "$bin6/v6_plan_test" tests/gemm/v6_plan_test.cpp \
-		>"$bin6/v6_plan_test.log" 2>&1; then
-		echo "FAIL v6_plan_test: build (see $bin6/v6_plan_test.log)"
-		fail=$((fail + 1))
-	elif out=$("$bin6/v6_plan_test" "$seed6" 2>&1); then
-		pass=$((pass + 1))
-	else
-		echo "$out" | grep FAIL | sed "s/^/(seed $seed6) /"
-		fail=$((fail + 1))
+# plan_test NAME COMPILER ARGS...: builds tests/gemm/NAME with COMPILER ARGS -o BIN, runs it on a fresh
+# seed (its FAIL lines printed with the seed), or says why it was skipped
+plan_test() {
+	local name=$1 cc=$2 bin=${BUILD:-build}/suites seed out
+	shift 2
+	if ! command -v "$cc" >/dev/null 2>&1; then
+		echo "skip $name: $cc not found"
+		return
 	fi
-else
-	echo "skip v6_plan_test: $cxx not found"
-fi
-nvcc=${NVCC:-nvcc}
-if command -v "$nvcc" >/dev/null 2>&1; then
-	bin=${BUILD:-build}/suites
 	mkdir -p "$bin"
 	seed=$(od -An -N8 -tu8 /dev/urandom | tr -d ' ')
-	if ! "$nvcc" -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a -Xcompiler -Wall,-Wextra,-Wshadow,-Werror -Iinclude \
-		-o "$bin/v3_plan_test" tests/gemm/v3_plan_test.cu >"$bin/v3_plan_test.log" 2>&1; then
-		echo "FAIL v3_plan_test: build (see $bin/v3_plan_test.log)"
+	if ! "$cc" "$@" -o "$bin/$name" >"$bin/$name.log" 2>&1; then
+		echo "FAIL $name: build (see $bin/$name.log)"
 		fail=$((fail + 1))
-	elif out=$("$bin/v3_plan_test" "$seed" 2>&1); then
+	elif out=$("$bin/$name" "$seed" 2>&1); then
 		pass=$((pass + 1))
 	else
 		echo "$out" | grep FAIL | sed "s/^/(seed $seed) /"
 		fail=$((fail + 1))
 	fi
-else
-	echo "skip v3_plan_test: nvcc not found"
-fi
+}
+# the v6 mid-M plan (plain C++, tests/gemm/v6_plan_test.cpp: invariants against a brute force on random
+# shapes and GPUs, the calibration table and the Llama plans; ~1 s with g++)
+plan_test v6_plan_test "${CXX:-g++}" -std=c++17 -O2 -Wall -Wextra -Wshadow -Werror tests/gemm/v6_plan_test.cpp
+# the v3 plan (tests/gemm/v3_plan_test.cu, built by nvcc for its host code)
+plan_test v3_plan_test "${NVCC:-nvcc}" -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a \
+	-Xcompiler -Wall,-Wextra,-Wshadow,-Werror -Iinclude tests/gemm/v3_plan_test.cu
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]
