@@ -21,7 +21,7 @@
  * 32-token items, two consumer warpgroups sharing each K/V tile, ping-pong on the tensor core; 4 the
  * same without the ping-pong turns; the default of sessions 5 and 6); 5 version 5 (gqa_paged_prefill_sm90_p5.cuh:
  * v3pp with 128-key tiles and a 3-stage ring, no ping-pong; the default since session 7: every bundled
- * and held-out workload it ran PASSED on the H200, 1.18-1.36x v3pp from 4k tokens, within 2 us of it
+ * and held-out workload it ran PASSED on the H200, 1.17-1.36x v3pp from 4k tokens, 1.7-2.2 us slower
  * below 100 tokens: ATTN_NOTES.md); 0 keeps the mma.sync kernel below.
  */
 #include <cuda_runtime.h>
