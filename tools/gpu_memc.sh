@@ -15,9 +15,9 @@
 #             with 2 GPUs (nvidia-h200-x2) the two variants of a workload run at once, one per GPU
 #   gn        groupnorm32_silu_sd_vae fast.cu with -D GN_RING=1 (the v3 ring path)
 #   gnold     the same source as committed (v1 split) and with -D GN_COOP=1 (v2 group-resident)
-#   small     fused_add_rmsnorm_h4096 with RMS_SMALL_T=256, rope_llama31_h32_kv8_d128 with
-#             RP_SINCOS_F64=1 (their v2 knobs, never measured)
-#   smallold  the same two as committed (v1)
+#   small     fused_add_rmsnorm_h4096 with RMS_SMALL_T=256 (its default since session 7, measured
+#             there by tools/gpu_knobs.sh), rope_llama31_h32_kv8_d128 with RP_SINCOS_F64=1 (unmeasured)
+#   smallold  the same two as committed (fused_add: the same as `small` since session 7)
 #   pc4       the ring with GN_RING_PER_CTA=4 on n1-c512-64x64
 #   torch     the committed groupnorm again WITH the PyTorch baselines (torch, torch.compile)
 # Groupnorm variants are -D defines of the committed source (its fast.cu includes gn_ring.cuh and
