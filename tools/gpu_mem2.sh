@@ -90,7 +90,8 @@ for p in problems:
             f.write(json.dumps(r) + "\n")
 PY
 # fast.cu defaults to the measured first-run versions; the v2 candidates side by side (the knob that
-# turns each on): small-T fused_add, double sincos RoPE, group-resident GroupNorm (and with VPT 2)
+# turns each on): small-T fused_add, double sincos RoPE, group-resident GroupNorm (and with VPT 2).
+# (fused_add's RMS_SMALL_T=256 is its default since session 7: its two columns now build the same.)
 printf '#define RMS_SMALL_T 256\n' | cat - $FA/solutions/fast.cu >"$tmp/fa_v2.cu"
 printf '#define RP_SINCOS_F64 1\n' | cat - $RP/solutions/fast.cu >"$tmp/rp_v2.cu"
 printf '#define GN_COOP 1\n#define GN_COOP_VPT 2\n' | cat - $GN/solutions/fast.cu >"$tmp/gn_vpt2.cu"
