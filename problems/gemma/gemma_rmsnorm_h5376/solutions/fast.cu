@@ -12,9 +12,10 @@
  * Any batch size (0 .. 2^31 - 1 rows).
  *
  * Tuning knobs (-D): RMS_VPT_PREF preferred vectors per thread when several fit equally well,
- * RMS_ST_CS 1 = streaming (evict-first) stores.
+ * RMS_SMALL_T most rows that take the fewest vectors per thread (5376: 2 x 352 threads; 0 = never),
+ * RMS_NC 0 = plain loads instead of ld.global.nc / __ldg, RMS_ST_CS 1 = streaming (evict-first) stores.
  */
-// solforge-tune: RMS_VPT_PREF=4,2,8 RMS_ST_CS=0,1
+// solforge-tune: RMS_VPT_PREF=4,2,8 RMS_SMALL_T=0,64,256 RMS_NC=1,0 RMS_ST_CS=0,1
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <stdint.h>
@@ -22,6 +23,12 @@
 
 #ifndef RMS_VPT_PREF
 #define RMS_VPT_PREF 4
+#endif
+#ifndef RMS_SMALL_T
+#define RMS_SMALL_T 0 /* batches up to this many rows take the fewest vectors per thread (rms_pick; 0 = never) */
+#endif
+#ifndef RMS_NC /* 1: row inputs by ld.global.nc.L1::no_allocate, weights by __ldg; 0: plain ld.global (Triton's) */
+#define RMS_NC 1
 #endif
 #ifndef RMS_ST_CS
 #define RMS_ST_CS 0
@@ -34,13 +41,29 @@ static __device__ __forceinline__ uint4 rms_ld_stream(const uint4 *p)
 {
 	uint4 v;
 #ifdef __CUDA_ARCH__
+#if RMS_NC
 	asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
 	    : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
 	    : "l"(p));
+#else
+	asm("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+#endif
 #else /* host-side emulation of the kernel (tests/emu): a plain load */
 	v = *p;
 #endif
 	return v;
+}
+
+/* The weight's 16-byte load: read-only path (__ldg) with RMS_NC, else a plain ld.global. */
+static __device__ __forceinline__ uint4 rms_ld_w(const uint4 *p)
+{
+#if RMS_NC || !defined(__CUDA_ARCH__)
+	return __ldg(p);
+#else
+	uint4 v;
+	asm("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+	return v;
+#endif
 }
 
 static __device__ __forceinline__ void rms_st(uint4 *p, uint4 v)
@@ -104,7 +127,7 @@ __global__ void __launch_bounds__(RMS_MAX_THREADS)
 		const int i = (int)threadIdx.x + k * (int)blockDim.x;
 		if (i < nvec) {
 			xv[k] = rms_ld_stream(xr + i);
-			wv[k] = __ldg(w + i);
+			wv[k] = rms_ld_w(w + i);
 		} else {
 			xv[k] = make_uint4(0, 0, 0, 0);
 			wv[k] = xv[k];
@@ -167,10 +190,22 @@ static int rms_aligned(const void *p)
 }
 
 /* Picks vectors per thread and the block size for a row of nvec vectors: the fewest idle slots,
- * ties to the preferred VPT. Returns 0 when no block of <= RMS_MAX_THREADS threads holds the row. */
-static int rms_pick(int nvec, int *threads)
+ * ties to the preferred VPT; with `wide` (few rows: the grid does not fill the GPU and each block's
+ * serial per-thread chain is the latency) the fewest vectors per thread whose block fits, idle slots
+ * allowed (5376: 2 vectors x 352 threads instead of 3 x 224). Returns 0 when no block of
+ * <= RMS_MAX_THREADS threads holds the row. */
+static int rms_pick(int nvec, int wide, int *threads)
 {
 	static const int cand[] = { RMS_VPT_PREF, 4, 3, 6, 2, 8, 1 };
+	static const int cand_wide[] = { 1, 2, 3, 4, 6, 8 };
+	if (wide)
+		for (unsigned c = 0; c < sizeof cand_wide / sizeof cand_wide[0]; c++) {
+			const int t = ((nvec + cand_wide[c] - 1) / cand_wide[c] + 31) / 32 * 32;
+			if (t <= RMS_MAX_THREADS) {
+				*threads = t;
+				return cand_wide[c];
+			}
+		}
 	int best = 0, best_waste = 1 << 30;
 	for (unsigned c = 0; c < sizeof cand / sizeof cand[0]; c++) {
 		const int v = cand[c];
@@ -205,7 +240,7 @@ SF_EXPORT int run(const sf_call *call)
 	int threads = 0, vpt = 0;
 	if (H % 8 == 0 && H / 8 <= 8 * RMS_MAX_THREADS && rms_aligned(x->data) && rms_aligned(w->data) &&
 	    rms_aligned(y->data))
-		vpt = rms_pick((int)(H / 8), &threads);
+		vpt = rms_pick((int)(H / 8), T <= RMS_SMALL_T, &threads);
 	const uint4 *xv = (const uint4 *)x->data, *wv = (const uint4 *)w->data;
 	uint4 *yv = (uint4 *)y->data;
 	const int nvec = (int)(H / 8);

@@ -15,10 +15,11 @@
  * Any batch size (0 .. 2^31 - 1 rows).
  *
  * Tuning knobs (-D): RMS_VPT_PREF preferred vectors per thread when several fit equally well,
- * RMS_SMALL_T most rows that take the most threads per row,
+ * RMS_SMALL_T most rows that take the most threads per row, RMS_NC 0 = plain loads instead of
+ * ld.global.nc / __ldg,
  * RMS_ST_CS 1 = streaming (evict-first) stores.
  */
-// solforge-tune: RMS_VPT_PREF=4,2,8 RMS_SMALL_T=256,0,64,1024 RMS_ST_CS=0,1
+// solforge-tune: RMS_VPT_PREF=4,2,8 RMS_SMALL_T=256,0,64,1024 RMS_NC=1,0 RMS_ST_CS=0,1
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <stdint.h>
@@ -29,6 +30,9 @@
 #endif
 #ifndef RMS_SMALL_T
 #define RMS_SMALL_T 256 /* batches up to this many rows take the most threads per row (rms_pick); measured in session 7: t1-t64 24-28% faster than 0, t3000 equal (NOTES.md) */
+#endif
+#ifndef RMS_NC /* 1: row inputs by ld.global.nc.L1::no_allocate, weights by __ldg; 0: plain ld.global (Triton's) */
+#define RMS_NC 1
 #endif
 #ifndef RMS_ST_CS
 #define RMS_ST_CS 0
@@ -41,13 +45,29 @@ static __device__ __forceinline__ uint4 rms_ld_stream(const uint4 *p)
 {
 	uint4 v;
 #ifdef __CUDA_ARCH__
+#if RMS_NC
 	asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
 	    : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
 	    : "l"(p));
+#else
+	asm("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+#endif
 #else /* host-side emulation of the kernel (tests/emu): a plain load */
 	v = *p;
 #endif
 	return v;
+}
+
+/* The weight's 16-byte load: read-only path (__ldg) with RMS_NC, else a plain ld.global. */
+static __device__ __forceinline__ uint4 rms_ld_w(const uint4 *p)
+{
+#if RMS_NC || !defined(__CUDA_ARCH__)
+	return __ldg(p);
+#else
+	uint4 v;
+	asm("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+	return v;
+#endif
 }
 
 static __device__ __forceinline__ void rms_st(uint4 *p, uint4 v)
@@ -126,7 +146,7 @@ __global__ void __launch_bounds__(RMS_MAX_THREADS)
 		if (i < nvec) {
 			xv[k] = rms_ld_stream(xr + i);
 			rv[k] = rms_ld_stream(rr + i);
-			wv[k] = __ldg(w + i);
+			wv[k] = rms_ld_w(w + i);
 		} else {
 			xv[k] = make_uint4(0, 0, 0, 0);
 			rv[k] = xv[k];
