@@ -155,6 +155,11 @@ typedef struct sf_runner_out {
  * left into *r (free with sf_runner_out_free). */
 void sf_runner_run(const sf_backend *be, const sf_job *job, double timeout_s, sf_runner_out *r, int *timed_out);
 void sf_runner_out_free(sf_runner_out *r);
+/* The external batch's marks of a finished runner p (core/job.h SF_CLOCK_PAIRS groups "cdab", all
+ * present and in order) into r: have_clock 1 and the wall / CPU halves of the pair with the smallest
+ * estimate (min of its wall and CPU differences); anything else leaves have_clock 0. */
+struct sf_proc;
+void sf_runner_clock_pairs(const struct sf_proc *p, sf_runner_out *r);
 /* Reads dir/result.json into *r (0), or -1 when it is missing or malformed. */
 int sf_runner_read_result(const char *dir, sf_runner_out *r);
 

@@ -21,6 +21,12 @@
 
 #define SF_MAX_ROUNDS 8
 #define SF_MAX_AUDITS 4   /* timed calls audited (runner_guard.h RC_AUDITS) */
+/* The external wall-clock batch (docs/security.md "External clock"): the runner times this many
+ * pairs of halves, each marked "cdab" on the clock pipe (B candidate calls between 'c' and 'd', B
+ * empty calls between 'a' and 'b'; B set by the first candidate half, reused by every other half);
+ * the parent keeps the pair with the smallest estimate: a one-off stall of the machine lands in one
+ * pair, while work that escapes the timed window slows every pair. */
+#define SF_CLOCK_PAIRS 3
 
 typedef enum sf_job_mode { SF_JOB_REFERENCE = 0, SF_JOB_SOLUTION = 1 } sf_job_mode;
 

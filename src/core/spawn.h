@@ -17,9 +17,9 @@ typedef struct sf_proc {
 	int timed_out;   /* we killed it at the time limit */
 	double wall_s;
 	int n_marks;     /* bytes the child wrote on its clock pipe (sf_spawn_clocked) */
-	char mark[8];
-	double mark_t[8]; /* when the parent read each, sf_now() seconds */
-	double mark_cpu[8]; /* the child's main-thread CPU time then (/proc/PID/schedstat), seconds; -1 unknown */
+	char mark[16];
+	double mark_t[16]; /* when the parent read each, sf_now() seconds */
+	double mark_cpu[16]; /* the child's main-thread CPU time then (/proc/PID/schedstat), seconds; -1 unknown */
 } sf_proc;
 
 /* Runs argv (argv[0] a path or a name on PATH) with stdin from /dev/null and stdout+stderr appended

@@ -119,25 +119,30 @@ static int64_t external_batch(sf_entry_fn fn, dev_set *sets, int nsets, double t
 		return 0;
 	sf_call call;
 	int64_t calls = 0;
-	for (int half = 1; half >= 0; half--) {
-		if (rg_clock_mark(half ? 'c' : 'a'))
-			return 0;
-		double t0 = rg_raw_now();
-		for (int64_t i = 0; half ? (i < 2 || (rg_raw_now() - t0 < target_s && i < 100000)) : i < calls; i++) {
-			rcu_make_call(&call, &sets[i % nsets]);
-			int rc = (half ? fn : noop_entry)(&call);
-			rcu_sync_after_call("in the wall-clock batch");
-			if (rc != SF_OK) {
-				res->status = "solution_error";
-				snprintf(res->message, sizeof res->message, "the solution failed in the wall-clock batch");
-				return -1;
+	const double first_s = target_s / SF_CLOCK_PAIRS;
+	for (int pair = 0; pair < SF_CLOCK_PAIRS; pair++)
+		for (int half = 1; half >= 0; half--) {
+			const int by_time = half && pair == 0; /* the first candidate half sets B */
+			if (rg_clock_mark(half ? 'c' : 'a'))
+				return 0;
+			double t0 = rg_raw_now();
+			for (int64_t i = 0; by_time ? (i < 2 || (rg_raw_now() - t0 < first_s && i < 100000)) : i < calls;
+			     i++) {
+				rcu_make_call(&call, &sets[i % nsets]);
+				int rc = (half ? fn : noop_entry)(&call);
+				rcu_sync_after_call("in the wall-clock batch");
+				if (rc != SF_OK) {
+					res->status = "solution_error";
+					snprintf(res->message, sizeof res->message,
+						 "the solution failed in the wall-clock batch");
+					return -1;
+				}
+				if (by_time)
+					calls = i + 1;
 			}
-			if (half)
-				calls = i + 1;
+			if (rg_clock_mark(half ? 'd' : 'b'))
+				return 0;
 		}
-		if (rg_clock_mark(half ? 'd' : 'b'))
-			return 0;
-	}
 	return rcu_guard_check(res) ? -1 : calls;
 }
 

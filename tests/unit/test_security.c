@@ -1,10 +1,13 @@
 /*
  * test_security.c - pieces of the reward-hack defenses that can be tested without a runner
  * (docs/security.md; the red-team suite tests them end to end): the static import check on real and
- * broken files, the perturbation positions and values, the job's audit list.
+ * broken files, the perturbation positions and values, the job's audit list, the external clock's
+ * choice among its batch pairs.
  */
 #include "test.h"
+#include "core/eval.h"
 #include "core/imports.h"
+#include "core/spawn.h"
 #include "core/job.h"
 #include "core/util.h"
 #include "runner/perturb.h"
@@ -126,4 +129,82 @@ SF_TEST(job_audits_round_trip)
 			  "\"inputs\":[],\"outputs\":[],\"seeds\":[\"1\"],\"audits\":[{\"set\":1}]}";
 	memset(&job, 0, sizeof job);
 	CHECK(sf_job_parse(bad, strlen(bad), &job, err, sizeof err) != 0);
+}
+
+/* marks of an external batch: SF_CLOCK_PAIRS pairs "cdab", pair k's candidate half cand[k] s, its
+ * empty half empty[k] s (wall), the CPU halves cpu_c[k] / cpu_e[k] */
+static void batch_marks(sf_proc *p, const double *cand, const double *empty, const double *cpu_c,
+			const double *cpu_e, uint64_t *s)
+{
+	memset(p, 0, sizeof *p);
+	double t = 1000.0 + (double)(next_rand(s) % 1000), c = (double)(next_rand(s) % 100);
+	for (int k = 0; k < SF_CLOCK_PAIRS; k++) {
+		const double h[4][2] = { { t, c }, { t + cand[k], c + cpu_c[k] }, { t + cand[k] + 1e-4, c + cpu_c[k] },
+					  { t + cand[k] + 1e-4 + empty[k], c + cpu_c[k] + cpu_e[k] } };
+		for (int j = 0; j < 4; j++) {
+			p->mark[p->n_marks] = "cdab"[j];
+			p->mark_t[p->n_marks] = h[j][0];
+			p->mark_cpu[p->n_marks++] = h[j][1];
+		}
+		t = h[3][0] + 1e-4;
+		c = h[3][1];
+	}
+}
+
+SF_TEST(clock_pairs_keep_the_smallest_estimate)
+{
+	uint64_t s = sf_test_seed() ^ 0x636c6bull;
+	for (int trial = 0; trial < 200; trial++) {
+		double cand[SF_CLOCK_PAIRS], empty[SF_CLOCK_PAIRS], cpu_c[SF_CLOCK_PAIRS], cpu_e[SF_CLOCK_PAIRS];
+		double want = 1e30;
+		const int stall = (int)(next_rand(&s) % SF_CLOCK_PAIRS), tamper = trial % 4 == 0;
+		for (int k = 0; k < SF_CLOCK_PAIRS; k++) {
+			empty[k] = 0.01 + (double)(next_rand(&s) % 1000) * 1e-5;
+			cand[k] = empty[k] + (double)(next_rand(&s) % 1000) * 1e-6 + (tamper ? 0.5 : 0.0);
+			cpu_e[k] = empty[k] * 0.9;
+			cpu_c[k] = cand[k] * ((next_rand(&s) & 1) ? 0.9 : 1.1);
+			if (k == stall) { /* a one-off stall: both clocks see it */
+				cand[k] += 0.3;
+				cpu_c[k] += 0.3;
+			}
+			double est = cand[k] - empty[k];
+			if (cpu_c[k] - cpu_e[k] < est)
+				est = cpu_c[k] - cpu_e[k];
+			if (est < want)
+				want = est;
+		}
+		sf_proc p;
+		batch_marks(&p, cand, empty, cpu_c, cpu_e, &s);
+		sf_runner_out r;
+		memset(&r, 0, sizeof r);
+		sf_runner_clock_pairs(&p, &r);
+		CHECK_INT(r.have_clock, 1);
+		double got = r.ext_cand_s - r.ext_empty_s;
+		if (r.cpu_cand_s - r.cpu_empty_s < got)
+			got = r.cpu_cand_s - r.cpu_empty_s;
+		CHECK_NEAR(got, want, 1e-9);
+		if (!tamper)
+			CHECK(got < 0.3); /* the stalled pair never wins */
+		else
+			CHECK(got > 0.45); /* work that escapes the timed window shows in every pair */
+		/* a mark missing, one out of order, or unknown CPU time in one pair */
+		sf_proc q = p;
+		q.n_marks--;
+		memset(&r, 0, sizeof r);
+		sf_runner_clock_pairs(&q, &r);
+		CHECK_INT(r.have_clock, 0);
+		q = p;
+		const int at = (int)(next_rand(&s) % (uint64_t)q.n_marks), to = (at + 1) % q.n_marks;
+		const char tmp = q.mark[at];
+		q.mark[at] = q.mark[to];
+		q.mark[to] = tmp;
+		memset(&r, 0, sizeof r);
+		sf_runner_clock_pairs(&q, &r);
+		CHECK_INT(r.have_clock, q.mark[at] == q.mark[to]);
+		q = p;
+		q.mark_cpu[4 * stall + 1] = -1;
+		memset(&r, 0, sizeof r);
+		sf_runner_clock_pairs(&q, &r);
+		CHECK_INT(r.have_clock, 1);
+	}
 }
