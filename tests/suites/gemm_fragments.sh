@@ -8,6 +8,8 @@
 # small-M TMA-ring kernel (tools/gemm_dev/emulate_smallm5.py: swizzled TMA boxes with zero fill, lane
 # reads, mma.sync, slab and rank-share cluster reduction; M 1..16, odd N/K, 1..8 splits; and its ring
 # protocol, mbarrier parity and stage release order under random interleavings); the
+# ping-pong kernel (tools/gemm_dev/emulate_pingpong.py: schedule, accumulator map of 128 x 128 / 64 x 256
+# consumer tiles, and the named-barrier turn order with the ring under all interleavings); the
 # generated wgmma wrappers are up to date (gen_wgmma_ops.py --check); and, where nvcc exists, the v3 host
 # plan's, the v4 mid-M plan's and the v5 small-M plan's invariants on random shapes and GPUs (tests/gemm/v3_plan_test.cu, host
 # code only); the v6 mid-M plan (tests/gemm/v6_plan_test.cpp, g++). No GPU needed. Ends with "N passed, M failed".
@@ -20,8 +22,11 @@ if ! python3 -c 'import numpy' 2>/dev/null; then
 fi
 pass=0
 fail=0
-for script in emulate_fragments.py emulate_wgmma.py emulate_smallm5.py; do
-	out=$(python3 "tools/gemm_dev/$script" 2>&1)
+# emulate_pingpong.py --quick: the v7 ping-pong kernel's schedule and its turn / ring protocol over all
+# interleavings of small cases (tiles per CTA 0..5), plus mutations that must be caught (~0.5 s)
+for script in emulate_fragments.py emulate_wgmma.py emulate_smallm5.py "emulate_pingpong.py --quick"; do
+	# shellcheck disable=SC2086
+	out=$(python3 tools/gemm_dev/$script 2>&1)
 	if [ $? = 0 ]; then
 		pass=$((pass + $(echo "$out" | grep -c 'max err')))
 	else
