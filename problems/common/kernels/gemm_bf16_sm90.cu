@@ -22,6 +22,9 @@
  *                     with SF_GEMM_V6 == 1 (candidate), M in [SF_GEMM_V6_MIN_M, SF_GEMM_V6_MAX_M] (129..512)
  *                     on the v6 plan (gemm_bf16_sm90_v6plan.cuh: tile width 128/192/256 and schedule --
  *                     persistent unsplit, cluster split-K or v2's split-K -- by a cost model);
+ *                     with SF_GEMM_PINGPONG == 1 (candidate), M >= SF_GEMM_PP_MIN_M (513) on the ping-pong
+ *                     kernel (gemm_bf16_sm90_pingpong.cuh: consumer warpgroups on alternate tiles, one's
+ *                     epilogue under the other's K loop; GEMM_NOTES.md "Version 7");
  *                     SF_GEMM_LARGE == 1: cp.async + ldmatrix + mma.sync (gemm_bf16_sm90_mma.cuh), ~0.4x;
  *                     also taken when a TMA descriptor cannot be encoded;
  *   anything the fast paths cannot take (K % 8 != 0, unaligned pointers, odd N) goes to a plain
