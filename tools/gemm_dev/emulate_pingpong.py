@@ -19,11 +19,13 @@ gemm_bf16_sm90_pingpong.cuh, gemm_pingpong_kernel<WM>; GEMM_NOTES.md "Version 7"
    named barrier completed by arrivals alone (a second arrive before the matching sync), every stage read
    holds the K block the reader expects and no TMA lands in a stage a batch still reads; at the end,
    every local tile stored once, by its owner, and no barrier left mid-phase. Tile counts per CTA 0..6,
-   1..3 K blocks, 2..3 stages. Mutated protocols (the turn arrive always / on its own barrier, a
-   sync on the first tile, the cooperative kernel's empty count 8, no skip of the other's stages) must
+   1..3 K blocks, 2..3 stages. The turn order alone is explored again with every warp an agent (4 per
+   warpgroup, a warp may run ahead of its warpgroup's others): tiles issued in order, each barrier
+   completed by the owner's warps in bar.sync and the other's in bar.arrive, no deadlock. Mutated protocols (the turn arrive always / on its own barrier /
+   before the K loop is issued, a sync on the first tile, the cooperative kernel's empty count 8, no skip of the other's stages) must
    each be caught: the checker can fail.
-A warpgroup is one agent (its 4 warps arrive together; a warp running ahead of its warpgroup changes no
-barrier's completion, which counts all four). It does not model timing or descriptor decoding.
+In the ring model a warpgroup is one agent (its 4 warps' empty arrivals together: a barrier completes only
+with all four either way). It does not model timing or descriptor decoding.
 
     python3 tools/gemm_dev/emulate_pingpong.py [--quick]   # exit status 1 on a mismatch
 """
@@ -251,6 +253,72 @@ def explore(n, kbc, stages, mut=None, limit=400000):
     return errors, len(seen)
 
 
+def explore_warps(n, W, mut=None):
+    """The turn order alone with every warp an agent (W warps per consumer warpgroup, each arrival 1 of the
+    barrier's 2 W): all interleavings; a warp's 'mma' of tile i (its K loop's issue) needs every warp's
+    'mma' of tile i - 1 done (the tensor cores fed in tile order), a completion needs the W warps of the
+    owner in bar.sync and the W of the other in bar.arrive. Returns a list of errors (empty: correct)."""
+    progs = []
+    for c in (0, 1):
+        p = []
+        for i in range(n):
+            if i % 2 != c:
+                continue
+            if i > 0:
+                p.append(("bsync", c))
+            if mut != "arrive_early":
+                p.append(("mma", i))
+            if i + 1 < n or mut == "arrive_always":
+                p.append(("barrive", 1 - c))
+            if mut == "arrive_early":  # the turn passed before the K loop is issued
+                p.append(("mma", i))
+        progs += [p] * W
+    A = len(progs)
+    wg = [a // W for a in range(A)]
+    # state: pcs, blocked (tuple of bools), barrier arrivals (per barrier: frozenset of (agent, kind)), mma done
+    start = (tuple([0] * A), tuple([False] * A), (frozenset(), frozenset()), tuple([0] * max(n, 1)))
+    seen, stack, errors = {start}, [start], []
+    while stack and len(errors) < 3:
+        pcs, blk, bars, done = stack.pop()
+        moved = False
+        for a in range(A):
+            if blk[a] or pcs[a] >= len(progs[a]):
+                continue
+            op = progs[a][pcs[a]]
+            npcs = pcs[:a] + (pcs[a] + 1,) + pcs[a + 1:]
+            nblk, nbars, ndone = blk, bars, done
+            if op[0] == "mma":
+                i = op[1]
+                if i > 0 and done[i - 1] < W:
+                    errors.append("n=%d W=%d: a warp issues tile %d before tile %d is issued" % (n, W, i, i - 1))
+                    continue
+                ndone = done[:i] + (done[i] + 1,) + done[i + 1:]
+            else:
+                b = op[1]
+                arr = bars[b] | {(a, op[0])}
+                if op[0] == "bsync":
+                    nblk = blk[:a] + (True,) + blk[a + 1:]
+                if len(arr) == 2 * W:  # completes
+                    want = {(x, "bsync") for x in range(A) if wg[x] == b} | {(x, "barrive") for x in range(A) if wg[x] != b}
+                    if arr != want:
+                        errors.append("n=%d W=%d: barrier %d completed by %s" % (n, W, b, sorted(arr)))
+                        continue
+                    nblk = tuple(False if (x, "bsync") in arr else nblk[x] for x in range(A))
+                    arr = frozenset()
+                nbars = bars[:b] + (frozenset(arr),) + bars[b + 1:]
+            moved = True
+            st = (npcs, nblk, nbars, ndone)
+            if st not in seen:
+                seen.add(st)
+                stack.append(st)
+        if not moved and not errors:
+            if any(pcs[a] < len(progs[a]) or blk[a] for a in range(A)):
+                errors.append("n=%d W=%d: DEADLOCK (pcs %s)" % (n, W, pcs))
+            elif bars != (frozenset(), frozenset()):
+                errors.append("n=%d W=%d: a barrier left mid-phase at exit" % (n, W))
+    return errors, len(seen)
+
+
 def main():
     quick = "--quick" in sys.argv
     rng = np.random.default_rng()
@@ -301,6 +369,22 @@ def main():
                     print("pingpong protocol FAIL: " + "; ".join(errs))
     print("pingpong protocol: tiles per CTA 0..%d, K blocks %s, stages 2..3: %d states, no deadlock or race: %s"
           % (6 if not quick else 5, kbs, total, fails == 0))
+    # the turn order with every warp an agent (a warp running ahead of its warpgroup)
+    wtotal, wfail = 0, 0
+    for n in range(0, 6 if not quick else 5):
+        errs, nst = explore_warps(n, 4 if not quick else 2)
+        wtotal += nst
+        if errs:
+            wfail += 1
+            print("pingpong turn order per warp FAIL: " + "; ".join(errs))
+    fails += wfail
+    print("pingpong turn order per warp (%d warps per warpgroup, tiles per CTA 0..%d): %d states, in tile order, no "
+          "deadlock: %s" % (4 if not quick else 2, 5 if not quick else 4, wtotal, wfail == 0))
+    for mut in ("arrive_always", "arrive_early"):
+        errs = explore_warps(3, 2, mut)[0] + explore_warps(1, 2, mut)[0]
+        fails += not errs
+        print("pingpong mutation per warp %-13s caught: %s (%s)%s" % (mut, bool(errs), errs[0] if errs else "-",
+                                                                      "" if errs else "  FAIL"))
     # mutations: each must be caught somewhere in a few small cases
     for mut in ("arrive_always", "arrive_self", "sync_first", "empty8", "noskip"):
         caught = []
