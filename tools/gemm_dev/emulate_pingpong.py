@@ -21,9 +21,10 @@ gemm_bf16_sm90_pingpong.cuh, gemm_pingpong_kernel<WM>; GEMM_NOTES.md "Version 7"
    every local tile stored once, by its owner, and no barrier left mid-phase. Tile counts per CTA 0..6,
    1..3 K blocks, 2..3 stages. The turn order alone is explored again with every warp an agent (4 per
    warpgroup, a warp may run ahead of its warpgroup's others): tiles issued in order, each barrier
-   completed by the owner's warps in bar.sync and the other's in bar.arrive, no deadlock. Mutated protocols (the turn arrive always / on its own barrier /
-   before the K loop is issued, a sync on the first tile, the cooperative kernel's empty count 8, no skip of the other's stages) must
-   each be caught: the checker can fail.
+   completed by the owner's warps in bar.sync and the other's in bar.arrive, no deadlock. Mutated
+   protocols (the turn arrive always / on its own barrier / before the K loop is issued, a sync on the
+   first tile, the cooperative kernel's empty count 8, no skip of the other's stages) must each be
+   caught: the checker can fail.
 In the ring model a warpgroup is one agent (its 4 warps' empty arrivals together: a barrier completes only
 with all four either way). It does not model timing or descriptor decoding.
 
@@ -33,7 +34,7 @@ import sys
 
 import numpy as np
 
-BK, GROUP_ROWS = 64, 1024
+BK = 64
 
 
 def cfg(wm):
