@@ -300,7 +300,8 @@ def explore_warps(n, W, mut=None):
                 if op[0] == "bsync":
                     nblk = blk[:a] + (True,) + blk[a + 1:]
                 if len(arr) == 2 * W:  # completes
-                    want = {(x, "bsync") for x in range(A) if wg[x] == b} | {(x, "barrive") for x in range(A) if wg[x] != b}
+                    want = {(x, "bsync") for x in range(A) if wg[x] == b}
+                    want |= {(x, "barrive") for x in range(A) if wg[x] != b}
                     if arr != want:
                         errors.append("n=%d W=%d: barrier %d completed by %s" % (n, W, b, sorted(arr)))
                         continue
@@ -327,7 +328,8 @@ def main():
     rng = np.random.default_rng(seed)
     fails = 0
     # part 1: index math (odd shapes; a few SMs so CTAs take 0..many tiles each, both parities)
-    cases = [(200, 258, 136, 4), (64, 512, 64, 3), (1, 2, 8, 5), (333, 390, 200, 5), (129, 130, 72, 7), (330, 700, 64, 2)]
+    cases = [(200, 258, 136, 4), (64, 512, 64, 3), (1, 2, 8, 5), (333, 390, 200, 5), (129, 130, 72, 7),
+             (330, 700, 64, 2)]
     if not quick:
         cases += [(1000, 1030, 264, 11), (513, 768, 128, 132)]
     for wm in (128, 64):
@@ -394,7 +396,8 @@ def main():
             caught += errs
         ok = bool(caught)
         fails += not ok
-        print("pingpong mutation %-13s caught: %s (%s)%s" % (mut, ok, caught[0] if caught else "-", "" if ok else "  FAIL"))
+        print("pingpong mutation %-13s caught: %s (%s)%s" % (mut, ok, caught[0] if caught else "-",
+                                                             "" if ok else "  FAIL"))
     print("seed %d: %s" % (seed, "all passed" if fails == 0 else "%d FAILED" % fails))
     return 1 if fails else 0
 
