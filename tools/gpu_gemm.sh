@@ -7,7 +7,7 @@
 #            session-4 default, v2 with M 17..128 on the mid-M kernel; the default build since session 5
 #            is v4 with the v3a width plan above M 128, i.e. candidate v3a) and the candidates below as plain .so files, plus the cuBLASLt
 #            baseline, all with -Xptxas -v, in parallel with `make` (the eval step needs build/solforge)
-#   sass     cuobjdump of v2 and v3: HGMMA / UTMALDG counts (the large-M path must show HGMMA)
+#   sass     cuobjdump of v2, v3, midm and pp: HGMMA / UTMALDG counts (the large-M path must show HGMMA)
 #   precheck the candidates that launch thread-block clusters (a wrong cluster barrier hangs) checked
 #            apart from the rest (one process each, in turn), untimed, at the M where they use
 #            clusters, each under a 45 s `timeout`; only those that pass join the timed run
@@ -55,6 +55,11 @@
 #           (launches no cluster: no precheck; v6's precheck covers odd M on the persistent plans)
 #   v6c     v6 with the schedule pinned to cluster split-K (-DSF_GEMM_V6_PIN_MODE=1), width and splits planned
 #   v6pf    v6 with -DSF_GEMM_WG_PREFETCH=1: the wgmma kernel prefetches its two TMA descriptors first
+#   pp      the default (v3a, v6) + -DSF_GEMM_PINGPONG=1: M >= 513 on the ping-pong kernel (GEMM_NOTES.md "Version 7":
+#                                                  the two consumer warpgroups on alternate 128 x 128 tiles, K loops
+#                                                  ordered by named barriers, each epilogue under the other's K loop)
+#   pp64    pp with 64 x 256 consumer tiles (-DSF_GEMM_PP_WM=64: one m64n256k16 per k16 step, as the default kernel)
+#           pp / pp64 hang if the turn protocol is wrong: their precheck ($MS_PP) runs them alone under a timeout
 #   sm5old  sm5 with the first, racy release order (-DSF_GEMM_SM5_RELEASE=0): the control, expected to FAIL
 #                                                  at 28672 x 4096 (GEMM_NOTES.md "Version 5: the ring race")
 # v3, v3p, midm (and midm_s*) and sm5 print the plan of each new shape to stderr (SF_GEMM_V3_TRACE / SF_GEMM_MIDM_TRACE, in
@@ -67,6 +72,8 @@
 # commas. `make` runs only for the eval step. Exit status 0 when every step passed.
 # The v6 mid-M run (GEMM_NOTES.md "Version 6"; v3a = the current default, v2 the reference column):
 #   CANDS=v3a,v6,v6rt,v6p,v6c,v6pf MS=64,128,200,256,384,512,1000 STEPS=build,precheck,check tools/gpu_gemm.sh
+# The v7 large-M ping-pong run (GEMM_NOTES.md "Version 7"; v3a = the default at M > 512):
+#   'CANDS=v3a+pp+pp64,MS=1000+1024+2048+4096+5000+8192,STEPS=build+precheck+check@tools/gpu_gemm.sh:240'
 # The v5 small-M run (GEMM_NOTES.md "Version 5"; ~3 min on one H200):
 #   CANDS=sm5,sm5c,sm5r,midm_s1 MS=1,2,3,4,7,8,9,12,16,17,64 MS_MIDM=17,64 STEPS=build,precheck,check tools/gpu_gemm.sh
 # Every build's .so is checked for STB_GNU_UNIQUE symbols (`nm` type u): gemm_check.py loads all variants
@@ -93,6 +100,8 @@ MS_MIDM2=${MS_MIDM2:-17,33,64,77,96}
 MS_SM5=${MS_SM5:-1,3,7,8,9,16}
 MS_V6=${MS_V6:-129,200,256,333,384,511,512} # odd M past 128 included: v6's precheck (correctness, untimed)
 MS_V6=${MS_V6//+/,}
+MS_PP=${MS_PP:-513,1000,2048} # ping-pong precheck: 1..2 tiles per CTA (513, 1000) and many, odd and even (2048)
+MS_PP=${MS_PP//+/,}
 MS_MID=${MS_MID//+/,} # every M list may use '+' (a gpu_round.sh spec), gemm_check.py wants commas
 MS_MIDM=${MS_MIDM//+/,}
 MS_MIDM2=${MS_MIDM2//+/,}
@@ -133,7 +142,9 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0||" "v4|-DSF_GEMM_V3=0 -DSF_GEMM_MI
 	"v6rt|$v3a -DSF_GEMM_V6=1 -DSF_GEMM_WG_CL_RT=4 -DSF_GEMM_V6_TRACE=1|129-512|$MS_V6"
 	"v6p|$v3a -DSF_GEMM_V6=1 -DSF_GEMM_V6_PIN_MODE=0 -DSF_GEMM_V6_TRACE=1|129-512|"
 	"v6c|$v3a -DSF_GEMM_V6=1 -DSF_GEMM_V6_PIN_MODE=1 -DSF_GEMM_V6_TRACE=1|129-512|$MS_V6"
-	"v6pf|$v3a -DSF_GEMM_V6=1 -DSF_GEMM_WG_PREFETCH=1 -DSF_GEMM_V6_TRACE=1|129-512|200,333,511")
+	"v6pf|$v3a -DSF_GEMM_V6=1 -DSF_GEMM_WG_PREFETCH=1 -DSF_GEMM_V6_TRACE=1|129-512|200,333,511"
+	"pp|$v3a -DSF_GEMM_PINGPONG=1 -DSF_GEMM_PP_WM=128|513-|$MS_PP"
+	"pp64|$v3a -DSF_GEMM_PINGPONG=1 -DSF_GEMM_PP_WM=64|513-|$MS_PP")
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	keep=()
@@ -171,7 +182,7 @@ if has build; then
 			note "build $name: FAILED: $nu STB_GNU_UNIQUE symbols (shared across the libraries of one process): $(nm -C "$dev/$name.so" | grep ' u ' | head -3 | tr '\n' ';')"
 			status=1
 		elif [ -f "$dev/$name.so" ]; then
-			[ "$name" = v2 ] || [ "$name" = v3 ] || [ "$name" = midm ] || [ "$name" = midm2 ] || [ "$name" = sm5 ] || [ "$name" = sm5c ] || [ "$name" = v6 ] && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
+			[ "$name" = v2 ] || [ "$name" = v3 ] || [ "$name" = midm ] || [ "$name" = midm2 ] || [ "$name" = sm5 ] || [ "$name" = sm5c ] || [ "$name" = v6 ] || [ "$name" = pp ] || [ "$name" = pp64 ] && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
 		else
 			note "build $name: FAILED (see logs/ptxas_$name.log)"
 			tail -20 "$logs/ptxas_$name.log"
@@ -189,7 +200,7 @@ if has eval && [ -x build/solforge ]; then
 fi
 
 if has sass; then
-	for name in v2 v3 midm; do
+	for name in v2 v3 midm pp; do
 		[ -f "$dev/$name.so" ] || continue
 		cuobjdump --dump-sass "$dev/$name.so" >"$logs/sass_$name.txt" 2>&1
 		n=$(grep -c HGMMA "$logs/sass_$name.txt")

@@ -8,9 +8,12 @@
 # small-M TMA-ring kernel (tools/gemm_dev/emulate_smallm5.py: swizzled TMA boxes with zero fill, lane
 # reads, mma.sync, slab and rank-share cluster reduction; M 1..16, odd N/K, 1..8 splits; and its ring
 # protocol, mbarrier parity and stage release order under random interleavings); the
+# ping-pong kernel (tools/gemm_dev/emulate_pingpong.py: schedule, accumulator map of 128 x 128 / 64 x 256
+# consumer tiles, and the named-barrier turn order with the ring under all interleavings); the
 # generated wgmma wrappers are up to date (gen_wgmma_ops.py --check); and, where nvcc exists, the v3 host
 # plan's, the v4 mid-M plan's and the v5 small-M plan's invariants on random shapes and GPUs (tests/gemm/v3_plan_test.cu, host
-# code only); the v6 mid-M plan (tests/gemm/v6_plan_test.cpp, g++). No GPU needed. Ends with "N passed, M failed".
+# code only); the v6 mid-M plan (tests/gemm/v6_plan_test.cpp, g++); the v7 ping-pong kernel compiles with no
+# spill (tests/gemm/pingpong_compile.cu, nvcc). No GPU needed. Ends with "N passed, M failed".
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
 if ! python3 -c 'import numpy' 2>/dev/null; then
@@ -20,8 +23,11 @@ if ! python3 -c 'import numpy' 2>/dev/null; then
 fi
 pass=0
 fail=0
-for script in emulate_fragments.py emulate_wgmma.py emulate_smallm5.py; do
-	out=$(python3 "tools/gemm_dev/$script" 2>&1)
+# emulate_pingpong.py --quick: the v7 ping-pong kernel's schedule and its turn / ring protocol over all
+# interleavings of small cases (tiles per CTA 0..5), plus mutations that must be caught (~0.5 s)
+for script in emulate_fragments.py emulate_wgmma.py emulate_smallm5.py "emulate_pingpong.py --quick"; do
+	# shellcheck disable=SC2086
+	out=$(python3 tools/gemm_dev/$script 2>&1)
 	if [ $? = 0 ]; then
 		pass=$((pass + $(echo "$out" | grep -c 'max err')))
 	else
@@ -62,5 +68,21 @@ plan_test v6_plan_test "${CXX:-g++}" -std=c++17 -O2 -Wall -Wextra -Wshadow -Werr
 # the v3 plan (tests/gemm/v3_plan_test.cu, built by nvcc for its host code)
 plan_test v3_plan_test "${NVCC:-nvcc}" -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a \
 	-Xcompiler -Wall,-Wextra,-Wshadow,-Werror -Iinclude tests/gemm/v3_plan_test.cu
+# the ping-pong kernel (candidate SF_GEMM_PINGPONG=1, not in the default build) compiles for sm_90a, both
+# tile heights, warnings as errors, no spills, no wgmma serialization warning (C7520); ~2 s with nvcc
+if command -v "${NVCC:-nvcc}" >/dev/null 2>&1; then
+	mkdir -p "${BUILD:-build}/suites"
+	log=${BUILD:-build}/suites/pingpong_compile.log
+	if "${NVCC:-nvcc}" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iproblems/common/kernels -Werror all-warnings \
+		-Xptxas -v,-warn-spills,-Werror -c tests/gemm/pingpong_compile.cu -o "${BUILD:-build}/suites/pingpong_compile.o" >"$log" 2>&1 &&
+		[ "$(grep -c 'Used [0-9]* registers' "$log")" = 2 ] && ! grep -q C7520 "$log"; then
+		pass=$((pass + 1))
+	else
+		echo "FAIL pingpong_compile: see $log"
+		fail=$((fail + 1))
+	fi
+else
+	echo "skip pingpong_compile: ${NVCC:-nvcc} not found"
+fi
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]

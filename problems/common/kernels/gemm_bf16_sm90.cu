@@ -22,6 +22,9 @@
  *                     with SF_GEMM_V6 == 1 (candidate), M in [SF_GEMM_V6_MIN_M, SF_GEMM_V6_MAX_M] (129..512)
  *                     on the v6 plan (gemm_bf16_sm90_v6plan.cuh: tile width 128/192/256 and schedule --
  *                     persistent unsplit, cluster split-K or v2's split-K -- by a cost model);
+ *                     with SF_GEMM_PINGPONG == 1 (candidate), M >= SF_GEMM_PP_MIN_M (513) on the ping-pong
+ *                     kernel (gemm_bf16_sm90_pingpong.cuh: consumer warpgroups on alternate tiles, one's
+ *                     epilogue under the other's K loop; GEMM_NOTES.md "Version 7");
  *                     SF_GEMM_LARGE == 1: cp.async + ldmatrix + mma.sync (gemm_bf16_sm90_mma.cuh), ~0.4x;
  *                     also taken when a TMA descriptor cannot be encoded;
  *   anything the fast paths cannot take (K % 8 != 0, unaligned pointers, odd N) goes to a plain
@@ -34,7 +37,9 @@
  * SF_GEMM_SMALLM_V (2: the v5 small-M kernel for M <= 16, gemm_bf16_sm90_smallm_v5.cuh, "Version 5"),
  * SF_GEMM_SM5_RING_KB, SF_GEMM_SM5_MIN_RB, SF_GEMM_SM5_RELEASE (v5; "Version 5: the ring race"), SF_GEMM_V6,
  * SF_GEMM_V6_MIN_M, SF_GEMM_V6_MAX_M, SF_GEMM_V6_PIN_BN, SF_GEMM_V6_PIN_MODE (v6, "Version 6"), SF_GEMM_WG_CL_RT,
- * SF_GEMM_WG_PREFETCH (gemm_bf16_sm90_wgmma.cuh); their defaults: gemm_bf16_sm90_config.cuh (and the header).
+ * SF_GEMM_WG_PREFETCH (gemm_bf16_sm90_wgmma.cuh), SF_GEMM_PINGPONG, SF_GEMM_PP_WM, SF_GEMM_PP_MIN_M (candidate:
+ * M >= SF_GEMM_PP_MIN_M on the ping-pong kernel, gemm_bf16_sm90_pingpong.cuh, "Version 7"); their defaults:
+ * gemm_bf16_sm90_config.cuh (and the header).
  *
  * State kept between calls (lazily, never pointers to inputs or outputs): the SM count, the wgmma
  * split-K scratch (fp32 slabs and two counters per tile, grown on demand; counters are zero between
@@ -57,6 +62,9 @@
 #include "gemm_bf16_sm90_v6plan.cuh"
 #include "gemm_bf16_sm90_config.cuh" /* the tuning macros (SF_GEMM_*) and their defaults */
 #include "gemm_bf16_sm90_v3plan.cuh" /* the v3 host plan (needs the config macros) */
+#if SF_GEMM_PINGPONG /* compiled only in the candidate's build: the default PTX is unchanged */
+#include "gemm_bf16_sm90_pingpong.cuh"
+#endif
 
 namespace {
 
@@ -425,6 +433,31 @@ int launch_v3(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, 
 	return launch_persistent<128>(ma, mb, C, M, N, K, 1, units, stream);
 }
 
+#if SF_GEMM_PINGPONG
+/* The ping-pong large-M path (GEMM_NOTES.md "Version 7"): gemm_pingpong_kernel<WM> with WM x (WM == 128 ? 128 :
+ * 256) consumer tiles, persistent, grid min(tiles, SMs); the v3 path when a TMA descriptor cannot be made. */
+template <int WM>
+int launch_pp(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K, cudaStream_t stream)
+{
+	typedef sfgemm::PpCfg<WM> Cfg;
+	static bool attr = false;
+	if (!attr) {
+		if (cudaFuncSetAttribute(sfgemm::gemm_pingpong_kernel<WM>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+					 Cfg::kSmemBytes) != cudaSuccess)
+			return SF_ERR_CUDA;
+		attr = true;
+	}
+	CUtensorMap ma, mb;
+	if (make_map(&ma, A, M, K, WM) || make_map(&mb, B, N, K, Cfg::kBN))
+		return launch_v3(A, B, C, M, N, K, stream);
+	const int tiles = ((M + WM - 1) / WM) * ((N + Cfg::kBN - 1) / Cfg::kBN);
+	const int grid = tiles < sm_count() ? tiles : sm_count();
+	sfgemm::gemm_pingpong_kernel<WM><<<grid, sfgemm::kWgThreads, Cfg::kSmemBytes, stream>>>(ma, mb, C, M, N, K);
+	return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
+}
+static_assert(SF_GEMM_PP_WM == 64 || SF_GEMM_PP_WM == 128, "SF_GEMM_PP_WM: 64 or 128");
+#endif
+
 #if SF_GEMM_V6
 /* The v6 mid-M path (GEMM_NOTES.md "Version 6"): v6_plan, then the persistent (unsplit) or the cluster
  * split-K wgmma kernel of the planned width, or v2's launch when the plan says so, a TMA descriptor cannot
@@ -682,6 +715,10 @@ SF_EXPORT int run(const sf_call *call)
 #if SF_GEMM_V6
 	if (fast && SF_GEMM_LARGE == 2 && M >= SF_GEMM_V6_MIN_M && M <= SF_GEMM_V6_MAX_M)
 		return launch_v6(A, B, C, (int)M, (int)N, (int)K, stream);
+#endif
+#if SF_GEMM_PINGPONG
+	if (fast && SF_GEMM_LARGE == 2 && M >= SF_GEMM_PP_MIN_M)
+		return launch_pp<SF_GEMM_PP_WM>(A, B, C, (int)M, (int)N, (int)K, stream);
 #endif
 	if (fast && SF_GEMM_LARGE == 2 && SF_GEMM_V3)
 		return launch_v3(A, B, C, (int)M, (int)N, (int)K, stream);

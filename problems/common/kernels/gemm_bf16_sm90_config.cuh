@@ -88,6 +88,17 @@
 #ifndef SF_GEMM_V6_TRACE /* 1: print the v6 plan of each new shape to stderr (dev builds only) */
 #define SF_GEMM_V6_TRACE 0
 #endif
+#ifndef SF_GEMM_PINGPONG /* 1 (candidate): M >= SF_GEMM_PP_MIN_M on the ping-pong kernel (gemm_bf16_sm90_pingpong.cuh:
+			  * the two consumer warpgroups on alternate tiles, one's epilogue under the other's K loop;
+			  * GEMM_NOTES.md "Version 7 (large M ping-pong)"); 0: not compiled at all */
+#define SF_GEMM_PINGPONG 0
+#endif
+#ifndef SF_GEMM_PP_WM /* ping-pong consumer tile: 128 (128 x 128, two m64n128k16) or 64 (64 x 256, one m64n256k16) */
+#define SF_GEMM_PP_WM 128
+#endif
+#ifndef SF_GEMM_PP_MIN_M /* smallest M the ping-pong kernel takes (below: v6 / v3a as without it) */
+#define SF_GEMM_PP_MIN_M 513
+#endif
 #ifndef SF_GEMM_SMALL_MAX_M /* 16: M 17..64 go to wgmma (see GEMM_NOTES.md, version 2) */
 #define SF_GEMM_SMALL_MAX_M 16
 #endif
