@@ -47,31 +47,9 @@ make -j"$(nproc)" build/solforge >"$logs/make.log" 2>&1 || {
 export SOLFORGE_CACHE=${SOLFORGE_CACHE:-$PWD/build/cache} SOLFORGE_HOME=$PWD
 tmp=$(mktemp -d /tmp/knobs.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-status=0
-i=0
-while read -r prob label regex defines; do
-	[ -n "$prob" ] || continue
-	i=$((i + 1))
-	name=$(basename "$prob")
-	if [ "$(elapsed)" -ge "$budget" ]; then
-		note "$name $label: not run (elapsed $(elapsed) s >= BUDGET_S $budget)"
-		continue
-	fi
-	mkdir -p "$tmp/$i"
-	if ! python3 tools/problem_subset.py "$tmp/$i" "problems/$prob" "$regex" >"$logs/subset_$i.txt" 2>&1; then
-		note "$name $label: $(cat "$logs/subset_$i.txt")"
-		status=1
-		continue
-	fi
-	# shellcheck disable=SC2086 # defines: a list of -D flags
-	timeout "${EVAL_TIMEOUT:-60}" build/solforge eval "$tmp/$i/$name" "problems/$prob/solutions/fast.cu" --backend cuda \
-		--copy-ceiling --no-torch --rounds 1 --budget-ms 200 $defines \
-		-o "$logs/$(printf '%02d' $i)_${name}_$label.jsonl" >"$logs/$(printf '%02d' $i)_${name}_$label.txt" 2>&1
-	rc=$?
-	[ $rc = 0 ] || status=1
-	note "$name $label: rc=$rc ($(elapsed) s)"
-done <<<"$sweep"
-
+# write_table: the table of every line evaluated so far into $out/table.txt (after each line, so a
+# run cut by its lane's time limit still leaves its table)
+write_table() {
 python3 - "$logs" >"$out/table.txt" 2>&1 <<'PY'
 import glob, json, os, re, sys
 rows, default = [], {}
@@ -96,6 +74,34 @@ for wl, label, st, tk, cp, fr in rows:
     print("%-44s %-44s %-8s %9s %9s %6s %8s" % (wl, label, st, "-" if not tk else "%.2f" % (tk * 1e3),
           "-" if not cp else "%.2f" % (cp * 1e3), "-" if fr is None else "%.3f" % fr, ratio))
 PY
+}
+status=0
+i=0
+while read -r prob label regex defines; do
+	[ -n "$prob" ] || continue
+	i=$((i + 1))
+	name=$(basename "$prob")
+	if [ "$(elapsed)" -ge "$budget" ]; then
+		note "$name $label: not run (elapsed $(elapsed) s >= BUDGET_S $budget)"
+		continue
+	fi
+	mkdir -p "$tmp/$i"
+	if ! python3 tools/problem_subset.py "$tmp/$i" "problems/$prob" "$regex" >"$logs/subset_$i.txt" 2>&1; then
+		note "$name $label: $(cat "$logs/subset_$i.txt")"
+		status=1
+		continue
+	fi
+	# shellcheck disable=SC2086 # defines: a list of -D flags
+	timeout "${EVAL_TIMEOUT:-60}" build/solforge eval "$tmp/$i/$name" "problems/$prob/solutions/fast.cu" --backend cuda \
+		--copy-ceiling --no-torch --rounds 1 --budget-ms 200 $defines \
+		-o "$logs/$(printf '%02d' $i)_${name}_$label.jsonl" >"$logs/$(printf '%02d' $i)_${name}_$label.txt" 2>&1
+	rc=$?
+	[ $rc = 0 ] || status=1
+	note "$name $label: rc=$rc ($(elapsed) s)"
+	write_table
+done <<<"$sweep"
+
+write_table
 tar czf "$out/knobs_logs.tgz" -C "$out" knobs_logs
 {
 	echo "gpu_knobs ($(elapsed) s, $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv,noheader 2>/dev/null | head -1)):"
