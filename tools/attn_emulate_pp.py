@@ -17,7 +17,7 @@ gather of rows past the CTA's last key (the slot of key n_kv - 1, real data that
 instead of a zero-fill).
 --variant 6 checks v6: v5's tiles, ring and consumer work, but three agents: the producer warpgroup
 (agent 0, the only writer: 128 threads x 16 rows per tile, groups {Q, K0}, V0, K1, V1, ..., group g - 2
-published after group g is committed, empty waits before reusing a stage) and two consumers (agents 1,
+published after group g is committed ({Q, K0} after V0's), empty waits before reusing a stage) and two consumers (agents 1,
 2: no gathers; K(t) released after wgmma.wait 1, V(t - 1) after wait 0). Full barriers complete on the
 producer's arrival, empty ones on both consumers'. p6_events() transcribes prefill_attend_p6 with its
 loop-carried stage / parity; the data path uses the producer's row mapping (rows p / 16 + 8 i) and its
@@ -136,8 +136,9 @@ def p5_events(n, w):
 
 def p6_events(n, w):
     """v6 (prefill_attend_p6): agent 0 is the producer warpgroup, agents 1 and 2 the consumers. Producer:
-    cp.async groups {Q, K0}, V0, K1, V1, ...; after committing group g >= 2 it retires group g - 2
-    (wait_group 2), fences and arrives on its full barrier; a gather into a stage that held tile i - 3
+    cp.async groups {Q, K0}, V0, K1, V1, ...; after committing group g >= 3 it retires group g - 2
+    (wait_group 2), fences and arrives on its full barrier ({Q, K0} after V0's commit, wait_group 1;
+    the last K and V by wait_group 1 and 0 after the loop); a gather into a stage that held tile i - 3
     waits for the consumers' release (parity ((i - 3) / 3) & 1 = ph ^ 1, st / ph loop-carried as in the
     kernel). Consumer: wait full -> S(t), PV(t - 1) -> wait 1 -> release K(t) -> softmax -> wait 0 ->
     release V(t - 1) -> rescale; the last PV after the loop."""
@@ -150,7 +151,7 @@ def p6_events(n, w):
             if i >= ST and "noempty" not in MUT:
                 ev.append(("mwait", ("EK", st), ph ^ 1, i - ST))
             ev += [("load", f"K{st}", i), ("commit",)]
-            if i >= 1:
+            if i >= 2:
                 ev += [("cpwait", lag)] + ([] if "nofence" in MUT else [("fence",)]) + [("arrive", ("FK", sp))]
                 if "arrive2" in MUT and i == 2:
                     ev.append(("arrive", ("FK", sp)))
@@ -159,15 +160,18 @@ def p6_events(n, w):
             if i >= ST:
                 ev.append(("mwait", ("EV", st), ph if "evpar" in MUT else ph ^ 1, i - ST))
             ev += [("load", f"V{st}", i), ("commit",)]
-            if i >= 1:
+            if i == 0:  # {Q, K0} at once
+                ev += [("cpwait", lag - 1), ("fence",), ("arrive", ("FK", 0))]
+            else:
                 ev += [("cpwait", lag), ("fence",), ("arrive", ("FV", sp))]
             if i + 1 < n and "slotv" not in MUT:
                 ev.append(("rotate", i))
             st = 0 if st == 2 else st + 1
             ph ^= 1 if st == 0 else 0
         sl = (n - 1) % ST
-        return ev + [("cpwait", 1), ("fence",), ("arrive", ("FK", sl)), ("cpwait", 0), ("fence",),
-                     ("arrive", ("FV", sl))]
+        if n >= 2:
+            ev += [("cpwait", 1), ("fence",), ("arrive", ("FK", sl))]
+        return ev + [("cpwait", 0), ("fence",), ("arrive", ("FV", sl))]
     for t in range(n):
         sp = 2 if st == 0 else st - 1
         php = ph ^ 1 if st == 0 else ph

@@ -15,9 +15,10 @@
  * Producer (128 threads; thread p copies chunk p % 16 of rows p / 16 + 8 i, i < 16, of each tile): one
  * cp.async group per (cache, tile) in the order G0 = {Q, K0}, V0, K1, V1, ... (group 2 i = K(i), 2 i + 1
  * = V(i)); a gather into a stage that held tile i - 3 first waits for the consumers' release of it.
- * Publication: after committing group g >= 2 a producer thread waits for its group g - 2 to land
- * (cp.async.wait_group 2), fences it to the async proxy and arrives on that group's full barrier; after
- * the last group wait_group 0 publishes the last two. Why this and not cp.async.mbarrier.arrive.noinc:
+ * Publication: after committing group g >= 3 a producer thread waits for its group g - 2 to land
+ * (cp.async.wait_group 2), fences it to the async proxy and arrives on that group's full barrier; group 0
+ * ({Q, K0}) goes out right after V0's commit (wait_group 1: the first tile does not wait for the page
+ * ids of tile 1), and after the last group wait_group 1 / 0 publish the last K (n >= 2) and V. Why this and not cp.async.mbarrier.arrive.noinc:
  * the order writer-retires / writer-fences / writer-arrives is the one v3pp and v5 proved on the H200;
  * with .noinc the copies complete asynchronously and the proxy fence would have to move to every
  * consumer after every full wait (an extra per-tile instruction on the issue-bound warps, and a
@@ -178,13 +179,15 @@ prefill_attend_p6(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__re
 				sfwg::mbar_wait(EMPTY_K(st), ph ^ 1); /* K(i - 3) released */
 			sfp6::gather(s_k + st * P5_TILE + gofs, kb, sl);
 			cp_commit(); /* group 2 i (with Q when i = 0) */
-			if (i >= 1)
+			if (i >= 2)
 				sfp6::publish<P6_LAG>(FULL_K(sp)); /* group 2 i - 2 = K(i - 1) */
 			if (i >= P5_STAGES)
 				sfwg::mbar_wait(EMPTY_V(st), ph ^ 1); /* V(i - 3) released */
 			sfp6::gather(s_v + st * P5_TILE + gofs, vb, sl);
 			cp_commit(); /* group 2 i + 1 */
-			if (i >= 1)
+			if (i == 0)
+				sfp6::publish<1>(FULL_K(0)); /* group 0 = {Q, K0} at once: the first tile waits no longer */
+			else
 				sfp6::publish<P6_LAG>(FULL_V(sp)); /* group 2 i - 1 = V(i - 1) */
 			if (i + 1 < n)
 				sfp6::fetch_slots<PS>(sl, pages, ps, i + 1, n_kv, tid);
@@ -193,7 +196,8 @@ prefill_attend_p6(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__re
 		}
 		{
 			const int sl_last = (n - 1) % P5_STAGES;
-			sfp6::publish<1>(FULL_K(sl_last)); /* group 2 n - 2 */
+			if (n >= 2)
+				sfp6::publish<1>(FULL_K(sl_last)); /* group 2 n - 2 (K0 went out at i = 0) */
 			sfp6::publish<0>(FULL_V(sl_last)); /* group 2 n - 1 */
 		}
 		return; /* no CTA-wide barrier follows */
