@@ -4,7 +4,7 @@
 # (-DSF_PREFILL_WGMMA=0: v1 mma.sync, 1: v2 wgmma, 2: v2o wgmma with the overlapped tile order, 3: v3pp
 # two consumer warpgroups with ping-pong, 4: v3np, the same without the ping-pong turns, 5: v5, v3pp with
 # 128-key tiles and no turns, 6: v6, v5 with a producer warpgroup doing every gather and setmaxnreg, 384
-# threads) and the HGMMA count of the wgmma SASS (v6: also its setmaxnreg count, USETMAXREG in SASS, expected 2 per kernel), checks the wgmma variants on every workload of
+# threads) and the HGMMA count of the wgmma SASS (v6: also its setmaxnreg count, USETMAXREG in SASS: 2 per instantiation, 6 in all), checks the wgmma variants on every workload of
 # gqa_paged_prefill_causal_h32_kv8_d128_ps{1,16} and on the held-out compositions of tools/attn_heldout.py,
 # and prints a side-by-side table last (tools/pfw_table.py: workload, us per variant, the best wgmma
 # variant's speedup over v1, TFLOP/s and T_sol/T_k).
