@@ -2,9 +2,10 @@
 """attn_emulate_pp.py - CPU emulation of the prefill's version 3 ("v3pp",
 problems/common/kernels/gqa_paged_prefill_sm90_pp.cuh, -DSF_PREFILL_WGMMA=3): two consumer warpgroups
 per CTA sharing a 4-stage cp.async ring, mbarrier publication / release, ping-pong turns on named
-barriers; and of version 5 ("v5", gqa_paged_prefill_sm90_p5.cuh, -DSF_PREFILL_WGMMA=5, --variant 5).
+barriers; of version 5 ("v5", gqa_paged_prefill_sm90_p5.cuh, -DSF_PREFILL_WGMMA=5, --variant 5) and of
+version 6 ("v6", gqa_paged_prefill_sm90_p6.cuh, -DSF_PREFILL_WGMMA=6, --variant 6).
 
-usage: attn_emulate_pp.py [--seeds N] [--schedules N] [--quick] [--pingpong 0|1] [--variant 3|5]
+usage: attn_emulate_pp.py [--seeds N] [--schedules N] [--quick] [--pingpong 0|1] [--variant 3|5|6]
                           [--mutate NAME] [--protocol-only]
 
 --pingpong 0 checks -DSF_PREFILL_WGMMA=4 ("v3np"): the same kernel without the turn barriers.
@@ -14,6 +15,13 @@ p5_events() transcribes prefill_attend_p5 including its loop-carried stage / par
 the data path uses the 128-row K descriptors, the 2-set slot rotation, the 128-key mask rule and v5's
 gather of rows past the CTA's last key (the slot of key n_kv - 1, real data that the mask must remove,
 instead of a zero-fill).
+--variant 6 checks v6: v5's tiles, ring and consumer work, but three agents: the producer warpgroup
+(agent 0, the only writer: 128 threads x 16 rows per tile, groups {Q, K0}, V0, K1, V1, ..., group g - 2
+published after group g is committed ({Q, K0} after V0's), empty waits before reusing a stage) and two consumers (agents 1,
+2: no gathers; K(t) released after wgmma.wait 1, V(t - 1) after wait 0). Full barriers complete on the
+producer's arrival, empty ones on both consumers'. p6_events() transcribes prefill_attend_p6 with its
+loop-carried stage / parity; the data path uses the producer's row mapping (rows p / 16 + 8 i) and its
+one slot set, refetched for tile t + 1 after V(t).
 
 Part 1, the protocol (no data): pp_events() transcribes one warpgroup's program order of
 prefill_attend_pp for a given tile count (gathers, cp.async commits / wait_group counts, proxy fences,
@@ -43,7 +51,10 @@ waits one phase off), turn (warpgroup 0 without its final sync), arrive2 (K publ
 slotv (V gathered with K's current slots instead of the previous tile's), vote (rescale skipped when
 any lane's max is unchanged), limmin (warpgroup 0 takes warpgroup 1's mask rule, skipping a needed
 mask; v5 only: evpar (the empty-V wait with the parity of tile t-1 instead of t-2), khalf (the K
-descriptor's dim-half stride of a 64-row tile)); a data-path mutation's run skips the protocol sweep. Exit 1 on any
+descriptor's dim-half stride of a 64-row tile); v6: noempty, pubearly (wait_group 3), parity, arrive2,
+evpar (the producer's empty-V parity off), slotv (V(t) gathered with tile t+1's slots), limmin, khalf,
+nofence (K published without the proxy fence), ekearly (K(t) released before S(t) retired)); a
+data-path mutation's run skips the protocol sweep. Exit 1 on any
 failure (or, with --mutate, prints the failure and exits 1: the suite expects that).
 """
 import argparse
@@ -64,11 +75,12 @@ PING = [1]  # 0: -DSF_PREFILL_WGMMA=4 (v3np), no turn barriers
 
 
 def set_variant(v):
-    """3 / 4: v3pp / v3np (64-key tiles, 4 stages); 5: v5 (128-key tiles, 3 stages, no turns)."""
+    """3 / 4: v3pp / v3np (64-key tiles, 4 stages); 5: v5 (128-key tiles, 3 stages, no turns); 6: v6 (v5's
+    tiles and ring, one producer warpgroup of 128 threads gathering 16 rows per thread and tile)."""
     global KB, ST, ROWS, TILE_BYTES, VAR
     VAR = v
-    KB, ST = (128, 3) if v == 5 else (BN, 4)
-    ROWS = KB * 16 // 256
+    KB, ST = (128, 3) if v >= 5 else (BN, 4)
+    ROWS = KB * 16 // (128 if v == 6 else 256)
     TILE_BYTES = KB * ROW_BYTES
     PING[0] = 1 if v == 3 else 0
 
@@ -120,6 +132,69 @@ def p5_events(n, w):
     ev += [("mwait", ("FV", sl), ((n - 1) // ST) & 1, n - 1), ("read", f"V{sl}", n - 1, n - 1),
            ("wcommit",), ("wwait", 0)]
     return ev
+
+
+def p6_events(n, w):
+    """v6 (prefill_attend_p6): agent 0 is the producer warpgroup, agents 1 and 2 the consumers. Producer:
+    cp.async groups {Q, K0}, V0, K1, V1, ...; after committing group g >= 3 it retires group g - 2
+    (wait_group 2), fences and arrives on its full barrier ({Q, K0} after V0's commit, wait_group 1;
+    the last K and V by wait_group 1 and 0 after the loop); a gather into a stage that held tile i - 3
+    waits for the consumers' release (parity ((i - 3) / 3) & 1 = ph ^ 1, st / ph loop-carried as in the
+    kernel). Consumer: wait full -> S(t), PV(t - 1) -> wait 1 -> release K(t) -> softmax -> wait 0 ->
+    release V(t - 1) -> rescale; the last PV after the loop."""
+    ev, st, ph = [], 0, 0
+    if w == 0:
+        ev.append(("load", "Q", 0))
+        lag = 3 if "pubearly" in MUT else 2
+        for i in range(n):
+            sp = 2 if st == 0 else st - 1
+            if i >= ST and "noempty" not in MUT:
+                ev.append(("mwait", ("EK", st), ph ^ 1, i - ST))
+            ev += [("load", f"K{st}", i), ("commit",)]
+            if i >= 2:
+                ev += [("cpwait", lag)] + ([] if "nofence" in MUT else [("fence",)]) + [("arrive", ("FK", sp))]
+                if "arrive2" in MUT and i == 2:
+                    ev.append(("arrive", ("FK", sp)))
+            if "slotv" in MUT and i + 1 < n:
+                ev.append(("rotate", i))  # V(i) with the slots of tile i + 1
+            if i >= ST:
+                ev.append(("mwait", ("EV", st), ph if "evpar" in MUT else ph ^ 1, i - ST))
+            ev += [("load", f"V{st}", i), ("commit",)]
+            if i == 0:  # {Q, K0} at once
+                ev += [("cpwait", lag - 1), ("fence",), ("arrive", ("FK", 0))]
+            else:
+                ev += [("cpwait", lag), ("fence",), ("arrive", ("FV", sp))]
+            if i + 1 < n and "slotv" not in MUT:
+                ev.append(("rotate", i))
+            st = 0 if st == 2 else st + 1
+            ph ^= 1 if st == 0 else 0
+        sl = (n - 1) % ST
+        if n >= 2:
+            ev += [("cpwait", 1), ("fence",), ("arrive", ("FK", sl))]
+        return ev + [("cpwait", 0), ("fence",), ("arrive", ("FV", sl))]
+    for t in range(n):
+        sp = 2 if st == 0 else st - 1
+        php = ph ^ 1 if st == 0 else ph
+        ev.append(("mwait", ("FK", st), ph ^ (1 if "parity" in MUT else 0), t))
+        if t > 0:
+            ev.append(("mwait", ("FV", sp), php, t - 1))
+        ev += [("read", "Q", 0, t), ("read", f"K{st}", t, t), ("wcommit",)]
+        if t > 0:
+            ev.append(("read", f"V{sp}", t - 1, t - 1))
+        ev.append(("wcommit",))
+        if "ekearly" in MUT:  # K(t) released before S(t) retired
+            ev += [("arrive", ("EK", st)), ("wwait", 1)]
+        else:
+            ev += [("wwait", 1), ("arrive", ("EK", st))]
+        ev += [("softmax", t), ("wwait", 0)]
+        if t > 0:
+            ev.append(("arrive", ("EV", sp)))
+        ev.append(("rescale", t))
+        st = 0 if st == 2 else st + 1
+        ph ^= 1 if st == 0 else 0
+    sl = (n - 1) % ST
+    return ev + [("mwait", ("FV", sl), ((n - 1) // ST) & 1, n - 1), ("read", f"V{sl}", n - 1, n - 1),
+                 ("wcommit",), ("wwait", 0)]
 
 
 def pp_events(n, w):
@@ -182,21 +257,25 @@ class Sim:
 
     def __init__(self, n, rng, data=None):
         self.n, self.rng, self.data = n, rng, data
-        evs = p5_events if VAR == 5 else pp_events
-        self.ev = [evs(n, 0), evs(n, 1)]
-        self.pc = [0, 0]
-        self.groups = [[], []]          # cp.async committed groups per warpgroup: lists of (buf, tile)
-        self.cur = [[], []]
+        evs = p6_events if VAR == 6 else p5_events if VAR == 5 else pp_events
+        # agents: v6 = producer 0 (the only writer) + consumers 1, 2 (the readers); else 2 warpgroups doing both
+        self.ag = (0, 1, 2) if VAR == 6 else (0, 1)
+        self.writers, self.readers = ((0,), (1, 2)) if VAR == 6 else ((0, 1), (0, 1))
+        self.coff = 1 if VAR == 6 else 0  # the data path's consumer index = agent - coff
+        self.ev = [evs(n, w) for w in self.ag]
+        self.pc = [0] * len(self.ag)
+        self.groups = [[] for _ in self.ag]  # cp.async committed groups per agent: lists of (buf, tile)
+        self.cur = [[] for _ in self.ag]
         self.part = {}                  # (buf, writer) -> [tile, "pending"|"retired"|"fenced"]
-        self.acq = [set(), set()]       # (buf, tile, writer) a warpgroup may read (published, acquired)
+        self.acq = [set() for _ in self.ag]  # (buf, tile, writer) an agent may read (published, acquired)
         self.mb = {}                    # mbarrier -> dict(phase, arr set, rel set, done list of rel sets)
         self.nb = {1: set(), 2: set()}  # named barrier -> warpgroups arrived in the current phase
         self.nb_phase = {1: 0, 2: 0}
-        self.nb_wait = [None, None]     # (barrier, phase) a warpgroup's bar.sync waits for
-        self.wg = [[], []]              # wgmma committed groups: lists of (buf, tile)
-        self.wcur = [[], []]
+        self.nb_wait = [None] * len(self.ag)  # (barrier, phase) a warpgroup's bar.sync waits for
+        self.wg = [[] for _ in self.ag]  # wgmma committed groups: lists of (buf, tile)
+        self.wcur = [[] for _ in self.ag]
         self.reads = {}                 # buf -> list of [tile, reader, "running"|"retired"]
-        self.read_rel = [set(), set()]  # (buf, tile, reader) retired reads a warpgroup has released/acquired
+        self.read_rel = [set() for _ in self.ag]  # (buf, tile, reader) retired reads released / acquired
         self.loads, self.seen = {}, {}
 
     def mbar(self, key):
@@ -262,7 +341,7 @@ class Sim:
             else:
                 m["rel"] |= {(buf, r[0], r[1]) for buf, rs in self.reads.items() for r in rs
                              if r[1] == w and r[2] == "retired"}
-            if len(m["arr"]) == 2:
+            if len(m["arr"]) == len(self.writers if e[1][0] in ("FK", "FV") else self.readers):
                 m["done"].append(m["rel"])
                 m["phase"] += 1
                 m["arr"], m["rel"] = set(), set()
@@ -291,7 +370,7 @@ class Sim:
             self.complete_nb(b)
         elif k == "read":
             buf, tile = e[1], e[2]
-            for wr in (0, 1):
+            for wr in self.writers:
                 p = self.part.get((buf, wr))
                 if not p or p[0] != tile:
                     raise ProtocolError(f"{at}: wg{wr}'s half of {buf} holds tile {p[0] if p else None}, not {tile}")
@@ -303,7 +382,7 @@ class Sim:
             key = (buf[0], tile, w)
             self.seen[key] = self.seen.get(key, 0) + 1
             if self.data and not self.data.late:
-                self.data.wgmma(w, buf, tile, e[3])
+                self.data.wgmma(w - self.coff, buf, tile, e[3])
         elif k == "wcommit":
             self.wg[w].append(self.wcur[w])
             self.wcur[w] = []
@@ -314,10 +393,10 @@ class Sim:
                         if r[0] == tile and r[1] == w and r[2] == "running":
                             r[2] = "retired"
                     if self.data and self.data.late:
-                        self.data.wgmma(w, buf, tile, t)
+                        self.data.wgmma(w - self.coff, buf, tile, t)
         elif k in ("softmax", "rescale", "rotate"):
             if self.data:
-                getattr(self.data, k)(w, e[1])
+                getattr(self.data, k)(w if k == "rotate" else w - self.coff, e[1])
         self.pc[w] += 1
 
     def complete_nb(self, b):
@@ -326,12 +405,12 @@ class Sim:
             self.nb_phase[b] += 1
 
     def run(self):
-        cur = int(self.rng.integers(0, 2))
-        while self.pc[0] < len(self.ev[0]) or self.pc[1] < len(self.ev[1]):
-            ready = [w for w in (0, 1) if self.pc[w] < len(self.ev[w]) and not self.blocked(w)]
+        cur = int(self.rng.integers(0, len(self.ag)))
+        while any(self.pc[w] < len(self.ev[w]) for w in self.ag):
+            ready = [w for w in self.ag if self.pc[w] < len(self.ev[w]) and not self.blocked(w)]
             if not ready:
-                raise ProtocolError(f"deadlock: wg0 at {self.ev[0][self.pc[0]] if self.pc[0] < len(self.ev[0]) else 'end'}"
-                                    f", wg1 at {self.ev[1][self.pc[1]] if self.pc[1] < len(self.ev[1]) else 'end'}")
+                raise ProtocolError("deadlock: " + ", ".join(
+                    f"agent {w} at {self.ev[w][self.pc[w]] if self.pc[w] < len(self.ev[w]) else 'end'}" for w in self.ag))
             if cur not in ready or self.rng.random() < 0.15:  # sticky: long runs of one warpgroup
                 cur = ready[int(self.rng.integers(0, len(ready)))]
             self.step(cur)
@@ -340,18 +419,18 @@ class Sim:
         for b in (1, 2):
             if self.nb[b]:
                 raise ProtocolError(f"named barrier {b} ends with a partial phase {sorted(self.nb[b])}")
-        want = {(c, t, w): 1 for c in "KV" for t in range(self.n) for w in (0, 1)}
-        want.update({("Q", 0, w): 1 for w in (0, 1)})
+        want = {(c, t, w): 1 for c in "KV" for t in range(self.n) for w in self.writers}
+        want.update({("Q", 0, w): 1 for w in self.writers})
         if self.loads != want:
             raise ProtocolError(f"gathers per (cache, tile, wg) {sorted(self.loads.items())} != once each")
-        want_r = {(c, t, w): 1 for c in "KV" for t in range(self.n) for w in (0, 1)}
-        want_r.update({("Q", 0, w): self.n for w in (0, 1)})
+        want_r = {(c, t, w): 1 for c in "KV" for t in range(self.n) for w in self.readers}
+        want_r.update({("Q", 0, w): self.n for w in self.readers})
         if self.seen != want_r:
             raise ProtocolError(f"reads per (cache, tile, wg) {sorted(self.seen.items())} wrong")
 
 
 def vname():
-    return "v5" if VAR == 5 else "v3pp" if PING[0] else "v3np"
+    return f"v{VAR}" if VAR >= 5 else "v3pp" if PING[0] else "v3np"
 
 
 PROTO_TILES = list(range(1, 24)) + [31, 32, 33, 64, 65, 129]
@@ -369,7 +448,7 @@ def protocol_sweep(schedules):
                 break
     if not fails:
         print(f"ok   protocol {vname()}: {len(PROTO_TILES)} tile counts 1..{PROTO_TILES[-1]} x {schedules} random "
-              f"interleavings of the two warpgroups: no deadlock, no early read, no early overwrite, barriers balanced")
+              f"interleavings of {'the producer and two consumers' if VAR == 6 else 'the two warpgroups'}: no deadlock, no early read, no early overwrite, barriers balanced")
     return fails
 
 
@@ -397,10 +476,13 @@ class PPData:
         self.fetch = lambda t: [[int(self.pages[(t * KB + (x >> 4) + 16 * i) // self.ps]) * self.ps
                                  + (t * KB + (x >> 4) + 16 * i) % self.ps
                                  if t * KB + (x >> 4) + 16 * i < self.n_kv else -1 for i in range(ROWS)] for x in tid]
-        if VAR == 5:  # v5: a position past n_kv - 1 takes the slot of n_kv - 1 (a real row, masked), no zero-fill
+        if VAR >= 5:  # v5, v6: a position past n_kv - 1 takes the slot of n_kv - 1 (a real row, masked)
             slot = lambda pos: int(self.pages[pos // self.ps]) * self.ps + pos % self.ps
-            self.fetch = lambda t: [[slot(min(t * KB + (x >> 4) + 16 * i, self.n_kv - 1)) for i in range(ROWS)]
-                                    for x in tid]
+            rs = 8 if VAR == 6 else 16  # row stride of a thread's rows: 128 producer threads (v6) or 256
+            self.fetch = lambda t: [[slot(min(t * KB + (x >> 4) + rs * i, self.n_kv - 1)) for i in range(ROWS)]
+                                    for x in tid[:4096 // rs]]
+        if VAR == 6:
+            self.sl6 = self.fetch(0)  # the producer's slots of the tile it gathers next
         self.s0, self.s1 = self.fetch(0), self.fetch(1)
         if VAR == 5:  # the kernel's two slot sets: sl_v (V(t + 1)) and sl_k (K(t + 2)) at the end of tile t
             self.sl_v, self.sl_k = list(self.s1), self.fetch(2)
@@ -438,7 +520,28 @@ class PPData:
         for dst, src, off, ok in self.pend.pop((w, buf, tile), []):
             self.smem[dst // 2: dst // 2 + 8] = src[off: off + 8] if ok else 0
 
+    def load6(self, buf, tile):
+        """v6: producer thread x copies chunk x % 16 of rows x / 16 + 8 i (i < 16): Q, or K / V with the
+        slots it holds (sl6, fetched for this tile after the previous tile's V), at gofs + 1024 i"""
+        for x in range(128):
+            ch = x & 15
+            if buf == "Q":
+                for i in range(16):
+                    row = (x >> 4) + 8 * i
+                    tok = row >> 2
+                    ok = tok < self.ntok
+                    off = ((self.q_start + self.j0 + (tok if ok else 0)) * HQ + self.kvh * GRP + (row & 3)) * D + ch * 8
+                    self.copy(0, buf, tile, self.s_q + sw128(PP_BM, row, ch), self.qf, off, ok)
+                continue
+            src = self.kf if buf[0] == "K" else self.vf
+            dst0 = (self.s_k if buf[0] == "K" else self.s_v) + int(buf[1]) * TILE_BYTES + sw128(KB, x >> 4, ch)
+            for i in range(ROWS):
+                off = self.sl6[x][i] * HKV * D + self.kvh * D + ch * 8
+                self.copy(0, buf, tile, dst0 + i * 8 * 128, src, off, True)
+
     def load(self, w, buf, tile):
+        if VAR == 6:
+            return self.load6(buf, tile)
         for x in range(128 * w, 128 * w + 128):
             ch = x & 15
             if buf == "Q":
@@ -535,6 +638,9 @@ class PPData:
         st["pa"] = st["pn"]
 
     def rotate(self, w, t):
+        if VAR == 6:  # the producer loads the slots of tile t + 1 after gathering V(t)
+            self.sl6 = self.fetch(t + 1)
+            return
         if VAR == 5:  # sl_v <- sl_k (V(t + 2) reuses K(t + 2)'s slots); sl_k <- the slots of tile t + 3
             nxt = self.fetch(t + 3)
             for x in range(128 * w, 128 * w + 128):
@@ -586,17 +692,18 @@ def main():
     ap.add_argument("--seeds", type=int, default=1, help="random compositions per page size")
     ap.add_argument("--schedules", type=int, default=6, help="random interleavings per tile count")
     ap.add_argument("--mutate", choices=("noempty", "pubearly", "parity", "turn", "arrive2", "slotv", "vote", "limmin",
-                                         "evpar", "khalf"))
+                                         "evpar", "khalf", "nofence", "ekearly"))
     ap.add_argument("--protocol-only", action="store_true")
     ap.add_argument("--quick", action="store_true", help="one small ragged ps16 composition, early mode (CI)")
     ap.add_argument("--pingpong", type=int, choices=(0, 1), default=1,
                     help="0: the variant without turn barriers (-DSF_PREFILL_WGMMA=4, v3np)")
-    ap.add_argument("--variant", type=int, choices=(3, 5), default=3,
-                    help="5: version 5 (-DSF_PREFILL_WGMMA=5: 128-key tiles, 3 stages, no turns)")
+    ap.add_argument("--variant", type=int, choices=(3, 5, 6), default=3,
+                    help="5: version 5 (-DSF_PREFILL_WGMMA=5: 128-key tiles, 3 stages, no turns); 6: version 6 "
+                         "(-DSF_PREFILL_WGMMA=6: v5 with a producer warpgroup)")
     args = ap.parse_args()
     if args.mutate:
         MUT.add(args.mutate)
-    set_variant(args.variant if args.variant == 5 or args.pingpong else 4)
+    set_variant(args.variant if args.variant >= 5 or args.pingpong else 4)
     # a data-path mutation leaves the event lists alone: its run skips the (then redundant) sweep
     if args.mutate not in ("slotv", "vote", "limmin", "khalf") and protocol_sweep(args.schedules):
         return 1
@@ -613,7 +720,7 @@ def main():
         # the runtime page size (3): 70 tokens over 2 full items + 6, after 130 prefix keys
         ("ps3 runtime", make_case(np.random.default_rng(23), 3, 0, True, fixed=([70], [200]))),
     ]
-    if VAR == 5:
+    if VAR >= 5:
         # v5's tiles are 128 keys: a first limit in the last 16 keys of a tile (prefix 120: wg0's limits
         # 120 .. 124, the per-warpgroup mask rule) and a single token after 519 keys (5 tiles: every
         # stage of the 3-stage ring reused)

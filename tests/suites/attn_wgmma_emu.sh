@@ -22,8 +22,13 @@
 # (its protocol sweep and a ps16 composition with a first limit in the last 16 keys of a tile and a
 # 5-tile sequence), its own mutations (no empty wait, early publish, parity off, double arrival, the
 # empty-V parity of t-1 instead of t-2, V with the wrong slots, the skipped mask, the K descriptor's
-# half stride of a 64-key tile) and, with nvcc, the same sm_90a compile rules. No GPU needed. Ends with
-# "N passed, M failed".
+# half stride of a 64-key tile) and, with nvcc, the same sm_90a compile rules. Version 6 (v6,
+# -DSF_PREFILL_WGMMA=6, gqa_paged_prefill_sm90_p6.cuh: v5 with a producer warpgroup and setmaxnreg) by
+# attn_emulate_pp.py --variant 6 --quick (the producer and both consumers under random interleavings,
+# the same ps16 composition), its protocol mutations (no empty wait, early publish, parity off, double
+# arrival, empty-V parity off, no proxy fence, K released before S retired) and V gathered with the
+# next tile's slots; with nvcc the compile rules plus 168 registers at launch (the setmaxnreg budget
+# 128 x 64 + 256 x 216 assumes it). No GPU needed. Ends with "N passed, M failed".
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
 if ! python3 -c 'import numpy' 2>/dev/null; then
@@ -90,17 +95,35 @@ for m in "noempty --protocol-only" "pubearly --protocol-only" "parity --protocol
 		pass=$((pass + 1))
 	fi
 done
+out=$(cd tools && python3 attn_emulate_pp.py --variant 6 --quick --schedules 1 2>&1)
+if [ $? = 0 ]; then
+	pass=$((pass + $(echo "$out" | grep -c '^ok ')))
+else
+	echo "$out" | grep -v '^ok ' | sed 's/^/FAIL v6 /'
+	fail=$((fail + 1))
+fi
+for m in "noempty --protocol-only" "pubearly --protocol-only" "parity --protocol-only" "arrive2 --protocol-only" \
+	"evpar --protocol-only" "nofence --protocol-only" "ekearly --protocol-only" "slotv --quick"; do
+	# shellcheck disable=SC2086
+	if (cd tools && python3 attn_emulate_pp.py --variant 6 --schedules 1 --mutate $m >/dev/null 2>&1); then
+		echo "FAIL v6 mutation '$m' was not caught"
+		fail=$((fail + 1))
+	else
+		pass=$((pass + 1))
+	fi
+done
 if command -v nvcc >/dev/null 2>&1; then
 	tmp=$(mktemp -d)
 	src=problems/llama/gqa_paged_prefill_causal_h32_kv8_d128_ps1/solutions/fast.cu
-	for v in 3 5; do # v3pp, v5
+	for v in 3 5 6; do # v3pp, v5, v6
 		if nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Xcompiler -Wall,-Wextra \
 			-Werror all-warnings -Xptxas -v -DSF_PREFILL_WGMMA=$v -c "$src" -o "$tmp/v$v.o" >"$tmp/log$v" 2>&1 &&
 			! grep -q C7520 "$tmp/log$v" && [ "$(grep -c ' 0 bytes spill stores, 0 bytes spill loads' "$tmp/log$v")" = \
-			"$(grep -c 'spill stores' "$tmp/log$v")" ]; then
+			"$(grep -c 'spill stores' "$tmp/log$v")" ] &&
+			{ [ $v != 6 ] || [ "$(grep -c 'Used 168 registers' "$tmp/log$v")" = 3 ]; }; then
 			pass=$((pass + 1))
 		else
-			echo "FAIL -DSF_PREFILL_WGMMA=$v: sm_90a compile with -Werror, 0 spills, no serialized wgmma"
+			echo "FAIL -DSF_PREFILL_WGMMA=$v: sm_90a compile with -Werror, 0 spills, no serialized wgmma (v6: 168 registers)"
 			sed 's/^/    /' "$tmp/log$v" | grep -v "Compiling entry\|Compile time" | head -20
 			fail=$((fail + 1))
 		fi

@@ -22,7 +22,8 @@
  * same without the ping-pong turns; the default of sessions 5 and 6); 5 version 5 (gqa_paged_prefill_sm90_p5.cuh:
  * v3pp with 128-key tiles and a 3-stage ring, no ping-pong; the default since session 7: every bundled
  * and held-out workload it ran PASSED on the H200, 1.17-1.36x v3pp from 4k tokens, 1.7-2.2 us slower
- * below 100 tokens: ATTN_NOTES.md); 0 keeps the mma.sync kernel below.
+ * below 100 tokens: ATTN_NOTES.md); 6 version 6 (gqa_paged_prefill_sm90_p6.cuh: v5 with a producer
+ * warpgroup doing every gather, setmaxnreg, 384 threads; not yet timed); 0 keeps the mma.sync kernel below.
  */
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
@@ -431,7 +432,13 @@ __device__ __forceinline__ void wg_store_rows(const float *o, float l_a, float l
 	}
 }
 
-#if SF_PREFILL_WGMMA == 5
+#if SF_PREFILL_WGMMA == 6
+#include "gqa_paged_prefill_sm90_p6.cuh"
+#define ATTEND_KERNEL(PS) prefill_attend_p6<PS>
+#define ATTEND_SMEM P6_SMEM_BYTES
+#define ATTEND_THREADS P6_THREADS
+#define ITEM_TOK PP_TOK
+#elif SF_PREFILL_WGMMA == 5
 #include "gqa_paged_prefill_sm90_p5.cuh"
 #define ATTEND_KERNEL(PS) prefill_attend_p5<PS>
 #define ATTEND_SMEM P5_SMEM_BYTES
