@@ -4,7 +4,7 @@
  * computed in float32 and rounded once, as HF Gemma3RMSNorm (and the oracle, in double).
  *
  * One pass over the data: one block per row, the row held in registers as 16-byte vectors (VPT
- * vectors of 8 bf16 per thread, loaded with ld.global.nc.L1::no_allocate before any arithmetic, the
+ * vectors of 8 bf16 per thread, loaded with plain ld.global (RMS_NC 1: ld.global.nc.L1::no_allocate) before any arithmetic, the
  * weight slice loaded alongside), warp-shuffle + shared-memory sum of squares, then the outputs from
  * the registers with 16-byte stores. VPT and the block size are chosen per row width so that no
  * slot is wasted (5376: 3 vectors x 224 threads). Rows whose width is not a multiple of 8, pointers
@@ -15,7 +15,7 @@
  * RMS_SMALL_T most rows that take the fewest vectors per thread (5376: 2 x 352 threads; 0 = never),
  * RMS_NC 0 = plain loads instead of ld.global.nc / __ldg, RMS_ST_CS 1 = streaming (evict-first) stores.
  */
-// solforge-tune: RMS_VPT_PREF=4,2,8 RMS_SMALL_T=0,64,256 RMS_NC=1,0 RMS_ST_CS=0,1
+// solforge-tune: RMS_VPT_PREF=4,2,8 RMS_SMALL_T=256,0,64 RMS_NC=0,1 RMS_ST_CS=0,1
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <stdint.h>
@@ -25,10 +25,10 @@
 #define RMS_VPT_PREF 4
 #endif
 #ifndef RMS_SMALL_T
-#define RMS_SMALL_T 0 /* batches up to this many rows take the fewest vectors per thread (rms_pick; 0 = never) */
+#define RMS_SMALL_T 256 /* batches up to this many rows take the fewest vectors per thread (rms_pick; 0 = never); session 8: t1-t256 1-3% faster than 0 */
 #endif
 #ifndef RMS_NC /* 1: row inputs by ld.global.nc.L1::no_allocate, weights by __ldg; 0: plain ld.global (Triton's) */
-#define RMS_NC 1
+#define RMS_NC 0 /* measured on the H200 in session 8 (NOTES.md): plain loads 1.8-3.6% faster from 3000 rows, +-1% below */
 #endif
 #ifndef RMS_ST_CS
 #define RMS_ST_CS 0
@@ -36,7 +36,7 @@
 #define RMS_MAX_THREADS 512
 #define RMS_FALLBACK_THREADS 256
 
-/* 16-byte load that bypasses L1 (the row is read once). */
+/* A row input's 16-byte load: plain, or with RMS_NC one that bypasses L1 (the row is read once). */
 static __device__ __forceinline__ uint4 rms_ld_stream(const uint4 *p)
 {
 	uint4 v;
