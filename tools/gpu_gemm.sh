@@ -55,7 +55,7 @@
 #           (launches no cluster: no precheck; v6's precheck covers odd M on the persistent plans)
 #   v6c     v6 with the schedule pinned to cluster split-K (-DSF_GEMM_V6_PIN_MODE=1), width and splits planned
 #   v6pf    v6 with -DSF_GEMM_WG_PREFETCH=1: the wgmma kernel prefetches its two TMA descriptors first
-#   pp      the default (v3a, v6) + -DSF_GEMM_PINGPONG=1: M >= 513 on the ping-pong kernel (GEMM_NOTES.md "Version 7":
+#   pp      the default (v3a, v6) + -DSF_GEMM_PINGPONG=1: M >= 513 on the ping-pong kernel (GEMM_NOTES_LARGE_M.md "Version 7":
 #                                                  the two consumer warpgroups on alternate 128 x 128 tiles, K loops
 #                                                  ordered by named barriers, each epilogue under the other's K loop)
 #   pp64    pp with 64 x 256 consumer tiles (-DSF_GEMM_PP_WM=64: one m64n256k16 per k16 step, as the default kernel)
@@ -72,7 +72,7 @@
 # commas. `make` runs only for the eval step. Exit status 0 when every step passed.
 # The v6 mid-M run (GEMM_NOTES.md "Version 6"; v3a = the current default, v2 the reference column):
 #   CANDS=v3a,v6,v6rt,v6p,v6c,v6pf MS=64,128,200,256,384,512,1000 STEPS=build,precheck,check tools/gpu_gemm.sh
-# The v7 large-M ping-pong run (GEMM_NOTES.md "Version 7"; v3a = the default at M > 512):
+# The v7 large-M ping-pong run (GEMM_NOTES_LARGE_M.md "Version 7"; v3a = the default at M > 512):
 #   'CANDS=v3a+pp+pp64,MS=1000+1024+2048+4096+5000+8192,STEPS=build+precheck+check@tools/gpu_gemm.sh:240'
 # The v5 small-M run (GEMM_NOTES.md "Version 5"; ~3 min on one H200):
 #   CANDS=sm5,sm5c,sm5r,midm_s1 MS=1,2,3,4,7,8,9,12,16,17,64 MS_MIDM=17,64 STEPS=build,precheck,check tools/gpu_gemm.sh

@@ -9,7 +9,8 @@
 #   tools/gpu_knobs.sh                      (the built-in sweep below; ~10-20 s per line)
 #   KNOBS_FILE=FILE tools/gpu_knobs.sh      (lines "PROBLEM LABEL WORKLOAD_REGEX [-D NAME=VALUE ...]")
 #
-# Env: BUDGET_S (default 240: no eval starts after it), EVAL_TIMEOUT (default 60 s per eval), OUT
+# Env: BUDGET_S (default 240: no eval starts after it), EVAL_TIMEOUT (default 60 s per eval), SEED (the
+# evaluations' --seed; default gpu_round's ROUND_SEED or one drawn per run), OUT
 # (default build/gpu-knobs). Output: $OUT/summary.txt (a table: problem, workload, knob set, status,
 # T_k us, copy us, fraction of copy, and the ratio default / set per workload), logs in
 # $OUT/knobs_logs.tgz. Exit 0 when every evaluated workload PASSED.
@@ -19,6 +20,9 @@ out=${OUT:-build/gpu-knobs}
 logs=$out/knobs_logs
 mkdir -p "$logs"
 budget=${BUDGET_S:-240}
+# one evaluation seed for every line (SEED, else gpu_round's ROUND_SEED, else drawn here): ragged
+# workloads draw their batch composition from it, so the knob sets see the same inputs
+seed=${SEED:-${ROUND_SEED:-$((RANDOM * 32768 + RANDOM + 1))}}
 t0=$(date +%s)
 elapsed() { echo $(($(date +%s) - t0)); }
 note() { echo "$*" | tee -a "$logs/times.txt"; }
@@ -93,7 +97,7 @@ while read -r prob label regex defines; do
 	fi
 	# shellcheck disable=SC2086 # defines: a list of -D flags
 	timeout "${EVAL_TIMEOUT:-60}" build/solforge eval "$tmp/$i/$name" "problems/$prob/solutions/fast.cu" --backend cuda \
-		--copy-ceiling --no-torch --rounds 1 --budget-ms 200 $defines \
+		--copy-ceiling --no-torch --rounds 1 --budget-ms 200 --seed "$seed" $defines \
 		-o "$logs/$(printf '%02d' $i)_${name}_$label.jsonl" >"$logs/$(printf '%02d' $i)_${name}_$label.txt" 2>&1
 	rc=$?
 	[ $rc = 0 ] || status=1
@@ -104,7 +108,7 @@ done <<<"$sweep"
 write_table
 tar czf "$out/knobs_logs.tgz" -C "$out" knobs_logs
 {
-	echo "gpu_knobs ($(elapsed) s, $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv,noheader 2>/dev/null | head -1)):"
+	echo "gpu_knobs (seed $seed, $(elapsed) s, $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv,noheader 2>/dev/null | head -1)):"
 	cat "$logs/times.txt"
 	echo
 	cat "$out/table.txt"

@@ -27,7 +27,11 @@
 # V1_TRACES, V2O_TRACES (a folder with v2o_<problem>.jsonl, default results/h200/2026-11-30-s5/call1:
 # shown as column "v2orec" when 2 is not in VARIANTS), V3PP_TRACES (a folder with v3pp_<problem>.jsonl, default
 # results/h200/2026-11-30-s5/call2: column "v3rec" (v3pp recorded) when 3 is not in VARIANTS), HELDOUT (1; 0 skips the held-out jobs), HELD_CAP (90: the cap of a held-out eval),
-# BUNDLED (1; 0 skips the bundled jobs), ONLY (eval --only, bundled jobs only), PAGES ("1 16": the
+# BUNDLED (1; 0 skips the bundled jobs), ONLY (eval --only, bundled jobs only), SEED (eval --seed of
+# every evaluation; default gpu_round's ROUND_SEED, else one drawn per run: the ragged workloads draw
+# their batch composition from the seed, so variants evaluated in different processes, e.g. two
+# gpu_round lanes, are comparable there only with one seed; session 8 compared v5 and v6 without it and
+# only the fixed-shape workloads matched), PAGES ("1 16": the
 # page sizes, i.e. problems, to run; "1+16" in a gpu_round spec). Logs: $OUT (device
 # tool) or build/gpu-pfw; with $OUT set they are packed into $OUT/gpu_pfw_logs.tgz beside $OUT/summary.txt. Per job TAG: TAG.jsonl
 # (traces), TAG.err, TAG.rc (exit status; 124 = killed by the cap), TAG.wl (its workload.jsonl).
@@ -37,6 +41,7 @@ out=${OUT:-build/gpu-pfw}
 mkdir -p "$out"
 export SOLFORGE_CACHE=${SOLFORGE_CACHE:-$PWD/build/cache}
 sol=${SOLUTION:-fast.cu}
+pfw_seed=${SEED:-${ROUND_SEED:-$((RANDOM * 32768 + RANDOM + 1))}}
 rounds=${ROUNDS:-1}
 budget=${BUDGET_MS:-120}
 deadline=${DEADLINE_S:-225}
@@ -133,11 +138,12 @@ run_eval() {
 		return
 	fi
 	n=$(basename "$3")
-	local only=()
+	local only=() seed=()
 	case "$3" in problems/*) [ -n "${ONLY:-}" ] && only=(--only "$ONLY") ;; esac
+	seed=(--seed "$pfw_seed")
 	CUDA_VISIBLE_DEVICES=$2 timeout -k 5 "$lim" ${lb[@]+"${lb[@]}"} $S eval "$3" "problems/llama/$n/solutions/$sol" \
 		-D "$4" --backend cuda --no-torch --no-baseline --rounds "$5" --budget-ms "$6" --timeout "$wl_timeout" \
-		${only[@]+"${only[@]}"} --json >"$out/$1.jsonl" 2>"$out/$1.err"
+		${only[@]+"${only[@]}"} ${seed[@]+"${seed[@]}"} --json >"$out/$1.jsonl" 2>"$out/$1.err"
 	rc=$?
 	echo "$rc" >"$out/$1.rc"
 	log "$1 done (exit $rc, cap $lim s, $(grep -c '^{' "$out/$1.jsonl") traces)"

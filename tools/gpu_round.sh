@@ -20,6 +20,11 @@ work=$(mktemp -d /tmp/gpu-round.XXXXXX)
 [ -f .devcache.tgz ] && tar xzf .devcache.tgz
 [ -d .devcache ] && export SOLFORGE_CACHE=$PWD/.devcache
 export SOLFORGE_CACHE=${SOLFORGE_CACHE:-$PWD/build/cache}
+# one evaluation seed for the whole round: the development scripts that compare variants in separate
+# evaluations (gpu_pfw.sh, gpu_knobs.sh) pass it as `eval --seed`, so ragged workloads (their batch
+# composition is drawn from the seed) are the same in every lane; the tables (gpu_memtable.sh) do not
+export ROUND_SEED=${ROUND_SEED:-$((RANDOM * 32768 + RANDOM + 1))}
+echo "round seed $ROUND_SEED (ROUND_SEED)" >"$work/seed.txt"
 t0=$(date +%s)
 make -j"$(nproc)" >"$work/build.log" 2>&1 || { tail -30 "$work/build.log"; echo "gpu_round: build failed"; }
 {
@@ -31,7 +36,7 @@ make -j"$(nproc)" >"$work/build.log" 2>&1 || { tail -30 "$work/build.log"; echo 
 : >"$final/summary.txt"
 lanes=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 [ "$lanes" -ge 1 ] || lanes=1
-echo "build: $(($(date +%s) - t0)) s; $lanes GPU lane(s)" >>"$final/summary.txt"
+echo "build: $(($(date +%s) - t0)) s; $lanes GPU lane(s); round seed $ROUND_SEED" >>"$final/summary.txt"
 lane() { # lane GPU SPEC...: runs its scripts in order on one GPU
 	local gpu=$1 spec s lim name a rc
 	shift
@@ -93,6 +98,6 @@ wait
 for ((i = 0; i < ${#specs[@]}; i++)); do
 	cat "$work/$(spec_name "$i").summary" >>"$final/summary.txt" 2>/dev/null
 done
-tar czf "$final/round.tgz" -C "$work" build.log env.txt 2>/dev/null
+tar czf "$final/round.tgz" -C "$work" build.log env.txt seed.txt 2>/dev/null
 rm -f "$final/done.txt"
 cat "$final/summary.txt"

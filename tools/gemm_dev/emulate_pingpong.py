@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """emulate_pingpong.py - CPU emulation (numpy) of the ping-pong GEMM kernel (problems/common/kernels/
-gemm_bf16_sm90_pingpong.cuh, gemm_pingpong_kernel<WM>; GEMM_NOTES.md "Version 7"), in two parts.
+gemm_bf16_sm90_pingpong.cuh, gemm_pingpong_kernel<WM>; GEMM_NOTES_LARGE_M.md "Version 7"), in two parts.
 
 1. Index math: the persistent schedule (CTA b takes tiles b, b + G, ...; its local tile i goes to consumer
    warpgroup i % 2; grouped rasterization over 1024 rows of C), TMA's zero fill past M, N and K, the

@@ -24,7 +24,7 @@
  *                     persistent unsplit, cluster split-K or v2's split-K -- by a cost model);
  *                     with SF_GEMM_PINGPONG == 1 (candidate), M >= SF_GEMM_PP_MIN_M (513) on the ping-pong
  *                     kernel (gemm_bf16_sm90_pingpong.cuh: consumer warpgroups on alternate tiles, one's
- *                     epilogue under the other's K loop; GEMM_NOTES.md "Version 7");
+ *                     epilogue under the other's K loop; GEMM_NOTES_LARGE_M.md "Version 7");
  *                     SF_GEMM_LARGE == 1: cp.async + ldmatrix + mma.sync (gemm_bf16_sm90_mma.cuh), ~0.4x;
  *                     also taken when a TMA descriptor cannot be encoded;
  *   anything the fast paths cannot take (K % 8 != 0, unaligned pointers, odd N) goes to a plain
@@ -434,7 +434,7 @@ int launch_v3(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, 
 }
 
 #if SF_GEMM_PINGPONG
-/* The ping-pong large-M path (GEMM_NOTES.md "Version 7"): gemm_pingpong_kernel<WM> with WM x (WM == 128 ? 128 :
+/* The ping-pong large-M path (GEMM_NOTES_LARGE_M.md "Version 7"): gemm_pingpong_kernel<WM> with WM x (WM == 128 ? 128 :
  * 256) consumer tiles, persistent, grid min(tiles, SMs); the v3 path when a TMA descriptor cannot be made. */
 template <int WM>
 int launch_pp(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K, cudaStream_t stream)

@@ -1,6 +1,6 @@
 /*
  * gemm_bf16_sm90_pingpong.cuh - candidate large-M kernel of gemm_bf16_sm90.cu (-DSF_GEMM_PINGPONG=1, default 0;
- * GEMM_NOTES.md "Version 7 (large M ping-pong)"): the warp-specialized TMA + wgmma GEMM of
+ * GEMM_NOTES_LARGE_M.md "Version 7 (large M ping-pong)"): the warp-specialized TMA + wgmma GEMM of
  * gemm_bf16_sm90_wgmma.cuh with its two consumer warpgroups on DIFFERENT output tiles ("ping-pong"):
  * while one runs its K loop (wgmma), the other stores its finished tile from registers, so the tensor
  * cores are fed by one warpgroup or the other at all times instead of idling through every epilogue.

@@ -20,10 +20,13 @@
  * softmax of a tile overlapping the previous tile's PV product, 3 version 3 (gqa_paged_prefill_sm90_pp.cuh:
  * 32-token items, two consumer warpgroups sharing each K/V tile, ping-pong on the tensor core; 4 the
  * same without the ping-pong turns; the default of sessions 5 and 6); 5 version 5 (gqa_paged_prefill_sm90_p5.cuh:
- * v3pp with 128-key tiles and a 3-stage ring, no ping-pong; the default since session 7: every bundled
+ * v3pp with 128-key tiles and a 3-stage ring, no ping-pong; the default of session 7: every bundled
  * and held-out workload it ran PASSED on the H200, 1.17-1.36x v3pp from 4k tokens, 1.7-2.2 us slower
  * below 100 tokens: ATTN_NOTES.md); 6 version 6 (gqa_paged_prefill_sm90_p6.cuh: v5 with a producer
- * warpgroup doing every gather, setmaxnreg, 384 threads; not yet timed); 0 keeps the mma.sync kernel below.
+ * warpgroup doing every gather, setmaxnreg, 384 threads; the default since session 8: every bundled
+ * workload of both page sizes and the 7 held-out ps1 compositions PASSED on the H200, 1.09-1.50x v5
+ * on 7 of the 9 ps1 workloads of >= 512 tokens, q1000 1% and b16-q8192 4.4% slower: ATTN_NOTES.md); 0
+ * keeps the mma.sync kernel below.
  */
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
@@ -45,8 +48,8 @@
 #define SMEM_BYTES (BM * ROW_BYTES + 4 * TILE_BYTES) /* Q, K[2], V[2]: 80 KiB */
 #define PLAN_THREADS 1024
 #define LOG2E 1.4426950408889634f
-#ifndef SF_PREFILL_WGMMA /* 5 (v5) the default since the H200 run of session 7 (ATTN_NOTES.md) */
-#define SF_PREFILL_WGMMA 5
+#ifndef SF_PREFILL_WGMMA /* 6 (v6) the default since the H200 runs of session 8 (ATTN_NOTES.md) */
+#define SF_PREFILL_WGMMA 6
 #endif
 
 struct work_item {
