@@ -253,42 +253,38 @@ static int timed_call(sf_entry_fn fn, sf_call *call, cpu_set *s, double *scal, d
 	return rc;
 }
 
+/* One call of the external wall-clock batch (rg_clock_batch): the candidate (cand) or an empty
+ * function on the input sets in turn. */
+typedef struct {
+	sf_entry_fn fn;
+	cpu_set *sets;
+	int nsets;
+	double *scal;
+	sf_call call;
+} batch_ctx;
+static int batch_call(void *ctx, int cand, int64_t i)
+{
+	batch_ctx *b = ctx;
+	double ms;
+	return timed_call(cand ? b->fn : noop_entry, &b->call, &b->sets[i % b->nsets], b->scal, &ms) != SF_OK;
+}
+
 /*
- * The external wall-clock batch: marks 'c' .. 'd' around B calls of the candidate, then 'a' .. 'b'
- * around B calls of an empty function, on the parent's clock pipe. The parent compares the
- * candidate's time per call, measured from outside this process, with the median the timed calls
- * reported. B is whatever fits in target_s of the raw system-call clock (a patched libc clock cannot
- * shrink it), 2 at least.
+ * The external wall-clock batch (rg_clock_batch): the parent compares the candidate's time per call,
+ * measured from outside this process, with the median the timed calls reported. B, 0 without a
+ * clock, or -1 with res set when the candidate failed.
  */
 static int64_t external_batch(sf_entry_fn fn, cpu_set *sets, int nsets, double *scal, double target_s,
 			      rc_result *res)
 {
-	if (!rg_clock_enabled())
-		return 0;
-	sf_call call = { .abi_version = SF_ABI_VERSION };
-	double ms;
-	int64_t calls = 0;
-	const double first_s = target_s / SF_CLOCK_PAIRS;
-	for (int pair = 0; pair < SF_CLOCK_PAIRS; pair++)
-		for (int half = 1; half >= 0; half--) {
-			const int by_time = half && pair == 0; /* the first candidate half sets B */
-			if (rg_clock_mark(half ? 'c' : 'a'))
-				return 0;
-			double t0 = rg_raw_now();
-			for (int64_t i = 0; by_time ? (i < 2 || (rg_raw_now() - t0 < first_s && i < 1000000)) : i < calls;
-			     i++) {
-				if (timed_call(half ? fn : noop_entry, &call, &sets[i % nsets], scal, &ms) != SF_OK) {
-					res->status = "solution_error";
-					snprintf(res->message, sizeof res->message,
-						 "the solution failed in the wall-clock batch");
-					return -1;
-				}
-				if (by_time)
-					calls = i + 1;
-			}
-			if (rg_clock_mark(half ? 'd' : 'b'))
-				return 0;
-		}
+	batch_ctx b = { .fn = fn, .sets = sets, .nsets = nsets, .scal = scal,
+			.call = { .abi_version = SF_ABI_VERSION } };
+	int64_t calls = rg_clock_batch(batch_call, &b, target_s, 1000000);
+	if (calls < 0) {
+		res->status = "solution_error";
+		snprintf(res->message, sizeof res->message, "the solution failed in the wall-clock batch");
+		return -1;
+	}
 	return guard_check(res) ? -1 : calls;
 }
 

@@ -107,42 +107,34 @@ static int noop_entry(const sf_call *call)
 	return SF_OK;
 }
 
-/*
- * The external wall-clock batch (see runner_cpu.c): marks 'c' .. 'd' around B calls of the
- * candidate, then 'a' .. 'b' around B calls of an empty function, each call followed by the same
- * synchronization as a timed call, no flush in between; B fits target_s of the raw clock (2 at
- * least).
- */
+/* One call of the external wall-clock batch (rg_clock_batch): the candidate (cand) or an empty
+ * function on the timing sets in turn, followed by the same synchronization as a timed call. */
+struct batch_ctx {
+	sf_entry_fn fn;
+	dev_set *sets;
+	int nsets;
+};
+static int batch_call(void *ctx, int cand, int64_t i)
+{
+	const batch_ctx *b = (const batch_ctx *)ctx;
+	sf_call call;
+	rcu_make_call(&call, &b->sets[i % b->nsets]);
+	int rc = (cand ? b->fn : noop_entry)(&call);
+	rcu_sync_after_call("in the wall-clock batch");
+	return rc != SF_OK;
+}
+
+/* The external wall-clock batch (rg_clock_batch; no flush between its calls): B, 0 without a
+ * clock, or -1 with res set when the candidate failed. */
 static int64_t external_batch(sf_entry_fn fn, dev_set *sets, int nsets, double target_s, rc_result *res)
 {
-	if (!rg_clock_enabled())
-		return 0;
-	sf_call call;
-	int64_t calls = 0;
-	const double first_s = target_s / SF_CLOCK_PAIRS;
-	for (int pair = 0; pair < SF_CLOCK_PAIRS; pair++)
-		for (int half = 1; half >= 0; half--) {
-			const int by_time = half && pair == 0; /* the first candidate half sets B */
-			if (rg_clock_mark(half ? 'c' : 'a'))
-				return 0;
-			double t0 = rg_raw_now();
-			for (int64_t i = 0; by_time ? (i < 2 || (rg_raw_now() - t0 < first_s && i < 100000)) : i < calls;
-			     i++) {
-				rcu_make_call(&call, &sets[i % nsets]);
-				int rc = (half ? fn : noop_entry)(&call);
-				rcu_sync_after_call("in the wall-clock batch");
-				if (rc != SF_OK) {
-					res->status = "solution_error";
-					snprintf(res->message, sizeof res->message,
-						 "the solution failed in the wall-clock batch");
-					return -1;
-				}
-				if (by_time)
-					calls = i + 1;
-			}
-			if (rg_clock_mark(half ? 'd' : 'b'))
-				return 0;
-		}
+	batch_ctx b = { fn, sets, nsets };
+	int64_t calls = rg_clock_batch(batch_call, &b, target_s, 100000);
+	if (calls < 0) {
+		res->status = "solution_error";
+		snprintf(res->message, sizeof res->message, "the solution failed in the wall-clock batch");
+		return -1;
+	}
 	return rcu_guard_check(res) ? -1 : calls;
 }
 

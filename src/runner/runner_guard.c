@@ -7,6 +7,7 @@
  * structures declared here (stable kernel ABI), so no landlock header is needed either.
  */
 #include "runner/runner_guard.h"
+#include "core/job.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -457,4 +458,29 @@ int rg_clock_mark(char c)
 		return 0;
 	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
 	return writev(fd, &iov, 1) == 1 ? 0 : -1;
+}
+
+int64_t rg_clock_batch(int (*call)(void *ctx, int cand, int64_t i), void *ctx, double target_s, int64_t max_calls)
+{
+	if (!rg_clock_enabled())
+		return 0;
+	int64_t calls = 0;
+	const double first_s = target_s / SF_CLOCK_PAIRS;
+	for (int pair = 0; pair < SF_CLOCK_PAIRS; pair++)
+		for (int cand = 1; cand >= 0; cand--) {
+			const int by_time = cand && pair == 0; /* the first candidate half sets B */
+			if (rg_clock_mark(cand ? 'c' : 'a'))
+				return 0;
+			const double t0 = rg_raw_now();
+			for (int64_t i = 0; by_time ? (i < 2 || (rg_raw_now() - t0 < first_s && i < max_calls)) : i < calls;
+			     i++) {
+				if (call(ctx, cand, i))
+					return -1;
+				if (by_time)
+					calls = i + 1;
+			}
+			if (rg_clock_mark(cand ? 'd' : 'b'))
+				return 0;
+		}
+	return calls;
 }

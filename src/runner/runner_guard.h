@@ -52,6 +52,13 @@ double rg_raw_now(void);
 int rg_clock_mark(char c);
 /* 1 when the parent listens on a clock pipe. */
 int rg_clock_enabled(void);
+/* The external wall-clock batch (core/job.h SF_CLOCK_PAIRS, docs/security.md "External clock"):
+ * SF_CLOCK_PAIRS pairs of halves, marks 'c' .. 'd' around B calls call(ctx, 1, i) (the candidate),
+ * then 'a' .. 'b' around B calls call(ctx, 0, i) (an empty function); B is what fits in the first
+ * candidate half, target_s / SF_CLOCK_PAIRS of rg_raw_now (2 at least, max_calls at most), and
+ * every other half makes B calls. call returns 0 or non-zero (a failed call). Returns B; 0 when the
+ * parent does not listen or a mark could not be written; -1 when a call failed. */
+int64_t rg_clock_batch(int (*call)(void *ctx, int cand, int64_t i), void *ctx, double target_s, int64_t max_calls);
 
 /* Whether the defenses added by issue 4 that run between timed calls (perturbation, random audits)
  * are on: SOLFORGE_DEFENSES=0 turns them off, for the overhead benchmark only. */

@@ -78,40 +78,33 @@ for m in "noempty --protocol-only" "pubearly --protocol-only" "parity --protocol
 		pass=$((pass + 1))
 	fi
 done
-out=$(cd tools && python3 attn_emulate_pp.py --variant 5 --quick --schedules 2 2>&1)
-if [ $? = 0 ]; then
-	pass=$((pass + $(echo "$out" | grep -c '^ok ')))
-else
-	echo "$out" | grep -v '^ok ' | sed 's/^/FAIL v5 /'
-	fail=$((fail + 1))
-fi
-for m in "noempty --protocol-only" "pubearly --protocol-only" "parity --protocol-only" "arrive2 --protocol-only" \
-	"evpar --protocol-only" "slotv --quick" "limmin --quick" "khalf --quick"; do
-	# shellcheck disable=SC2086
-	if (cd tools && python3 attn_emulate_pp.py --variant 5 --schedules 1 --mutate $m >/dev/null 2>&1); then
-		echo "FAIL v5 mutation '$m' was not caught"
-		fail=$((fail + 1))
+# variant_check VARIANT SCHEDULES MUTATION...: the emulation of one variant (every case must pass),
+# then each mutation (it must be caught)
+variant_check() {
+	local v=$1 sched=$2 out m
+	shift 2
+	out=$(cd tools && python3 attn_emulate_pp.py --variant "$v" --quick --schedules "$sched" 2>&1)
+	if [ $? = 0 ]; then
+		pass=$((pass + $(echo "$out" | grep -c '^ok ')))
 	else
-		pass=$((pass + 1))
-	fi
-done
-out=$(cd tools && python3 attn_emulate_pp.py --variant 6 --quick --schedules 1 2>&1)
-if [ $? = 0 ]; then
-	pass=$((pass + $(echo "$out" | grep -c '^ok ')))
-else
-	echo "$out" | grep -v '^ok ' | sed 's/^/FAIL v6 /'
-	fail=$((fail + 1))
-fi
-for m in "noempty --protocol-only" "pubearly --protocol-only" "parity --protocol-only" "arrive2 --protocol-only" \
-	"evpar --protocol-only" "nofence --protocol-only" "ekearly --protocol-only" "slotv --quick"; do
-	# shellcheck disable=SC2086
-	if (cd tools && python3 attn_emulate_pp.py --variant 6 --schedules 1 --mutate $m >/dev/null 2>&1); then
-		echo "FAIL v6 mutation '$m' was not caught"
+		echo "$out" | grep -v '^ok ' | sed "s/^/FAIL v$v /"
 		fail=$((fail + 1))
-	else
-		pass=$((pass + 1))
 	fi
-done
+	for m in "$@"; do
+		# shellcheck disable=SC2086
+		if (cd tools && python3 attn_emulate_pp.py --variant "$v" --schedules 1 --mutate $m >/dev/null 2>&1); then
+			echo "FAIL v$v mutation '$m' was not caught"
+			fail=$((fail + 1))
+		else
+			pass=$((pass + 1))
+		fi
+	done
+}
+variant_check 5 2 "noempty --protocol-only" "pubearly --protocol-only" "parity --protocol-only" \
+	"arrive2 --protocol-only" "evpar --protocol-only" "slotv --quick" "limmin --quick" "khalf --quick"
+variant_check 6 1 "noempty --protocol-only" "pubearly --protocol-only" "parity --protocol-only" \
+	"arrive2 --protocol-only" "evpar --protocol-only" "nofence --protocol-only" "ekearly --protocol-only" \
+	"slotv --quick"
 if command -v nvcc >/dev/null 2>&1; then
 	tmp=$(mktemp -d)
 	src=problems/llama/gqa_paged_prefill_causal_h32_kv8_d128_ps1/solutions/fast.cu

@@ -65,6 +65,27 @@ __device__ __forceinline__ int kv_len_of(const int32_t *kv_indptr, const int32_t
 	return last_len ? (n - 1) * ps + last_len[b] : n * ps;
 }
 
+/* What every attend kernel reads of its work item w (a tile of TOKS new tokens of sequence w.b): the
+ * sequence's first query row and length, its cached prefix (token j sees kv positions 0 .. prefix +
+ * j), the tile's first token and token count, and n_kv, the keys any row of the tile may see. */
+struct item_rows {
+	int b, q_start, qo_len, prefix, j0, ntok, n_kv;
+};
+template <int TOKS>
+__device__ __forceinline__ item_rows item_rows_of(work_item w, const int32_t *qo_indptr, const int32_t *kv_indptr,
+						  const int32_t *last_len, int ps)
+{
+	item_rows r;
+	r.b = w.b;
+	r.q_start = qo_indptr[r.b];
+	r.qo_len = qo_indptr[r.b + 1] - r.q_start;
+	r.prefix = kv_len_of(kv_indptr, last_len, ps, r.b) - r.qo_len;
+	r.j0 = w.tile * TOKS;
+	r.ntok = min(TOKS, r.qo_len - r.j0);
+	r.n_kv = r.prefix + r.j0 + r.ntok;
+	return r;
+}
+
 /* One CTA: items[] = (b, tile) for every TK-token tile of every sequence in order; *n_items = count. */
 template <int TK>
 __global__ void __launch_bounds__(PLAN_THREADS)
@@ -212,14 +233,9 @@ prefill_attend(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restr
 	const int idx = *n_items - 1 - (int)(blockIdx.x / HKV);
 	if (idx < 0)
 		return;
-	const work_item w = items[idx];
-	const int b = w.b;
-	const int q_start = qo_indptr[b], qo_len = qo_indptr[b + 1] - q_start;
-	const int kv_len = kv_len_of(kv_indptr, last_len, ps, b);
-	const int prefix = kv_len - qo_len; /* token j sees kv positions 0 .. prefix + j */
-	const int j0 = w.tile * TOK;
-	const int ntok = min(TOK, qo_len - j0);
-	const int n_kv = prefix + j0 + ntok; /* keys any row of the tile may see */
+	const item_rows it = item_rows_of<TOK>(items[idx], qo_indptr, kv_indptr, last_len, ps);
+	const int b = it.b, q_start = it.q_start, prefix = it.prefix;
+	const int j0 = it.j0, ntok = it.ntok, n_kv = it.n_kv;
 	const int n_tiles = (n_kv + BN - 1) / BN;
 	const int32_t *pages = kv_indices + kv_indptr[b];
 

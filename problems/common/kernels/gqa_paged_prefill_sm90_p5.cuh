@@ -166,14 +166,9 @@ prefill_attend_p5(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__re
 	const int idx = *n_items - 1 - (int)(blockIdx.x / HKV);
 	if (idx < 0)
 		return;
-	const work_item w = items[idx];
-	const int b = w.b;
-	const int q_start = qo_indptr[b], qo_len = qo_indptr[b + 1] - q_start;
-	const int kv_len = kv_len_of(kv_indptr, last_len, ps, b);
-	const int prefix = kv_len - qo_len; /* token j sees kv positions 0 .. prefix + j */
-	const int j0 = w.tile * PP_TOK;
-	const int ntok = min(PP_TOK, qo_len - j0);
-	const int n_kv = prefix + j0 + ntok; /* keys any row of the CTA may see */
+	const item_rows it = item_rows_of<PP_TOK>(items[idx], qo_indptr, kv_indptr, last_len, ps);
+	const int b = it.b, q_start = it.q_start, prefix = it.prefix;
+	const int j0 = it.j0, ntok = it.ntok, n_kv = it.n_kv;
 	const int n = (n_kv + P5_BN - 1) / P5_BN;
 	const int32_t *pages = kv_indices + kv_indptr[b];
 
