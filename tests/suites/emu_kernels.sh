@@ -92,12 +92,12 @@ PY
 # the list lines: kernel macro, source, extra flags. EMU_EXTRA=1 adds the variants kept only for
 # side-by-side timing (not in CI: time): decode versions 2 and 1, GroupNorm's L2 window and ring.
 list=$(cat <<'LIST'
-EMU_RMSNORM problems/llama/rmsnorm_h4096/solutions/fast.cu
-EMU_RMSNORM problems/llama/rmsnorm_h4096/solutions/fast.cu -DRMS_SMALL_T=0
-EMU_FUSED_ADD problems/llama/fused_add_rmsnorm_h4096/solutions/fast.cu
-EMU_FUSED_ADD problems/llama/fused_add_rmsnorm_h4096/solutions/fast.cu -DRMS_SMALL_T=0
-EMU_GEMMA problems/gemma/gemma_rmsnorm_h5376/solutions/fast.cu
-EMU_GEMMA problems/gemma/gemma_rmsnorm_h5376/solutions/fast.cu -DRMS_SMALL_T=0
+EMU_RMSNORM problems/llama/rmsnorm_h4096/solutions/fast.cu -Iproblems/llama/rmsnorm_h4096/solutions
+EMU_RMSNORM problems/llama/rmsnorm_h4096/solutions/fast.cu -Iproblems/llama/rmsnorm_h4096/solutions -DRMS_SMALL_T=0
+EMU_FUSED_ADD problems/llama/fused_add_rmsnorm_h4096/solutions/fast.cu -Iproblems/llama/fused_add_rmsnorm_h4096/solutions
+EMU_FUSED_ADD problems/llama/fused_add_rmsnorm_h4096/solutions/fast.cu -Iproblems/llama/fused_add_rmsnorm_h4096/solutions -DRMS_SMALL_T=0
+EMU_GEMMA problems/gemma/gemma_rmsnorm_h5376/solutions/fast.cu -Iproblems/gemma/gemma_rmsnorm_h5376/solutions
+EMU_GEMMA problems/gemma/gemma_rmsnorm_h5376/solutions/fast.cu -Iproblems/gemma/gemma_rmsnorm_h5376/solutions -DRMS_SMALL_T=0
 EMU_QK problems/qwen/qk_rmsnorm_h32_kv4_d128/solutions/fast.cu
 EMU_QK problems/qwen/qk_rmsnorm_h32_kv4_d128/solutions/fast.cu -DQKN_RPT=2 -DQKN_WAVES=1
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions
