@@ -7,7 +7,10 @@
 # correctness round and warm-up), with the sandbox, the defenses and CUPTI timing off (ncu owns the
 # profiling interface; SOLFORGE_SANDBOX=0 SOLFORGE_DEFENSES=0 SF_RUNNER_NO_CUPTI=1: docs/runner.md).
 # NCU_SPECS (spec lines separated by newlines or ';', so one gpu_round.sh spec can carry them) replaces the default set below; NCU_BUDGET (s, default 200)
-# is the wall-time budget (specs that do not fit are reported as skipped); NCU_SECTIONS the sections.
+# is the wall-time budget (specs that do not fit are reported as skipped); NCU_SECTIONS the sections;
+# NCU_BASELINE=1 lets the evaluation run its baselines too (without it: --no-baseline), so a spec can
+# profile the baseline's kernel, e.g. cuBLASLt's GEMM (KERNEL_REGEX "sm90_xmma|cutlass|gemm" on a GEMM
+# problem: match the baseline's kernel name, printed in the details page, and skip ours by count).
 # Output: $OUT (or build/gpu-ncu): logs/NAME.txt (ncu's details page) per spec, packed into ncu_logs.tgz
 # beside summary.txt (per spec: duration, DRAM throughput %, SM throughput %, achieved occupancy, top
 # stall reasons), which is printed last.
@@ -37,6 +40,8 @@ gn_256 problems/stable-diffusion/groupnorm32_silu_sd_vae fast.cu groupnorm32_sil
 pf_q8192 $L/gqa_paged_prefill_causal_h32_kv8_d128_ps1 fast.cu gqa_paged_prefill_causal_h32_kv8_d128_ps1-q8192 prefill_attend 1
 pfw2_q8192 $L/gqa_paged_prefill_causal_h32_kv8_d128_ps1 fast.cu gqa_paged_prefill_causal_h32_kv8_d128_ps1-q8192 prefill_attend 1 -D SF_PREFILL_WGMMA=2"
 SPECS=${NCU_SPECS:-$DEFAULT_SPECS}
+nobase=--no-baseline
+[ "${NCU_BASELINE:-0}" = 1 ] && nobase=
 SPECS=${SPECS//;/$'\n'}
 if ! make -j"$(nproc)" >"$out/logs/build.log" 2>&1; then
 	tail -30 "$out/logs/build.log"
@@ -61,7 +66,7 @@ while read -r name prob sol uuid regex count defs; do
 		"$NCU" --target-processes all --clock-control none -k "regex:$regex" --launch-skip 4 \
 		--launch-count "$count" "${sec[@]}" --page details --print-units base \
 		$S eval "$prob" "$prob/solutions/$sol" --backend cuda --rounds 1 --budget-ms 30 --min-iters 3 \
-		--max-iters 6 --no-baseline --no-torch --timeout 170 --only "=$uuid" $defs \
+		--max-iters 6 $nobase --no-torch --timeout 170 --only "=$uuid" $defs \
 		>"$out/logs/$name.txt" 2>"$out/logs/$name.err"
 	rc=$?
 	python3 - "$out/logs/$name.txt" "$name" "$rc" >>"$out/summary.txt" <<'EOF'
