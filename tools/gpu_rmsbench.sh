@@ -10,11 +10,13 @@
 #   3. tools/membench/rmsbench.py: every variant, torch.compile of the definition's reference, of the
 #      evaluator's norm.py baseline, F.rms_norm and the eager reference at T = SIZES (default
 #      16,1,64,256: the key size first, so a cut run still has it); validation first (3 seeds), then
-#      device time (CUPTI, L2 flushed), the same with the code warm, events, and a CUDA graph
+#      device time (CUPTI, L2 flushed), the same with the code warm, the same with only the weight in
+#      L2, events, and a CUDA graph
 #   4. the Triton kernels inductor built (kept cache): their SASS instruction counts, launch metadata
 #      and load / store qualifiers
 # Logs: $OUT/rms_logs.tgz and $OUT/summary.txt (default OUT build/gpu-rmsbench); the short table
-# (variant, T, device us, code-warm us, event us, graph us, torch.compile / x, v7 / x) is printed last.
+# (variant, T, device us, code-warm us, weight-in-L2 us, event us, graph us, torch.compile / x, v7 / x)
+# is printed last.
 # Env: SIZES, ITERS (>= 30), NORMPY=0 (leave out norm.py's torch.compile: one compile per T less),
 # LIMIT_S (default 165: the whole script's budget; step 3 gets what is left). Exit 0 when every
 # implementation passed validation. Run by the lead as: tools/gpu_round.sh tools/gpu_rmsbench.sh:180
@@ -113,7 +115,8 @@ fi
 	echo
 	grep -h '^rmsbench:' "$logs/rmsbench.txt" 2>/dev/null
 	echo "== short table (us per call, medians; cupti = device time, L2 flushed: the measure of every row;"
-	echo "   warm = the same with the code warm (one untimed run on other buffers first); event = CUDA events;"
+	echo "   warm = the same with the code warm (one untimed run on other buffers first); wl2 = the same with only"
+	echo "   the weight read back into L2 first; event = CUDA events;"
 	echo "   graph = per call in a CUDA graph of 10; tc/x = torch.compile cupti / the row's, v7/x = v7's / the row's)"
 	cat "$logs/rms_short.txt" 2>/dev/null
 } >"$out/summary.txt"

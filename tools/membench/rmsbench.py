@@ -24,12 +24,15 @@ Columns (all medians, us per call; membench.Timer):
   warm_us   the same, but after the flush the implementation runs once on other buffers of the same
             shape (untimed): its code (and constants) are in L2 again, its data cold. A gap that
             closes here is instruction / constant fetch, not data.
+  wl2_us    the same, but after the flush only the weight is read back into L2 (an untimed clone of
+            it): x cold, w warm. A kernel that loads w after the reduction (Triton's pass 2) gains a
+            DRAM round trip here; one that loads it beside x gains ~nothing.
   event_us  CUDA events around one call after the flush and a GPU sleep: device time plus the launch
             latency the events see (not host dispatch).
   graph_us  a CUDA graph of 10 calls on rotating cold buffers, per call: back-to-back kernels, code warm.
   tc/x      torch.compile's cupti_us / the row's (> 1: faster than torch.compile); v7/x likewise against
             v7 (the same-grid copy, the floor of the launch shape).
-Writes OUT/rms.tsv, OUT/rms.jsonl, OUT/rms_short.txt (rewritten after every T) and OUT/rms.log.
+Timing-only rows and the copies are timed like the rest. Writes OUT/rms.tsv, OUT/rms.jsonl, OUT/rms_short.txt (rewritten after every T) and OUT/rms.log.
 """
 import argparse
 import ctypes
@@ -111,15 +114,16 @@ def add_ratios(rows):
 def short_table(rows):
     """lines of the short table: per T every row (variant order as run), device time columns and the
     two ratios; failed rows say FAIL, timing-only rows carry [timing] in their names"""
-    out = ["%-52s %5s %8s %8s %8s %8s %6s %6s" % ("variant", "T", "cupti", "warm", "event", "graph", "tc/x", "v7/x")]
+    out = ["%-50s %5s %7s %7s %7s %7s %7s %6s %6s" % ("variant", "T", "cupti", "warm", "wl2", "event", "graph", "tc/x",
+                                                    "v7/x")]
     f = membench.fmt_us
     r3 = lambda v: "-" if v is None else "%.3f" % v
     for r in rows:
         if r["status"] != "PASSED":
-            out.append("%-52.52s %5d %8s" % (r["impl"], r["T"], "FAIL"))
+            out.append("%-50.50s %5d %7s" % (r["impl"], r["T"], "FAIL"))
             continue
-        out.append("%-52.52s %5d %8s %8s %8s %8s %6s %6s" % (
-            r["impl"], r["T"], f(r.get("cupti_us")), f(r.get("warm_us")), f(r.get("event_us")),
+        out.append("%-50.50s %5d %7s %7s %7s %7s %7s %6s %6s" % (
+            r["impl"], r["T"], f(r.get("cupti_us")), f(r.get("warm_us")), f(r.get("wl2_us")), f(r.get("event_us")),
             f(r.get("graph_us")), r3(r.get("tc_x")), r3(r.get("v7_x"))))
     return out
 
@@ -127,7 +131,7 @@ def short_table(rows):
 def write_outputs(out, rows):
     """OUT/rms.tsv, OUT/rms.jsonl, OUT/rms_short.txt from the rows so far"""
     add_ratios(rows)
-    cols = ["T", "impl", "kind", "status", "cupti_us", "warm_us", "event_us", "graph_us", "tc_x", "v7_x"]
+    cols = ["T", "impl", "kind", "status", "cupti_us", "warm_us", "wl2_us", "event_us", "graph_us", "tc_x", "v7_x"]
     with open(os.path.join(out, "rms.tsv"), "w") as f:
         f.write("\t".join(cols) + "\n")
         for r in rows:
@@ -269,18 +273,20 @@ def main():
         for name, why in failed.items():
             say("FAIL T=%d %s: %s" % (T, name, why))
         good = {name: fn for name, fn in impls.items() if name not in failed}
-        cupti, warm = {}, {}
+        cupti, warm, wl2 = {}, {}, {}
+        touch_w = lambda: kept.append(ws[0].clone())  # reads w (set 0: the one the timed calls use)
         try:
             cupti = timer.cupti(good)
             warm = timer.cupti(good, warm={name: warm_of(name) for name in good})
+            wl2 = timer.cupti(good, warm={name: touch_w for name in good})
         except Exception as e:
             say("cupti timing at T=%d failed: %s" % (T, e))
         kept.clear()
         for name, fn in impls.items():
-            r = dict(T=T, impl=name, kind=kind_of.get(name, "torch"), cupti_us=None, warm_us=None, event_us=None,
-                     graph_us=None, tc_x=None, v7_x=None, status="FAIL" if name in failed else "PASSED")
+            r = dict(T=T, impl=name, kind=kind_of.get(name, "torch"), cupti_us=None, warm_us=None, wl2_us=None,
+                     event_us=None, graph_us=None, tc_x=None, v7_x=None, status="FAIL" if name in failed else "PASSED")
             if name not in failed:
-                r["cupti_us"], r["warm_us"] = cupti.get(name), warm.get(name)
+                r["cupti_us"], r["warm_us"], r["wl2_us"] = cupti.get(name), warm.get(name), wl2.get(name)
                 r["event_us"] = timer.event(fn)
                 try:
                     r["graph_us"] = timer.graph(fn, nbuf)
