@@ -4,7 +4,8 @@
 host-only build of tests/membench/mb_rms_ref_so.cpp) against an independent numpy evaluation; the
 validation (a float32 evaluation passes, a missing weight, a wrong eps, swapped rows, an unwritten
 vector and a flipped copy bit fail; timing-only variants are not validated); the ratios and the short
-table; the definition's reference source; rmsnorm.cu's variant table (ids, kinds, the variants the
+table; membench.Timer.cupti's warm hook (a fake span timer); the definition's reference source;
+rmsnorm.cu's variant table (ids, kinds, the variants the
 experiment needs, v0 = fast.cu's shape at small T). Inputs drawn from the seed argv[1]. Prints ok/FAIL
 per check and "N passed, M failed".
 """
@@ -138,6 +139,50 @@ def main():
     check(len(lines) == 1 + len(rows) and sum("FAIL" in l for l in lines) == 2
           and all(l.split()[-1] == "-" for l in lines if l.startswith("v0 fast") and " 64 " in l),
           "short table: one line per row, failures say FAIL, missing ratios print -")
+
+    # membench.Timer.cupti's warm hook: after each flush, before the marked call, the warm fn of the
+    # implementation about to be timed (the calls come ITERS per implementation, in order)
+    sys.path.insert(0, os.path.join(ROOT, "tools", "bridge"))
+    import membench
+    import sf_kspan
+    log = []
+
+    class FakeSpanTimer:
+        def __init__(self, torch, flush):
+            self.flush = flush
+
+        def time_batch(self, fn, args_list):
+            out = []
+            for a in args_list:
+                self.flush()
+                log.append(("call", a[0]))
+                out.append((0.001 * (1 + len(log)), fn(*a)))
+            return out
+
+    class FakeBuf:
+        def fill_(self, v):
+            log.append(("flush", v))
+
+    real = sf_kspan.KernelSpanTimer
+    sf_kspan.KernelSpanTimer = FakeSpanTimer
+    try:
+        tm = object.__new__(membench.Timer)
+        tm.torch, tm.iters, tm.flush = None, rnd.randrange(2, 6), FakeBuf()
+        names = ["a", "b", "c"]
+        impls = {n: (lambda n: lambda k: log.append(("run", n, k)))(n) for n in names}
+        warm = {n: (lambda n: lambda: log.append(("warm", n)))(n) for n in names}
+        got = tm.cupti(impls, warm=warm)
+        want = []
+        for i, n in enumerate(names):
+            for j in range(tm.iters):
+                want += [("flush", (i * tm.iters + j) & 0x7f), ("warm", n), ("call", n), ("run", n, 0)]
+        ok = log == want and sorted(got) == names
+        log.clear()
+        tm.cupti(impls)
+        ok = ok and not any(e[0] == "warm" for e in log) and len(log) == 3 * 3 * tm.iters
+    finally:
+        sf_kspan.KernelSpanTimer = real
+    check(ok, "Timer.cupti: each call's warm fn runs after its flush and before it, in order; none without warm")
 
     src = rmsbench.reference_source()
     compile(src, "definition", "exec")
