@@ -45,7 +45,7 @@ NV=("$NVCC" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Itools/membenc
 
 # sass_counts FILE...: "instructions function" per kernel of the cuobjdump -sass listing on stdin
 sass_counts() {
-	awk '/Function : /{f=$3} /^[ \t]+\/\*[0-9a-f]{4}\*\//{if (f != "") n[f]++} END{for (k in n) print n[k], k}' | sort -k2
+	awk '/Function : /{f=$3} /^[ \t]+\/\*[0-9a-f][0-9a-f][0-9a-f][0-9a-f]\*\//{if (f != "") n[f]++} END{for (k in n) print n[k], k}' | sort -k2
 }
 
 # 1. builds, side by side

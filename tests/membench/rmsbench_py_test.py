@@ -3,8 +3,8 @@
 (tools/membench/rmsbench.py and rmsnorm.cu): the CPU reference reached through ctypes (argv[2]: the
 host-only build of tests/membench/mb_rms_ref_so.cpp) against an independent numpy evaluation; the
 validation (a float32 evaluation passes, a missing weight, a wrong eps, swapped rows, an unwritten
-vector and a flipped copy bit fail; timing-only variants are not validated); the ratios and the short
-table; membench.Timer.cupti's warm hook (a fake span timer); the definition's reference source;
+vector and a flipped copy bit fail; timing-only variants are not validated); the ratios, the short
+table and the differences; membench.Timer.cupti's warm hook (a fake span timer); the definition's reference source;
 rmsnorm.cu's variant table (ids, kinds, the variants the
 experiment needs, v0 = fast.cu's shape at small T). Inputs drawn from the seed argv[1]. Prints ok/FAIL
 per check and "N passed, M failed".
@@ -183,6 +183,16 @@ def main():
     finally:
         sf_kspan.KernelSpanTimer = real
     check(ok, "Timer.cupti: each call's warm fn runs after its flush and before it, in order; none without warm")
+
+    drows = [dict(T=16, impl="v0 fast", status="PASSED", cupti_us=1.95, warm_us=1.8, wl2_us=None),
+             dict(T=16, impl="torch.compile", status="PASSED", cupti_us=1.5, warm_us=1.7, wl2_us=1.4),
+             dict(T=16, impl="v10 x", status="PASSED", cupti_us=1.0, warm_us=1.0, wl2_us=1.0),
+             dict(T=16, impl="v1 y", status="FAIL", cupti_us=None)]
+    dl = rmsbench.deltas(drows)
+    gap = [l for l in dl if "the gap" in l]
+    check(len(dl) == 1 + len(rmsbench.DELTAS) and len(gap) == 1 and gap[0].split()[-5:] == ["+0.45", "/", "+0.10", "/", "-"]
+          and rmsbench.find_row(drows, 16, "v1") is None and rmsbench.find_row(drows, 16, "v10")["impl"] == "v10 x",
+          "deltas: a - b per column, '-' where a value or a passing row is missing; v1 does not match v10")
 
     src = rmsbench.reference_source()
     compile(src, "definition", "exec")

@@ -32,7 +32,8 @@ Columns (all medians, us per call; membench.Timer):
   graph_us  a CUDA graph of 10 calls on rotating cold buffers, per call: back-to-back kernels, code warm.
   tc/x      torch.compile's cupti_us / the row's (> 1: faster than torch.compile); v7/x likewise against
             v7 (the same-grid copy, the floor of the launch shape).
-Timing-only rows and the copies are timed like the rest. Writes OUT/rms.tsv, OUT/rms.jsonl, OUT/rms_short.txt (rewritten after every T) and OUT/rms.log.
+Timing-only rows and the copies are timed like the rest. After the table, per T, the differences that
+answer the question (DELTAS: the gap, over the copy, weight, reduction, stores, ...). Writes OUT/rms.tsv, OUT/rms.jsonl, OUT/rms_short.txt (rewritten after every T) and OUT/rms.log.
 """
 import argparse
 import ctypes
@@ -128,6 +129,38 @@ def short_table(rows):
     return out
 
 
+# the differences that answer the t16 question (NOTES.md): (label, row a, row b) -> a - b
+DELTAS = [("v0 - torch.compile (the gap)", "v0", "torch.compile"), ("v0 - v7 (over the same-grid copy)", "v0", "v7"),
+          ("v8 - v0 (replica; ~0)", "v8", "v0"), ("v8 - v2 (the weight load)", "v8", "v2"),
+          ("v8 - v3 (block reduction)", "v8", "v3"), ("v8 - v6 (the stores)", "v8", "v6"),
+          ("v13 - v8 (weight after the sum)", "v13", "v8"), ("v16 - v7 (one barrier)", "v16", "v7"),
+          ("v8 - v12 (the fp32 division)", "v8", "v12"), ("v8 - v15 (fix candidate)", "v8", "v15"),
+          ("v1 - torch.compile (our Triton copy)", "v1", "torch.compile")]
+
+
+def find_row(rows, T, key):
+    """the PASSED row of T named key ("vN": the variant N; else the exact impl name), or None"""
+    for r in rows:
+        if r["T"] == T and r["status"] == "PASSED" and (r["impl"] == key or r["impl"].startswith(key + " ")):
+            return r
+    return None
+
+
+def deltas(rows):
+    """lines: per T, each DELTAS difference in the cupti / warm / wl2 columns (us; '-' where missing)"""
+    out = []
+    for T in sorted({r["T"] for r in rows}):
+        out.append("T=%d differences, us (cupti / warm / wl2):" % T)
+        for label, a, b in DELTAS:
+            ra, rb_ = find_row(rows, T, a), find_row(rows, T, b)
+            vals = []
+            for c in ("cupti_us", "warm_us", "wl2_us"):
+                x, y = (ra or {}).get(c), (rb_ or {}).get(c)
+                vals.append("-" if x is None or y is None else "%+.2f" % (x - y))
+            out.append("  %-40s %s" % (label, " / ".join(vals)))
+    return out
+
+
 def write_outputs(out, rows):
     """OUT/rms.tsv, OUT/rms.jsonl, OUT/rms_short.txt from the rows so far"""
     add_ratios(rows)
@@ -141,7 +174,7 @@ def write_outputs(out, rows):
         for r in rows:
             f.write(json.dumps(r) + "\n")
     with open(os.path.join(out, "rms_short.txt"), "w") as f:
-        f.write("\n".join(short_table(rows)) + "\n")
+        f.write("\n".join(short_table(rows) + deltas(rows)) + "\n")
 
 
 def load_lib(path):
@@ -307,7 +340,7 @@ def main():
         write_outputs(args.out, rows)
     write_outputs(args.out, rows)
     nfail = sum(r["status"] != "PASSED" for r in rows)
-    print("\n".join(short_table(rows)))
+    print("\n".join(short_table(rows) + deltas(rows)))
     print("rmsbench: %d rows, %d failed validation (%.0f s)" % (len(rows), nfail, time.time() - t_start))
     return 1 if nfail else 0
 
