@@ -81,7 +81,7 @@ left=$((limit - $(elapsed) - 12))
 normpy=()
 [ "${NORMPY:-1}" = 0 ] && normpy=(--no-normpy)
 timeout "$left" python3 tools/membench/rmsbench.py --lib build/membench/rmsnorm.so --sizes "$sizes" --iters "$iters" \
-	"${normpy[@]}" --out "$logs" >"$logs/rmsbench.txt" 2>"$logs/rmsbench.err"
+	${normpy[@]+"${normpy[@]}"} --out "$logs" >"$logs/rmsbench.txt" 2>"$logs/rmsbench.err"
 rc=$?
 [ $rc = 0 ] || status=1
 note "rmsbench: rc=$rc (limit $left s; $(elapsed) s)"
