@@ -1,7 +1,7 @@
 /*
  * mb_host_test.cpp - checks of the host-only parts of the memory-bandwidth dev bench
- * (tools/membench/mb_host.h): bf16 conversion, the CPU reference of silu_and_mul, the tolerance
- * check, the seeded normal generator and the median, on inputs drawn from the seed given as argv[1].
+ * (tools/membench/mb_host.h): bf16 conversion, the CPU references of silu_and_mul and RMSNorm, the
+ * tolerance checks, the seeded normal generator and the median, on inputs drawn from the seed given as argv[1].
  * Prints one ok/FAIL line per check and "N passed, M failed"; exits 1 when anything failed.
  * Build: g++ -std=c++17 -O1 -Itools/membench tests/membench/mb_host_test.cpp
  */
@@ -104,6 +104,60 @@ int main(int argc, char **argv)
 	alt[pick] = mb_f32_to_bf16(mb_bf16_to_f32(out[pick]) * 1.03f);
 	check(mb_mismatches(alt, out, rows * I, 1e-5, 1e-2, &first) == 2 && first == I + 7,
 	      "tolerance check flags one NaN and one element 3% off, first index right");
+
+	/* RMSNorm reference: a constant row (n = +-1 after rounding), power-of-two scaling invariance at
+	 * eps 0 (exact in double), row independence, and the float-reference check catching errors */
+	{
+		const int64_t Hr = 4096, nr = 3;
+		uint16_t *rx = (uint16_t *)malloc(sizeof(uint16_t) * Hr * nr), *rx2 = (uint16_t *)malloc(sizeof(uint16_t) * Hr * nr);
+		uint16_t *rw = (uint16_t *)malloc(sizeof(uint16_t) * Hr), *rg = (uint16_t *)malloc(sizeof(uint16_t) * Hr * nr);
+		float *ro = (float *)malloc(sizeof(float) * Hr * nr), *ro2 = (float *)malloc(sizeof(float) * Hr * nr);
+		mb_fill_normal(rw, Hr, seed + 7, 0.1);
+		for (int64_t h = 0; h < Hr; h++)
+			rw[h] = mb_f32_to_bf16(mb_bf16_to_f32(rw[h]) + 1.0f);
+		const float c = (float)(1 + mb_rand(&s) % 8) * ((mb_rand(&s) & 1) ? 0.5f : -0.25f);
+		for (int64_t h = 0; h < Hr; h++)
+			rx[h] = mb_f32_to_bf16(c);
+		mb_rms_ref(rx, rw, ro, 1, Hr, 1e-5f);
+		int okc = 1;
+		const float nc = mb_bf16_to_f32(mb_f32_to_bf16((float)(c / sqrt((double)c * c + 1e-5f))));
+		for (int64_t h = 0; h < Hr; h++)
+			okc &= ro[h] == mb_bf16_to_f32(rw[h]) * nc;
+		check(okc && fabsf(fabsf(nc) - 1.0f) < 0.01f, "rmsnorm reference: constant row gives w * bf16(+-1)");
+		mb_fill_normal(rx, Hr * nr, seed + 11, 1.0 + (double)(seed % 3));
+		for (int64_t k = 0; k < Hr * nr; k++)
+			rx2[k] = mb_f32_to_bf16(mb_bf16_to_f32(rx[k]) * 4.0f); /* exact: no bf16 overflow at these sizes */
+		mb_rms_ref(rx, rw, ro, nr, Hr, 0.0f);
+		mb_rms_ref(rx2, rw, ro2, nr, Hr, 0.0f);
+		check(memcmp(ro, ro2, sizeof(float) * Hr * nr) == 0, "rmsnorm reference: x and 4x give the same output (eps 0)");
+		mb_rms_ref(rx, rw, ro, nr, Hr, 1e-5f);
+		mb_rms_ref(rx + Hr, rw, ro2, 1, Hr, 1e-5f);
+		check(memcmp(ro + Hr, ro2, sizeof(float) * Hr) == 0, "rmsnorm reference: a row alone = the same row among others");
+		/* a float32 evaluation (fp32 sum, rsqrtf, bf16 output) passes the check; wrong ones fail */
+		for (int64_t t = 0; t < nr; t++) {
+			float ss = 0.0f;
+			for (int64_t h = 0; h < Hr; h++)
+				ss += mb_bf16_to_f32(rx[t * Hr + h]) * mb_bf16_to_f32(rx[t * Hr + h]);
+			const float rs = 1.0f / sqrtf(ss / (float)Hr + 1e-5f);
+			for (int64_t h = 0; h < Hr; h++)
+				rg[t * Hr + h] = mb_f32_to_bf16(
+					mb_bf16_to_f32(rw[h]) * mb_bf16_to_f32(mb_f32_to_bf16(mb_bf16_to_f32(rx[t * Hr + h]) * rs)));
+		}
+		check(mb_mismatches_f(rg, ro, Hr * nr, 1e-5, 1.6e-2, &first) == 0 && first == -1,
+		      "rmsnorm check: a float32 evaluation passes (random rows)");
+		rg[Hr + 5] = 0xffff;
+		check(mb_mismatches_f(rg, ro, Hr * nr, 1e-5, 1.6e-2, &first) == 1 && first == Hr + 5,
+		      "rmsnorm check: one NaN flagged at its index");
+		for (int64_t h = 0; h < Hr; h++) /* row 0 without the weight (w ~ N(1, 0.1)) */
+			rg[h] = mb_f32_to_bf16(mb_bf16_to_f32(rg[h]) / mb_bf16_to_f32(rw[h]));
+		check(mb_mismatches_f(rg, ro, Hr, 1e-5, 1.6e-2, &first) > Hr / 2, "rmsnorm check: a missing weight flagged");
+		free(rx);
+		free(rx2);
+		free(rw);
+		free(rg);
+		free(ro);
+		free(ro2);
+	}
 
 	/* generator: mean ~ 0 and std ~ the given one; a different seed gives different values */
 	const int64_t n = 200000;

@@ -3,7 +3,11 @@
 # tools/gpu_membw.sh): the host header (bf16 conversion, silu_and_mul CPU reference, tolerance check,
 # generator, median) built with g++ and checked on a fresh seed (tests/membench/mb_host_test.cpp); the
 # python driver's pure helpers and the variant tables (tests/membench/membench_py_test.py); the
-# problem copies of the GPU scripts (tests/membench/problem_subset_test.py); the GPU scripts' syntax. About 1 s. Prints ok/FAIL lines and "N passed, M failed".
+# problem copies of the GPU scripts (tests/membench/problem_subset_test.py); the rmsnorm mode's CPU
+# reference (a host-only g++ build of it, tests/membench/mb_rms_ref_so.cpp) driven through rmsbench.py's
+# validation, its ratios and its variant table (tests/membench/rmsbench_py_test.py); the GPU scripts'
+# syntax; where nvcc exists, tools/membench/rmsnorm.cu compiled for sm_90a with warnings as errors
+# (a few seconds; it includes fast.cu). About 1 s without nvcc. Prints ok/FAIL lines and "N passed, M failed".
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 out=${BUILD:-build}/suites
@@ -35,7 +39,26 @@ python3 tests/membench/membench_py_test.py "$seed" >"$out/membench_py_test.out" 
 tally "$out/membench_py_test.out"
 python3 tests/membench/problem_subset_test.py "$seed" >"$out/problem_subset_test.out" 2>&1
 tally "$out/problem_subset_test.out"
-for s in tools/gpu_membw.sh tools/gpu_knobs.sh; do
+if ${CXX:-g++} -std=c++17 -O2 -Wall -Wextra -Wshadow -shared -fPIC -Itools/membench tests/membench/mb_rms_ref_so.cpp \
+	-o "$out/mb_rms_ref.so" >"$out/mb_rms_ref_so.log" 2>&1; then
+	python3 tests/membench/rmsbench_py_test.py "$seed" "$out/mb_rms_ref.so" >"$out/rmsbench_py_test.out" 2>&1
+	tally "$out/rmsbench_py_test.out"
+else
+	echo "FAIL mb_rms_ref_so: build (see $out/mb_rms_ref_so.log)"
+	F=$((F + 1))
+fi
+if command -v "${NVCC:-nvcc}" >/dev/null 2>&1; then
+	if "${NVCC:-nvcc}" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Itools/membench -Iinclude \
+		-Xcompiler -Wall,-Wextra -Werror all-warnings -c tools/membench/rmsnorm.cu -o "$out/rmsnorm.o" \
+		>"$out/rmsnorm_nvcc.log" 2>&1; then
+		echo "ok tools/membench/rmsnorm.cu compiles for sm_90a (-Werror)"
+		P=$((P + 1))
+	else
+		echo "FAIL tools/membench/rmsnorm.cu: nvcc (see $out/rmsnorm_nvcc.log)"
+		F=$((F + 1))
+	fi
+fi
+for s in tools/gpu_membw.sh tools/gpu_knobs.sh tools/gpu_rmsbench.sh; do
 	if bash -n "$s"; then
 		echo "ok $s parses"
 		P=$((P + 1))

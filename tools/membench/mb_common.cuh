@@ -79,8 +79,8 @@ template <int H> static __device__ __forceinline__ void mb_st(uint4 *p, uint4 v,
 			     : "memory");
 }
 
-/* The SM count of the current device (read once). */
-static int mb_sms(void)
+/* The SM count of the current device (read once; inline: rmsnorm.cu does not use it). */
+static inline int mb_sms(void)
 {
 	static int sms = 0;
 	if (!sms) {

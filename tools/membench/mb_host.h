@@ -1,6 +1,7 @@
 /*
  * mb_host.h - host-only parts of the memory-bandwidth dev bench (tools/membench/): bf16 conversion,
- * the CPU reference of silu_and_mul, the tolerance check, a seeded generator and the median. Plain
+ * the CPU references of silu_and_mul and RMSNorm, the tolerance checks, a seeded generator and the
+ * median. Plain
  * C++ without CUDA, so tests/suites/membench.sh builds and checks it with g++ in a second; the .cu
  * files of the bench include it.
  */
@@ -44,6 +45,25 @@ static inline void mb_silu_ref(const uint16_t *x, uint16_t *out, int64_t rows, i
 		}
 }
 
+/* CPU reference of RMSNorm as the oracle of problems/llama/rmsnorm_h4096 computes it: per row, rstd =
+ * 1 / sqrt(sum(x^2) / H + eps) in double (eps a float32), n = bf16(x * rstd) (rounded via float: a
+ * double rounding the tolerance covers), out = w * n unrounded (exact in float: a product of two bf16). x [rows, H] and w [H] bf16 bits, out [rows, H] float. */
+static inline void mb_rms_ref(const uint16_t *x, const uint16_t *w, float *out, int64_t rows, int64_t H, float eps)
+{
+	for (int64_t t = 0; t < rows; t++) {
+		double ss = 0.0;
+		for (int64_t h = 0; h < H; h++) {
+			const double v = mb_bf16_to_f32(x[t * H + h]);
+			ss += v * v;
+		}
+		const double rstd = 1.0 / sqrt(ss / (double)H + (double)eps);
+		for (int64_t h = 0; h < H; h++) {
+			const float n = mb_bf16_to_f32(mb_f32_to_bf16((float)(mb_bf16_to_f32(x[t * H + h]) * rstd)));
+			out[t * H + h] = mb_bf16_to_f32(w[h]) * n;
+		}
+	}
+}
+
 /* Number of elements of got (bf16 bits) outside |got - ref| <= atol + rtol |ref| (a NaN in either is
  * a mismatch); *first gets the index of the first one (-1 when none). */
 static inline int64_t mb_mismatches(const uint16_t *got, const uint16_t *ref, int64_t n, double atol, double rtol,
@@ -53,6 +73,23 @@ static inline int64_t mb_mismatches(const uint16_t *got, const uint16_t *ref, in
 	*first = -1;
 	for (int64_t k = 0; k < n; k++) {
 		const double a = mb_bf16_to_f32(got[k]), b = mb_bf16_to_f32(ref[k]);
+		if (!(fabs(a - b) <= atol + rtol * fabs(b))) {
+			if (bad == 0)
+				*first = k;
+			bad++;
+		}
+	}
+	return bad;
+}
+
+/* mb_mismatches against an unrounded float reference (the oracle's way: RMSNorm's w * n) */
+static inline int64_t mb_mismatches_f(const uint16_t *got, const float *ref, int64_t n, double atol, double rtol,
+				      int64_t *first)
+{
+	int64_t bad = 0;
+	*first = -1;
+	for (int64_t k = 0; k < n; k++) {
+		const double a = mb_bf16_to_f32(got[k]), b = ref[k];
 		if (!(fabs(a - b) <= atol + rtol * fabs(b))) {
 			if (bad == 0)
 				*first = k;

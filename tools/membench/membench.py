@@ -182,10 +182,12 @@ class Timer:
         torch.cuda.synchronize()
         return median([a.elapsed_time(b) * 1e3 for a, b in ev])
 
-    def cupti(self, impls):
+    def cupti(self, impls, warm=None):
         """{name: median device busy time (us)} of ITERS flushed calls of every fn in impls (a dict),
         all in one torch.profiler session cut at marker kernels (tools/bridge/sf_kspan.py); None for
-        every name when the trace cannot be cut"""
+        every name when the trace cannot be cut. warm: {name: fn} called after each flush, before the
+        call's first marker (untimed: e.g. the same kernel on other buffers, so that its code is in
+        L2 again while its data stays cold)"""
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bridge"))
         import sf_kspan
         names = list(impls)
@@ -193,6 +195,8 @@ class Timer:
 
         def flush():  # a different fill per call, as the event timing's flush
             self.flush.fill_(n_flush[0] & 0x7f)
+            if warm is not None:  # the calls come in order: ITERS of names[0], then names[1], ...
+                warm[names[n_flush[0] // self.iters]]()
             n_flush[0] += 1
 
         timer = sf_kspan.KernelSpanTimer(self.torch, flush)
