@@ -729,6 +729,18 @@ static void tests()
 	test_decode(ragged_lens(9, 5 * C), 16, 2, "persist-ragged");
 	test_decode({ 3 * C, 0, 5, C / 2 + 1, 0 }, 1, 2, "persist-empties");
 #endif
+#if DEC_CLUSTER
+	/* version 5 (the list line sets DEC_CLUSTER 4 and DEC_CLUSTER_MAXB 4, so the cases above with up
+	 * to 4 sequences ran on clusters too): one sequence over 4 ranks with a ring that wraps (chunk
+	 * 320 = 5 steps), ps16 with a partial last page, a length that leaves the last rank empty and one
+	 * rank with 2 positions, the runtime page size, an empty batch-1 sequence (zeros, lse -inf) */
+	test_decode({ 1100 }, 1, 2, "cluster-b1");
+	test_decode({ 1000 }, 16, 1, "cluster-b1-ps16");
+	test_decode({ 130 }, 1, 1, "cluster-empty-rank");
+	test_decode({ 700, 90 }, 8, 1, "cluster-ps8-runtime");
+	test_decode({ 0 }, 16, 1, "cluster-empty-seq");
+	test_decode(ragged_lens(4, 900), 16, 2, "cluster-ragged");
+#endif
 }
 #endif
 
