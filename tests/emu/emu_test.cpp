@@ -710,6 +710,13 @@ static void tests()
 	/* the list lines set a small chunk: several chunks per sequence (v2: 256 positions = 4 steps of
 	 * 64, one more than the 3 ring buffers, so the ring wraps; v1: 64) */
 	const int C = DEC_MIN_CHUNK;
+#if DEC_EXP_UNIFORM
+	/* the timing-only knob that takes items (2: and lengths, page bases) from equal lengths: exact
+	 * only there (ps1, full pages); its lines also set the other timing knobs (same results) */
+	test_decode({ 2 * C + 5, 2 * C + 5, 2 * C + 5 }, 1, 2, "uniform");
+	test_decode({ 77 }, 1, 1, "uniform-b1");
+	return;
+#endif
 	test_decode({ C + 70, 1, 2 * C + 3 }, 1, 2, "ragged");   /* 2 calls: counters back to 0 */
 	test_decode({ 0, C + 17, 0, 37 }, 16, 1, "empties");     /* partial last pages, empty sequences */
 #if !DECODE_V1

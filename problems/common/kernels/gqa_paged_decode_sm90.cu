@@ -246,9 +246,11 @@ decode_fused(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restric
 	{
 		const int b = sh_loc[0], c = sh_loc[1];
 #if DEC_EXP_UNIFORM == 2
-		const int kv_len = uni_len, pbase = b * ((uni_len + ps - 1) / ps);
+		const int kv_len = uni_len;
+#define DEC_PBASE (b * ((uni_len + ps - 1) / ps))
 #else
-		const int kv_len = kv_len_of(kv_indptr, last_len, ps, b), pbase = kv_indptr[b];
+		const int kv_len = kv_len_of(kv_indptr, last_len, ps, b);
+#define DEC_PBASE kv_indptr[b]
 #endif
 		if (kv_len == 0) { /* empty sequence: zeros and -inf, as the reference */
 			for (int o = threadIdx.x; o < GRP * D; o += ATT_THREADS) {
@@ -261,12 +263,13 @@ decode_fused(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restric
 		const int p_begin = c * chunk;
 		const int p_end = min(kv_len, p_begin + chunk);
 #if DEC_STAGES > 0
-		attend_range_cp<PS>(q, k_cache, v_cache, kv_indices + pbase, ps, scale_log2, b, kvh, p_begin, p_end, ring,
-				    sm_m, sm_l, sm_acc);
+		attend_range_cp<PS>(q, k_cache, v_cache, kv_indices + DEC_PBASE, ps, scale_log2, b, kvh, p_begin, p_end,
+				    ring, sm_m, sm_l, sm_acc);
 #else
-		attend_range<PS>(q, k_cache, v_cache, kv_indices + pbase, ps, scale_log2, b, kvh, p_begin, p_end, sm_m,
-				 sm_l, sm_acc);
+		attend_range<PS>(q, k_cache, v_cache, kv_indices + DEC_PBASE, ps, scale_log2, b, kvh, p_begin, p_end,
+				 sm_m, sm_l, sm_acc);
 #endif
+#undef DEC_PBASE
 	}
 	__syncthreads();
 	/* re-read after the barrier rather than kept live through the loop (register pressure) */

@@ -17,7 +17,10 @@
  * for batch <= DEC_CLUSTER_MAXB (default 1: a ragged batch would give every sequence the longest
  * one's chunk) and when the occupancy API says a cluster of CS fits; otherwise version 3 runs.
  *
- * Per CTA: kv_len (kv_indptr, last page) -> attend_range_cp (page ids, cp.async ring, mma.sync math,
+ * Per CTA: (sequence 0 only, DEC_CL_PREFETCH: an L2 prefetch of the page ids of its first ring steps,
+ * addressed as if kv_indptr[0] = 0 - what the definition guarantees; a wrong guess only wastes the
+ * prefetch - so that the id loads below hit L2 instead of waiting for DRAM after kv_indptr)
+ * kv_len (kv_indptr, last page) -> attend_range_cp (page ids, cp.async ring, mma.sync math,
  * the 8 warp states in shared memory: sm_m, sm_l, sm_acc, all aliasing the ring) -> the CTA's one
  * state (m, l, unnormalized acc of the 4 heads) in shared memory -> cluster barrier (release /
  * acquire) -> thread t < 512 / CS reads element r 512 / CS + t of every rank's state through DSMEM
@@ -36,6 +39,19 @@
 #ifndef DEC_CLUSTER_MAXB
 #define DEC_CLUSTER_MAXB 1 /* the largest batch that takes the cluster path */
 #endif
+#ifndef DEC_CL_PREFETCH
+#define DEC_CL_PREFETCH 1 /* sequence 0's CTAs prefetch their first page ids into L2 before kv_indptr arrives */
+#endif
+
+/* L2 prefetch of the 128-byte line holding p (a hint: no fault, no effect on results) */
+__device__ __forceinline__ void dec_prefetch_l2(const void *p)
+{
+#if defined(__CUDA_ARCH__) && !defined(SF_EMU_H)
+	asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+#else
+	(void)p;
+#endif
+}
 
 /* barrier.cluster arrive (release) + wait (acquire): every thread of every CTA of the cluster */
 __device__ __forceinline__ void dec_cl_sync()
@@ -76,7 +92,7 @@ __global__ void __launch_bounds__(ATT_THREADS, 2)
 decode_cluster(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k_cache,
 	       const __nv_bfloat16 *__restrict__ v_cache, const int32_t *__restrict__ kv_indptr,
 	       const int32_t *__restrict__ kv_indices, const int32_t *__restrict__ last_len, int ps_rt,
-	       float scale_log2, int chunk, __nv_bfloat16 *__restrict__ out, float *__restrict__ lse)
+	       float scale_log2, int chunk, int n_idx, __nv_bfloat16 *__restrict__ out, float *__restrict__ lse)
 {
 	constexpr int EPC = GRP * D / DEC_CLUSTER; /* output elements each CTA merges */
 	uint4 *ring = dec_ring();
@@ -86,6 +102,15 @@ decode_cluster(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restr
 	float(*sm_m)[GRP] = (float(*)[GRP])(cl_l + GRP), (*sm_l)[GRP] = sm_m + ATT_WARPS;
 	const int ps = PS ? PS : ps_rt, tid = threadIdx.x;
 	const int rank = blockIdx.x % DEC_CLUSTER, bk = blockIdx.x / DEC_CLUSTER, b = bk / HKV, kvh = bk % HKV;
+#if DEC_CL_PREFETCH
+	if (b == 0) { /* the lines of ids i0 .. i1 - 1: positions rank chunk .. + min(chunk, DEC_STAGES steps) */
+		const int i0 = rank * chunk / ps;
+		const int i1 = min(n_idx, (rank * chunk + min(chunk, DEC_STAGES * POS_PER_STEP) - 1) / ps + 1);
+		const uintptr_t line = ((uintptr_t)(kv_indices + i0) & ~(uintptr_t)127) + (uintptr_t)128 * tid;
+		if (i0 < i1 && line < (uintptr_t)(kv_indices + i1))
+			dec_prefetch_l2((const void *)line);
+	}
+#endif
 	const int kv_len = kv_len_of(kv_indptr, last_len, ps, b);
 	const int p_begin = rank * chunk, p_end = min(kv_len, p_begin + chunk);
 	if (p_begin < p_end) {
@@ -187,11 +212,12 @@ template <int PS> static int dec_cluster_setup(int kind)
 	return fits;
 }
 
-/* Launches decode_cluster<PS> for `batch` sequences with chunk `chunk` on `stream`; the launch's error. */
+/* Launches decode_cluster<PS> for `batch` sequences with chunk `chunk` (n_idx: kv_indices' length) on
+ * `stream`; the launch's error. */
 template <int PS>
 static cudaError_t dec_cluster_launch(const __nv_bfloat16 *q, const __nv_bfloat16 *kc, const __nv_bfloat16 *vc,
 				      const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *last, int ps,
-				      float scale_log2, int batch, int chunk, __nv_bfloat16 *out, float *lse,
+				      float scale_log2, int batch, int chunk, int n_idx, __nv_bfloat16 *out, float *lse,
 				      cudaStream_t stream)
 {
 	const unsigned grid = (unsigned)batch * HKV * DEC_CLUSTER;
@@ -199,7 +225,7 @@ static cudaError_t dec_cluster_launch(const __nv_bfloat16 *q, const __nv_bfloat1
 	(void)stream;
 	emu_cluster = DEC_CLUSTER;
 	emu_launch(grid, ATT_THREADS, decode_cluster<PS>, q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, chunk,
-		   out, lse);
+		   n_idx, out, lse);
 	emu_cluster = 1;
 	return cudaGetLastError();
 #else
@@ -216,7 +242,7 @@ static cudaError_t dec_cluster_launch(const __nv_bfloat16 *q, const __nv_bfloat1
 	cfg.attrs = at;
 	cfg.numAttrs = 1;
 	return cudaLaunchKernelEx(&cfg, decode_cluster<PS>, q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, chunk,
-				  out, lse);
+				  n_idx, out, lse);
 #endif
 }
 
@@ -236,13 +262,13 @@ static int dec_cluster_try(const __nv_bfloat16 *q, const __nv_bfloat16 *kc, cons
 	chunk = (chunk + POS_PER_STEP - 1) / POS_PER_STEP * POS_PER_STEP;
 	if (chunk < POS_PER_STEP)
 		chunk = POS_PER_STEP;
-	const int kind = ps == 1 ? 0 : ps == 16 ? 1 : 2;
+	const int kind = ps == 1 ? 0 : ps == 16 ? 1 : 2, n_idx = (int)(total_kv_max / ps), ck = (int)chunk;
 	const int ok = kind == 0 ? dec_cluster_setup<1>(kind) : kind == 1 ? dec_cluster_setup<16>(kind) : dec_cluster_setup<0>(kind);
 	if (!ok)
 		return 0;
-	*err = kind == 0   ? dec_cluster_launch<1>(q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, batch, (int)chunk, out, lse, stream)
-	       : kind == 1 ? dec_cluster_launch<16>(q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, batch, (int)chunk, out, lse, stream)
-			   : dec_cluster_launch<0>(q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, batch, (int)chunk, out, lse, stream);
+	*err = kind == 0   ? dec_cluster_launch<1>(q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, batch, ck, n_idx, out, lse, stream)
+	       : kind == 1 ? dec_cluster_launch<16>(q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, batch, ck, n_idx, out, lse, stream)
+			   : dec_cluster_launch<0>(q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, batch, ck, n_idx, out, lse, stream);
 	return 1;
 }
 #endif
