@@ -25,6 +25,9 @@
  * Version 4 (-DDEC_PERSIST=1, candidate): version 3's math and merge on one wave of CTAs, each a
  * contiguous range of items whose sequences stream through one cp.async ring without draining at
  * sequence ends (decode_persist; gqa_paged_decode_sm90_persist.cuh).
+ * Version 5 (-DDEC_CLUSTER=CS, candidate): batch <= DEC_CLUSTER_MAXB (1) as one thread-block cluster of CS
+ * chunks per (sequence, kv head), merged through distributed shared memory: no locate scan, partials,
+ * fences or atomics (decode_cluster; gqa_paged_decode_sm90_cluster.cuh). DEC_EXP_*: timing-only knobs.
  * Version 1 (-DDECODE_V1=1, kept for side-by-side timing): three kernels - plan (one CTA writes the
  * item list), attend, merge (one warp per (sequence, q head) with >= 2 chunks).
  * Tuning (-D): DEC_ITEMS (66: target chunk count over the batch, ~2 waves of 2 CTAs/SM x 8 kv heads)
