@@ -710,6 +710,13 @@ static void tests()
 	/* the list lines set a small chunk: several chunks per sequence (v2: 256 positions = 4 steps of
 	 * 64, one more than the 3 ring buffers, so the ring wraps; v1: 64) */
 	const int C = DEC_MIN_CHUNK;
+#if DEC_EXP_UNIFORM
+	/* the timing-only knob that takes items (2: and lengths, page bases) from equal lengths: exact
+	 * only there (ps1, full pages); its lines also set the other timing knobs (same results) */
+	test_decode({ 2 * C + 5, 2 * C + 5, 2 * C + 5 }, 1, 2, "uniform");
+	test_decode({ 77 }, 1, 1, "uniform-b1");
+	return;
+#endif
 	test_decode({ C + 70, 1, 2 * C + 3 }, 1, 2, "ragged");   /* 2 calls: counters back to 0 */
 	test_decode({ 0, C + 17, 0, 37 }, 16, 1, "empties");     /* partial last pages, empty sequences */
 #if !DECODE_V1
@@ -728,6 +735,18 @@ static void tests()
 	 * range, ranges that cut a sequence), ps16 partial last pages, called twice */
 	test_decode(ragged_lens(9, 5 * C), 16, 2, "persist-ragged");
 	test_decode({ 3 * C, 0, 5, C / 2 + 1, 0 }, 1, 2, "persist-empties");
+#endif
+#if DEC_CLUSTER
+	/* version 5 (the list line sets DEC_CLUSTER 4 and DEC_CLUSTER_MAXB 4, so the cases above with up
+	 * to 4 sequences ran on clusters too): one sequence over 4 ranks with a ring that wraps (chunk
+	 * 320 = 5 steps), ps16 with a partial last page, a length that leaves the last rank empty and one
+	 * rank with 2 positions, the runtime page size, an empty batch-1 sequence (zeros, lse -inf) */
+	test_decode({ 1100 }, 1, 2, "cluster-b1");
+	test_decode({ 1000 }, 16, 1, "cluster-b1-ps16");
+	test_decode({ 130 }, 1, 1, "cluster-empty-rank");
+	test_decode({ 700, 90 }, 8, 1, "cluster-ps8-runtime");
+	test_decode({ 0 }, 16, 1, "cluster-empty-seq");
+	test_decode(ragged_lens(4, 900), 16, 2, "cluster-ragged");
 #endif
 }
 #endif

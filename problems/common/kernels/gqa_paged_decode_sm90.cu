@@ -25,6 +25,9 @@
  * Version 4 (-DDEC_PERSIST=1, candidate): version 3's math and merge on one wave of CTAs, each a
  * contiguous range of items whose sequences stream through one cp.async ring without draining at
  * sequence ends (decode_persist; gqa_paged_decode_sm90_persist.cuh).
+ * Version 5 (-DDEC_CLUSTER=CS, candidate): batch <= DEC_CLUSTER_MAXB (1) as one thread-block cluster of CS
+ * chunks per (sequence, kv head), merged through distributed shared memory: no locate scan, partials,
+ * fences or atomics (decode_cluster; gqa_paged_decode_sm90_cluster.cuh). DEC_EXP_*: timing-only knobs.
  * Version 1 (-DDECODE_V1=1, kept for side-by-side timing): three kernels - plan (one CTA writes the
  * item list), attend, merge (one warp per (sequence, q head) with >= 2 chunks).
  * Tuning (-D): DEC_ITEMS (66: target chunk count over the batch, ~2 waves of 2 CTAs/SM x 8 kv heads)
@@ -72,6 +75,34 @@
 #endif
 #ifndef DEC_PERSIST_MIN_CHUNK
 #define DEC_PERSIST_MIN_CHUNK 16 /* version 4: the smallest item, in positions (any size: steps are masked) */
+#endif
+#ifndef DEC_CLUSTER
+#define DEC_CLUSTER 0 /* CS > 1: version 5 (candidate): batch <= DEC_CLUSTER_MAXB as clusters of CS chunks, DSMEM merge */
+#endif
+/* Timing-only knobs (session 8's latency budget, DECODE_NOTES.md; results stay exact where noted):
+ * DEC_EXP_UNIFORM 1: items from blockIdx for a batch of equal lengths (no locate scan; kv_len and the
+ * page base still from kv_indptr), 2: also no kv_indptr load (length and page base from the host's
+ * pages x ps / batch; exact only for equal, full-paged sequences); DEC_EXP_MERGE2: the last CTA merges
+ * twice; DEC_EXP_SYNC2: one more fence + counter atomic (adds 0) per CTA; DEC_EXP_IDS2: the ring's
+ * first page ids loaded twice, the second time through L2 and dependent on the first. */
+#ifndef DEC_EXP_UNIFORM
+#define DEC_EXP_UNIFORM 0
+#endif
+#ifndef DEC_EXP_MERGE2
+#define DEC_EXP_MERGE2 0
+#endif
+#ifndef DEC_EXP_SYNC2
+#define DEC_EXP_SYNC2 0
+#endif
+#ifndef DEC_EXP_IDS2
+#define DEC_EXP_IDS2 0
+#endif
+#if DEC_EXP_UNIFORM
+#define DEC_EXP_PARAM , int uni_len
+#define DEC_EXP_ARG , (int)(total_kv_max / batch)
+#else
+#define DEC_EXP_PARAM
+#define DEC_EXP_ARG
 #endif
 #ifndef DEC_SCAN_PASS
 #define DEC_SCAN_PASS 256 /* sequences per pass of the CTA's locate scan (<= 256; tests set fewer) */
@@ -175,64 +206,6 @@ __device__ __forceinline__ void locate_item(const int32_t *__restrict__ kv_indpt
 }
 
 /*
- * The last CTA of (sequence, kv head kvh): combines the sequence's n partials (partial c in row
- * slot(c); version 2/3: items s0 .. s0 + n - 1) in order - warp w takes partials w, w + 8, ..., lane l
- * dims 4l .. 4l + 3 of the 4 heads - into the warp states of sm_m / sm_l / sm_acc (as attend_range
- * leaves them). Partials are read through L2 (ld.cg): other SMs wrote them.
- */
-template <class SLOT>
-__device__ __forceinline__ void merge_partials(const float *part_o, const float *part_lse, SLOT slot, int n, int kvh,
-					       float (*sm_m)[GRP], float (*sm_l)[GRP], float (*sm_acc)[GRP][D])
-{
-	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-	float m[GRP], l[GRP], a[GRP][4];
-#pragma unroll
-	for (int h = 0; h < GRP; h++) {
-		m[h] = -INFINITY;
-		l[h] = 0.0f;
-#pragma unroll
-		for (int i = 0; i < 4; i++)
-			a[h][i] = 0.0f;
-	}
-#if DEC_MERGE_UNROLL == 4
-#pragma unroll 4 /* four chunks' loads in flight per warp: up to 32 chunks in one round trip */
-#else
-#pragma unroll 2 /* two chunks' loads in flight per warp */
-#endif
-	for (int c = warp; c < n; c += ATT_WARPS) {
-		const size_t row = (size_t)slot(c) * HQ + kvh * GRP;
-		const float4 ls = __ldcg((const float4 *)(part_lse + row));
-		const float lv[GRP] = {ls.x, ls.y, ls.z, ls.w};
-		float4 ov[GRP];
-#pragma unroll
-		for (int h = 0; h < GRP; h++)
-			ov[h] = __ldcg((const float4 *)(part_o + (row + h) * D) + lane);
-#pragma unroll
-		for (int h = 0; h < GRP; h++) {
-			const float mx = fmaxf(m[h], lv[h]);
-			const float mu = mx == -INFINITY ? 0.0f : mx;
-			const float corr = exp2f(m[h] - mu), wt = exp2f(lv[h] - mu);
-			m[h] = mx;
-			l[h] = l[h] * corr + wt;
-			a[h][0] = a[h][0] * corr + wt * ov[h].x;
-			a[h][1] = a[h][1] * corr + wt * ov[h].y;
-			a[h][2] = a[h][2] * corr + wt * ov[h].z;
-			a[h][3] = a[h][3] * corr + wt * ov[h].w;
-		}
-	}
-#pragma unroll
-	for (int h = 0; h < GRP; h++) {
-#pragma unroll
-		for (int i = 0; i < 4; i++)
-			sm_acc[warp][h][lane * 4 + i] = a[h][i];
-		if (lane == 0) {
-			sm_m[warp][h] = m[h];
-			sm_l[warp][h] = l[h];
-		}
-	}
-}
-
-/*
  * Version 2, the whole decode in one launch: CTA blockIdx.x = (item = blockIdx.x / HKV, kv head =
  * blockIdx.x % HKV); grid = an upper bound of the item count x HKV (CTAs past the last item exit).
  * A sequence with one item writes output and lse; otherwise the item's partial goes to
@@ -245,7 +218,7 @@ decode_fused(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restric
 	     const __nv_bfloat16 *__restrict__ v_cache, const int32_t *__restrict__ kv_indptr,
 	     const int32_t *__restrict__ kv_indices, const int32_t *__restrict__ last_len, int ps_rt,
 	     float scale_log2, int batch, int chunk, float *__restrict__ part_o, float *__restrict__ part_lse,
-	     unsigned *__restrict__ counters, __nv_bfloat16 *__restrict__ out, float *__restrict__ lse)
+	     unsigned *__restrict__ counters, __nv_bfloat16 *__restrict__ out, float *__restrict__ lse DEC_EXP_PARAM)
 {
 	__shared__ float sm_m[ATT_WARPS][GRP], sm_l[ATT_WARPS][GRP];
 #if DEC_STAGES > 0
@@ -258,13 +231,30 @@ decode_fused(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restric
 	__shared__ int sh_last[1];
 	const int ps = PS ? PS : ps_rt;
 	const int item = blockIdx.x / HKV, kvh = blockIdx.x % HKV;
+#if DEC_EXP_UNIFORM /* timing only: every sequence uni_len long, n items each */
+	if (threadIdx.x == 0) {
+		const int n = max(1, (uni_len + chunk - 1) / chunk);
+		sh_loc[0] = item / n < batch ? item / n : -1;
+		sh_loc[1] = item % n;
+		sh_loc[2] = n;
+		sh_loc[3] = item / n * n;
+	}
+	__syncthreads();
+#else
 	locate_item(kv_indptr, last_len, ps, batch, chunk, item, &sh_loc[0], &sh_loc[1], &sh_loc[2], &sh_loc[3],
 		    &sh_loc[4]);
+#endif
 	if (sh_loc[0] < 0)
 		return;
 	{
 		const int b = sh_loc[0], c = sh_loc[1];
+#if DEC_EXP_UNIFORM == 2
+		const int kv_len = uni_len;
+#define DEC_PBASE (b * ((uni_len + ps - 1) / ps))
+#else
 		const int kv_len = kv_len_of(kv_indptr, last_len, ps, b);
+#define DEC_PBASE kv_indptr[b]
+#endif
 		if (kv_len == 0) { /* empty sequence: zeros and -inf, as the reference */
 			for (int o = threadIdx.x; o < GRP * D; o += ATT_THREADS) {
 				out[((size_t)b * HQ + kvh * GRP) * D + o] = __float2bfloat16(0.0f);
@@ -276,12 +266,13 @@ decode_fused(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restric
 		const int p_begin = c * chunk;
 		const int p_end = min(kv_len, p_begin + chunk);
 #if DEC_STAGES > 0
-		attend_range_cp<PS>(q, k_cache, v_cache, kv_indices + kv_indptr[b], ps, scale_log2, b, kvh, p_begin,
-				    p_end, ring, sm_m, sm_l, sm_acc);
+		attend_range_cp<PS>(q, k_cache, v_cache, kv_indices + DEC_PBASE, ps, scale_log2, b, kvh, p_begin, p_end,
+				    ring, sm_m, sm_l, sm_acc);
 #else
-		attend_range<PS>(q, k_cache, v_cache, kv_indices + kv_indptr[b], ps, scale_log2, b, kvh, p_begin,
-				 p_end, sm_m, sm_l, sm_acc);
+		attend_range<PS>(q, k_cache, v_cache, kv_indices + DEC_PBASE, ps, scale_log2, b, kvh, p_begin, p_end,
+				 sm_m, sm_l, sm_acc);
 #endif
+#undef DEC_PBASE
 	}
 	__syncthreads();
 	/* re-read after the barrier rather than kept live through the loop (register pressure) */
@@ -294,6 +285,13 @@ decode_fused(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restric
 	}
 	const size_t prow = (size_t)item * HQ + kvh * GRP;
 	combine_store(sm_m, sm_l, sm_acc, part_o + prow * D, part_lse + prow, NULL, NULL);
+#if DEC_EXP_SYNC2 /* timing only: a fence and a counter round trip more (adding 0 changes nothing) */
+	__threadfence();
+	__syncthreads();
+	if (threadIdx.x == 0)
+		sh_last[0] = atomicAdd(&counters[b * HKV + kvh], 0u) == 0xffffffffu;
+	__syncthreads();
+#endif
 	/* release: every thread's partial stores are visible device-wide before the count goes up */
 	__threadfence();
 	__syncthreads();
@@ -303,12 +301,20 @@ decode_fused(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restric
 	if (!sh_last[0])
 		return;
 	__threadfence(); /* acquire: the other CTAs' partials (ld.cg below reads L2) */
+#if DEC_EXP_MERGE2 /* timing only: the same merge once more before the real one */
+	merge_partials(part_o, part_lse, [=](int c) { return s0 + c; }, n, kvh, sm_m, sm_l, sm_acc);
+	__syncthreads();
+#endif
 	merge_partials(part_o, part_lse, [=](int c) { return s0 + c; }, n, kvh, sm_m, sm_l, sm_acc);
 	__syncthreads();
 	combine_store(sm_m, sm_l, sm_acc, NULL, NULL, bo, blse);
 	if (threadIdx.x == 0)
 		counters[b * HKV + kvh] = 0u; /* the next call (a later kernel on the stream) starts from 0 */
 }
+
+#if DEC_CLUSTER
+#include "gqa_paged_decode_sm90_cluster.cuh"
+#endif
 
 #if DEC_PERSIST
 #include "gqa_paged_decode_sm90_persist.cuh"
@@ -737,6 +743,12 @@ SF_EXPORT int run(const sf_call *call)
 								  out, lse);
 	decode_merge<<<(unsigned)((batch * HQ + 7) / 8), 256, 0, stream>>>(start, part_o, part_lse, batch, out, lse);
 #else
+#if DEC_CLUSTER
+	cudaError_t cl_err = cudaSuccess;
+	if (dec_cluster_try(q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, batch, total_kv_max, out, lse, stream,
+			    &cl_err))
+		return cl_err == cudaSuccess ? SF_OK : SF_ERR_CUDA;
+#endif
 	const size_t o_po = align256(sizeof(float) * (size_t)max_items * HQ);
 	char *s = (char *)scratch(o_po + sizeof(float) * (size_t)max_items * HQ * D);
 	unsigned *cnt = counters((size_t)batch * HKV, stream);
@@ -766,15 +778,15 @@ SF_EXPORT int run(const sf_call *call)
 	if (kind == 0)
 		decode_fused<1><<<grid, ATT_THREADS, DEC_RING_BYTES, stream>>>(q, kc, vc, kv_indptr, kv_indices, last, ps,
 									       scale_log2, batch, (int)chunk, part_o,
-									       part_lse, cnt, out, lse);
+									       part_lse, cnt, out, lse DEC_EXP_ARG);
 	else if (kind == 1)
 		decode_fused<16><<<grid, ATT_THREADS, DEC_RING_BYTES, stream>>>(q, kc, vc, kv_indptr, kv_indices, last, ps,
 										scale_log2, batch, (int)chunk, part_o,
-										part_lse, cnt, out, lse);
+										part_lse, cnt, out, lse DEC_EXP_ARG);
 	else
 		decode_fused<0><<<grid, ATT_THREADS, DEC_RING_BYTES, stream>>>(q, kc, vc, kv_indptr, kv_indices, last, ps,
 									       scale_log2, batch, (int)chunk, part_o,
-									       part_lse, cnt, out, lse);
+									       part_lse, cnt, out, lse DEC_EXP_ARG);
 #endif
 #endif
 	return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;

@@ -2,8 +2,9 @@
  * gqa_paged_decode_sm90_attend.cuh - the device half of gqa_paged_decode_sm90.cu (included by it, after
  * its includes and macros; no includes of its own, so the CPU emulation of tests/emu can build it):
  * kv lengths from the page table, the per-(chunk, kv head) attention loops - K/V straight into
- * registers (attend_range) or through a cp.async ring in shared memory (attend_range_cp) - and the
- * combination of the 8 warps' softmax states into a stored output or partial (combine_store).
+ * registers (attend_range) or through a cp.async ring in shared memory (attend_range_cp) - the
+ * combination of the 8 warps' softmax states into a stored output or partial (combine_store), and the
+ * last CTA's merge of a sequence's partials (merge_partials; versions 2-4).
  */
 /* kv_len of sequence b: pages * ps for ps1 (no last-page input), else (pages - 1) * ps + last. */
 __device__ __forceinline__ int kv_len_of(const int32_t *kv_indptr, const int32_t *last_len, int ps, int b)
@@ -297,6 +298,14 @@ attend_range_cp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__rest
 		for (int s = 0; s < DEC_STAGES; s++)
 			if (s < nsteps)
 				DEC_FETCH_IDS(pg0[s], s);
+#if DEC_EXP_IDS2 /* timing only: the same ids again, through L2, each dependent on the first (never < 0) */
+#pragma unroll
+		for (int s = 0; s < DEC_STAGES; s++)
+			if (s < nsteps)
+				_Pragma("unroll") for (int j = 0; j < RPT; j++)
+					pg0[s][j] = __ldcg(pages + min(p_begin + s * ROWS + row0 + 16 * j, p_end - 1) / ps +
+							   (pg0[s][j] < 0));
+#endif
 #pragma unroll
 		for (int s = 0; s < DEC_STAGES; s++) {
 			if (s < nsteps)
@@ -381,6 +390,64 @@ __device__ __forceinline__ void combine_store(const float (*sm_m)[GRP], const fl
 			bo[h * D + d] = __float2bfloat16(val);
 			if (d == 0)
 				blse[h] = lv;
+		}
+	}
+}
+
+/*
+ * The last CTA of (sequence, kv head kvh): combines the sequence's n partials (partial c in row
+ * slot(c); version 2/3: items s0 .. s0 + n - 1) in order - warp w takes partials w, w + 8, ..., lane l
+ * dims 4l .. 4l + 3 of the 4 heads - into the warp states of sm_m / sm_l / sm_acc (as attend_range
+ * leaves them). Partials are read through L2 (ld.cg): other SMs wrote them.
+ */
+template <class SLOT>
+__device__ __forceinline__ void merge_partials(const float *part_o, const float *part_lse, SLOT slot, int n, int kvh,
+					       float (*sm_m)[GRP], float (*sm_l)[GRP], float (*sm_acc)[GRP][D])
+{
+	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+	float m[GRP], l[GRP], a[GRP][4];
+#pragma unroll
+	for (int h = 0; h < GRP; h++) {
+		m[h] = -INFINITY;
+		l[h] = 0.0f;
+#pragma unroll
+		for (int i = 0; i < 4; i++)
+			a[h][i] = 0.0f;
+	}
+#if DEC_MERGE_UNROLL == 4
+#pragma unroll 4 /* four chunks' loads in flight per warp: up to 32 chunks in one round trip */
+#else
+#pragma unroll 2 /* two chunks' loads in flight per warp */
+#endif
+	for (int c = warp; c < n; c += ATT_WARPS) {
+		const size_t row = (size_t)slot(c) * HQ + kvh * GRP;
+		const float4 ls = __ldcg((const float4 *)(part_lse + row));
+		const float lv[GRP] = {ls.x, ls.y, ls.z, ls.w};
+		float4 ov[GRP];
+#pragma unroll
+		for (int h = 0; h < GRP; h++)
+			ov[h] = __ldcg((const float4 *)(part_o + (row + h) * D) + lane);
+#pragma unroll
+		for (int h = 0; h < GRP; h++) {
+			const float mx = fmaxf(m[h], lv[h]);
+			const float mu = mx == -INFINITY ? 0.0f : mx;
+			const float corr = exp2f(m[h] - mu), wt = exp2f(lv[h] - mu);
+			m[h] = mx;
+			l[h] = l[h] * corr + wt;
+			a[h][0] = a[h][0] * corr + wt * ov[h].x;
+			a[h][1] = a[h][1] * corr + wt * ov[h].y;
+			a[h][2] = a[h][2] * corr + wt * ov[h].z;
+			a[h][3] = a[h][3] * corr + wt * ov[h].w;
+		}
+	}
+#pragma unroll
+	for (int h = 0; h < GRP; h++) {
+#pragma unroll
+		for (int i = 0; i < 4; i++)
+			sm_acc[warp][h][lane * 4 + i] = a[h][i];
+		if (lane == 0) {
+			sm_m[warp][h] = m[h];
+			sm_l[warp][h] = l[h];
 		}
 	}
 }
