@@ -387,7 +387,7 @@ template <class T> static inline T __ldcg(const T *p)
 /* runtime API */
 typedef void *cudaStream_t;
 typedef int cudaError_t;
-enum { cudaSuccess = 0, cudaErrorInvalidConfiguration = 9 };
+enum { cudaSuccess = 0, cudaErrorInvalidConfiguration = 9, cudaErrorNotSupported = 801 };
 enum cudaDeviceAttr {
 	cudaDevAttrMultiProcessorCount = 16,
 	cudaDevAttrL2CacheSize = 38,

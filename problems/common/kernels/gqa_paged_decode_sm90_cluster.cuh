@@ -15,7 +15,8 @@
  * (kv_len <= pages x ps) fits in its cluster's CS chunks; rank r takes [r chunk, min(kv_len, (r + 1)
  * chunk)), possibly nothing (then its state is empty: m = -inf, l = 0). The host takes this path only
  * for batch <= DEC_CLUSTER_MAXB (default 1: a ragged batch would give every sequence the longest
- * one's chunk) and when the occupancy API says a cluster of CS fits; otherwise version 3 runs.
+ * one's chunk), larger batches run version 3; when the occupancy API says no cluster of CS fits, the
+ * call fails (cudaErrorNotSupported) rather than timing version 3 under the candidate's name.
  *
  * Per CTA: (sequence 0 only, DEC_CL_PREFETCH: an L2 prefetch of the page ids of its first ring steps,
  * addressed as if kv_indptr[0] = 0 - what the definition guarantees; a wrong guess only wastes the
@@ -205,7 +206,7 @@ template <int PS> static int dec_cluster_setup(int kind)
 		cfg.numAttrs = 1;
 		int ncl = 0;
 		fits = cudaOccupancyMaxActiveClusters(&ncl, decode_cluster<PS>, &cfg) == cudaSuccess && ncl >= 1;
-		(void)cudaGetLastError(); /* a refused query is not the call's error: version 3 runs instead */
+		(void)cudaGetLastError(); /* a refused query leaves no sticky error: dec_cluster_try reports it */
 	}
 #endif
 	g_cl_setup[kind] = fits ? 1 : -1;
@@ -247,9 +248,11 @@ static cudaError_t dec_cluster_launch(const __nv_bfloat16 *q, const __nv_bfloat1
 }
 
 /*
- * The cluster path for one call, when it applies (batch <= DEC_CLUSTER_MAXB and the cluster fits):
- * chunk = ceil(total_kv_max / CS) rounded up to 64 positions. Returns 1 when launched (*err: the
- * launch's error), 0 when version 3 must run instead.
+ * The cluster path for one call, when it applies (batch <= DEC_CLUSTER_MAXB): chunk = ceil(total_kv_max
+ * / CS) rounded up to 64 positions. Returns 1 when it applied (*err: the launch's error, or
+ * cudaErrorNotSupported when clusters of CS CTAs do not fit on this device: the call then fails, so a
+ * timed knob line can never be version 3 under the candidate's name), 0 when version 3 must run (the
+ * batch is larger).
  */
 static int dec_cluster_try(const __nv_bfloat16 *q, const __nv_bfloat16 *kc, const __nv_bfloat16 *vc,
 			   const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *last, int ps,
@@ -264,8 +267,10 @@ static int dec_cluster_try(const __nv_bfloat16 *q, const __nv_bfloat16 *kc, cons
 		chunk = POS_PER_STEP;
 	const int kind = ps == 1 ? 0 : ps == 16 ? 1 : 2, n_idx = (int)(total_kv_max / ps), ck = (int)chunk;
 	const int ok = kind == 0 ? dec_cluster_setup<1>(kind) : kind == 1 ? dec_cluster_setup<16>(kind) : dec_cluster_setup<0>(kind);
-	if (!ok)
-		return 0;
+	if (!ok) { /* the candidate was asked for and cannot run here: an error, not a silent version 3 */
+		*err = cudaErrorNotSupported;
+		return 1;
+	}
 	*err = kind == 0   ? dec_cluster_launch<1>(q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, batch, ck, n_idx, out, lse, stream)
 	       : kind == 1 ? dec_cluster_launch<16>(q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, batch, ck, n_idx, out, lse, stream)
 			   : dec_cluster_launch<0>(q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, batch, ck, n_idx, out, lse, stream);
