@@ -140,8 +140,40 @@ def main():
           and copy.get("COPY_BPS") == "0" and copy.get("COPY_NC") == "0" and copy.get("COPY_ST_CS") == "0"
           and all(cut in r[1] for r in cv if "(copy.cu" in r[1]),
           "the copy variants named (copy.cu >= / < SIZE = the calibration copy's defaults above and below COPY_SMALL_BYTES")
+    check_call_checked(rnd)
     print("%d passed, %d failed" % (P, F))
     return 1 if F else 0
+
+
+def check_call_checked(rnd):
+    """membench.call_checked on a stand-in torch: a call that raises or returns a non-zero code is
+    recorded in failed and reported as not run; one that returns 0, None or a value is run (None is a
+    legitimate result of an in-place implementation, not a failure)"""
+    class Cuda:
+        syncs = 0
+
+        def synchronize(self):
+            Cuda.syncs += 1
+
+    class Torch:
+        cuda = Cuda()
+
+    code = rnd.randrange(1, 1000)
+    value = object()
+
+    def boom(i):
+        raise RuntimeError("no kernel %d" % code)
+    cases = [("raises", boom, False), ("code", lambda i: code, False), ("zero", lambda i: 0, True),
+             ("none", lambda i: None, True), ("value", lambda i: value, True)]
+    rnd.shuffle(cases)
+    failed = {}
+    for name, fn, want in cases:
+        ran, r = membench.call_checked(Torch(), fn, name, failed)
+        check(ran == want and (name in failed) != want, "call_checked %s: ran %s" % (name, ran))
+        if name == "value":
+            check(r is value, "call_checked returns the implementation's result")
+    check(str(code) in failed.get("raises", "") and failed.get("code") == "launch returned %d" % code,
+          "call_checked records why: %s" % failed)
 
 
 def f32(bits):

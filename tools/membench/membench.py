@@ -257,6 +257,21 @@ def write_outputs(out, rows):
         f.write("\n".join(short_table(rows)) + "\n")
 
 
+def call_checked(torch, fn, name, failed):
+    """One validation call of implementation `name`: fn(0), synchronized. Returns (True, what fn
+    returned), or (False, None) after recording in failed[name] why it could not run (it raised, or a
+    launch returned an error code): a baseline that cannot run is reported, not fatal."""
+    try:
+        r = fn(0)
+        torch.cuda.synchronize()
+    except Exception as e:  # noqa: BLE001
+        failed[name] = "raised %s" % e
+        return False, None
+    if isinstance(r, int) and r != 0:
+        failed[name] = "launch returned %d" % r
+        return False, None
+    return True, r
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--lib-dir", required=True, help="folder with silu_mul.so and copy.so")
@@ -328,14 +343,8 @@ def main():
                     if name in failed:
                         continue
                     outs[0].view(torch.int16).fill_(-1)  # 0xffff: NaN bits
-                    try:
-                        r = fn(0)
-                        torch.cuda.synchronize()
-                    except Exception as e:  # a baseline that cannot run is reported, not fatal
-                        failed[name] = "raised %s" % e
-                        continue
-                    if isinstance(r, int) and r != 0:
-                        failed[name] = "launch returned %d" % r
+                    ran, r = call_checked(torch, fn, name, failed)
+                    if not ran:
                         continue
                     res = r if isinstance(r, torch.Tensor) and name != "torch copy_" else outs[0]
                     if op == "silu":

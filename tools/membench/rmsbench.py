@@ -289,14 +289,8 @@ def main():
                 if name in failed:
                     continue
                 ys[0].view(torch.int16).fill_(-1)  # NaN bits
-                try:
-                    r = fn(0)
-                    torch.cuda.synchronize()
-                except Exception as e:  # a baseline that cannot run is reported, not fatal
-                    failed[name] = "raised %s" % e
-                    continue
-                if isinstance(r, int) and r != 0:
-                    failed[name] = "launch returned %d" % r
+                ran, r = membench.call_checked(torch, fn, name, failed)
+                if not ran:
                     continue
                 res = r if isinstance(r, torch.Tensor) else ys[0]
                 bad = validate(np, kind_of.get(name, KIND_NORM), res.view(torch.int16).cpu().numpy().view(np.uint16),

@@ -174,6 +174,26 @@ decode_cluster(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restr
 	dec_cl_sync(); /* the other ranks have read this CTA's state */
 }
 
+#ifndef SF_EMU_H
+/* The launch configuration of decode_cluster: `grid` CTAs of ATT_THREADS in clusters of DEC_CLUSTER
+ * along x, the ring's dynamic shared memory, on `stream`; at[0] holds the cluster attribute (it must
+ * outlive cfg). */
+static void dec_cluster_cfg(cudaLaunchConfig_t *cfg, cudaLaunchAttribute *at, unsigned grid, cudaStream_t stream)
+{
+	*cfg = cudaLaunchConfig_t{};
+	at[0].id = cudaLaunchAttributeClusterDimension;
+	at[0].val.clusterDim.x = DEC_CLUSTER;
+	at[0].val.clusterDim.y = 1;
+	at[0].val.clusterDim.z = 1;
+	cfg->gridDim = dim3(grid, 1, 1);
+	cfg->blockDim = dim3(ATT_THREADS, 1, 1);
+	cfg->dynamicSmemBytes = DEC_RING_BYTES;
+	cfg->stream = stream;
+	cfg->attrs = at;
+	cfg->numAttrs = 1;
+}
+#endif
+
 static int g_cl_setup[3]; /* per page-size kind: 0 not yet, 1 usable, -1 not (clusters of CS do not fit) */
 
 /*
@@ -193,17 +213,9 @@ template <int PS> static int dec_cluster_setup(int kind)
 	int fits = e == cudaSuccess;
 #ifndef SF_EMU_H
 	if (fits) {
-		cudaLaunchConfig_t cfg = {};
+		cudaLaunchConfig_t cfg;
 		cudaLaunchAttribute at[1];
-		at[0].id = cudaLaunchAttributeClusterDimension;
-		at[0].val.clusterDim.x = DEC_CLUSTER;
-		at[0].val.clusterDim.y = 1;
-		at[0].val.clusterDim.z = 1;
-		cfg.gridDim = dim3(DEC_CLUSTER * HKV, 1, 1);
-		cfg.blockDim = dim3(ATT_THREADS, 1, 1);
-		cfg.dynamicSmemBytes = DEC_RING_BYTES;
-		cfg.attrs = at;
-		cfg.numAttrs = 1;
+		dec_cluster_cfg(&cfg, at, DEC_CLUSTER * HKV, 0);
 		int ncl = 0;
 		fits = cudaOccupancyMaxActiveClusters(&ncl, decode_cluster<PS>, &cfg) == cudaSuccess && ncl >= 1;
 		(void)cudaGetLastError(); /* a refused query leaves no sticky error: dec_cluster_try reports it */
@@ -230,18 +242,9 @@ static cudaError_t dec_cluster_launch(const __nv_bfloat16 *q, const __nv_bfloat1
 	emu_cluster = 1;
 	return cudaGetLastError();
 #else
-	cudaLaunchConfig_t cfg = {};
+	cudaLaunchConfig_t cfg;
 	cudaLaunchAttribute at[1];
-	at[0].id = cudaLaunchAttributeClusterDimension;
-	at[0].val.clusterDim.x = DEC_CLUSTER;
-	at[0].val.clusterDim.y = 1;
-	at[0].val.clusterDim.z = 1;
-	cfg.gridDim = dim3(grid, 1, 1);
-	cfg.blockDim = dim3(ATT_THREADS, 1, 1);
-	cfg.dynamicSmemBytes = DEC_RING_BYTES;
-	cfg.stream = stream;
-	cfg.attrs = at;
-	cfg.numAttrs = 1;
+	dec_cluster_cfg(&cfg, at, grid, stream);
 	return cudaLaunchKernelEx(&cfg, decode_cluster<PS>, q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, chunk,
 				  n_idx, out, lse);
 #endif
