@@ -10,19 +10,10 @@ import re
 import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tally import check, summary  # noqa: E402
 sys.path.insert(0, os.path.join(ROOT, "tools", "membench"))
 import membench  # noqa: E402
-
-P = F = 0
-
-
-def check(ok, what):
-    global P, F
-    print(("ok " if ok else "FAIL ") + what)
-    if ok:
-        P += 1
-    else:
-        F += 1
 
 
 def defines(path):
@@ -141,8 +132,7 @@ def main():
           and all(cut in r[1] for r in cv if "(copy.cu" in r[1]),
           "the copy variants named (copy.cu >= / < SIZE = the calibration copy's defaults above and below COPY_SMALL_BYTES")
     check_call_checked(rnd)
-    print("%d passed, %d failed" % (P, F))
-    return 1 if F else 0
+    return summary()
 
 
 def check_call_checked(rnd):

@@ -12,19 +12,10 @@ import sys
 import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tally import check, summary  # noqa: E402
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import problem_subset  # noqa: E402
-
-P = F = 0
-
-
-def check(ok, what):
-    global P, F
-    print(("ok " if ok else "FAIL ") + what)
-    if ok:
-        P += 1
-    else:
-        F += 1
 
 
 def main():
@@ -53,8 +44,7 @@ def main():
         r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "problem_subset.py"), tmp, prob,
                             "no-such-workload-%d" % rnd.randint(0, 1 << 30)], capture_output=True, text=True)
         check(r.returncode == 1 and "no workload" in r.stderr, "a regex matching nothing exits 1")
-    print("%d passed, %d failed" % (P, F))
-    return 1 if F else 0
+    return summary()
 
 
 if __name__ == "__main__":

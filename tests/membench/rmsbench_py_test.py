@@ -16,19 +16,10 @@ import re
 import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tally import check, summary  # noqa: E402
 sys.path.insert(0, os.path.join(ROOT, "tools", "membench"))
 import rmsbench  # noqa: E402
-
-P = F = 0
-
-
-def check(ok, what):
-    global P, F
-    print(("ok " if ok else "FAIL ") + what)
-    if ok:
-        P += 1
-    else:
-        F += 1
 
 
 def bf16(np, a):
@@ -222,8 +213,7 @@ def main():
           "v1-v8 are the brief's experiment (Triton 2-pass, no weight, warp-only, t1024 x 8B, atomic, no stores, copy, control)")
     check(all(r["th"] * r["vpt"] * r["vw"] * 2 == 4096 for r in vr if r["kern"] in (0, 1)),
           "rmsnorm variants: each row fills its block exactly (threads x vectors x words x 2 = 4096)")
-    print("%d passed, %d failed" % (P, F))
-    return 1 if F else 0
+    return summary()
 
 
 if __name__ == "__main__":
