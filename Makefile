@@ -73,7 +73,7 @@ ifneq ($(CUDA_HOME),)
 BIN += $(BUILD)/solforge-runner-cuda
 endif
 
-.PHONY: all test unit asan cuda-check gpu-check clean fuzz
+.PHONY: all test unit asan cuda-check gpu-check clean fuzz diag-runner
 all: $(BIN)
 
 $(BUILD)/%.o: %.c
@@ -114,6 +114,17 @@ $(BUILD)/solforge-runner-cuda: $(RUNNER_CUDA_SRC) $(wildcard src/runner/*.h) $(B
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -o $@ $(RUNNER_CUDA_SRC) $(BUILD)/src/runner/runner_common.o \
 		$(BUILD)/src/runner/runner_guard.o $(BUILD)/libsolforge.a $(CUDA_LIBS) -Xlinker -z,relro,-z,now
+
+# The timing-parity runner (src/runner/runner_cuda_diag.cu, tools/gpu_timing_parity.sh): the cuda
+# runner with the SF_RUNNER_DIAG modes compiled in, beside the other binaries it needs, in build/diag/
+# (SOLFORGE_RUNNER_DIR=build/diag selects it). Never the runner `make` builds.
+diag-runner: $(BUILD)/diag/solforge-runner-cuda
+$(BUILD)/diag/solforge-runner-cuda: $(RUNNER_CUDA_SRC) $(wildcard src/runner/*.h) $(BUILD)/src/runner/runner_common.o \
+		$(BUILD)/src/runner/runner_guard.o $(BUILD)/libsolforge.a $(BUILD)/solforge-runner-cpu $(BUILD)/solforge-inputs
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -DRCU_DIAG -o $@ $(RUNNER_CUDA_SRC) $(BUILD)/src/runner/runner_common.o \
+		$(BUILD)/src/runner/runner_guard.o $(BUILD)/libsolforge.a $(CUDA_LIBS) -Xlinker -z,relro,-z,now
+	cp $(BUILD)/solforge-runner-cpu $(BUILD)/solforge-inputs $(dir $@)
 
 $(BUILD)/tests/unit/all_tests.h: $(TEST_SRC)
 	@mkdir -p $(dir $@)

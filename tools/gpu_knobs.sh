@@ -7,7 +7,11 @@
 # is timed in every eval too). Baselines are not timed: the comparison with torch is tools/gpu_memtable.sh.
 #
 #   tools/gpu_knobs.sh                      (the built-in sweep below; ~10-20 s per line)
-#   KNOBS_FILE=FILE tools/gpu_knobs.sh      (lines "PROBLEM LABEL WORKLOAD_REGEX [-D NAME=VALUE ...]")
+#   KNOBS_FILE=FILE tools/gpu_knobs.sh      (lines "PROBLEM LABEL WORKLOAD_REGEX [-D NAME=VALUE ...]
+#                                            [ENV:NAME=VALUE ...]": ENV: tokens set that variable for
+#                                            the line's eval only, e.g. ENV:SOLFORGE_RUNNER_DIR=build/diag
+#                                            with ENV:SF_RUNNER_DIAG=primer for the timing-parity runner,
+#                                            built here by `make diag-runner` when a line names build/diag)
 #
 # Env: BUDGET_S (default 240: no eval starts after it), EVAL_TIMEOUT (default 60 s per eval), SEED (the
 # evaluations' --seed; default gpu_round's ROUND_SEED or one drawn per run), OUT
@@ -44,7 +48,10 @@ SWEEP
 )
 [ -n "${KNOBS_FILE:-}" ] && sweep=$(cat "$KNOBS_FILE")
 
-make -j"$(nproc)" build/solforge >"$logs/make.log" 2>&1 || {
+targets=build/solforge
+grep -q 'ENV:SOLFORGE_RUNNER_DIR=build/diag' <<<"$sweep" && targets="$targets diag-runner"
+# shellcheck disable=SC2086 # targets: a list
+make -j"$(nproc)" $targets >"$logs/make.log" 2>&1 || {
 	note "make failed (see make.log)"
 	exit 1
 }
@@ -95,9 +102,18 @@ while read -r prob label regex defines; do
 		status=1
 		continue
 	fi
-	# shellcheck disable=SC2086 # defines: a list of -D flags
-	timeout "${EVAL_TIMEOUT:-60}" build/solforge eval "$tmp/$i/$name" "problems/$prob/solutions/fast.cu" --backend cuda \
-		--copy-ceiling --no-torch --rounds 1 --budget-ms 200 --seed "$seed" $defines \
+	# ENV:NAME=VALUE tokens: the line's environment (a relative SOLFORGE_RUNNER_DIR made absolute)
+	envs=() flags=()
+	for tok in $defines; do
+		case $tok in
+		ENV:SOLFORGE_RUNNER_DIR=/*) envs+=("${tok#ENV:}") ;;
+		ENV:SOLFORGE_RUNNER_DIR=*) envs+=("SOLFORGE_RUNNER_DIR=$PWD/${tok#ENV:SOLFORGE_RUNNER_DIR=}") ;;
+		ENV:*=*) envs+=("${tok#ENV:}") ;;
+		*) flags+=("$tok") ;;
+		esac
+	done
+	timeout "${EVAL_TIMEOUT:-60}" env "${envs[@]}" build/solforge eval "$tmp/$i/$name" "problems/$prob/solutions/fast.cu" --backend cuda \
+		--copy-ceiling --no-torch --rounds 1 --budget-ms 200 --seed "$seed" "${flags[@]}" \
 		-o "$logs/$(printf '%02d' $i)_${name}_$label.jsonl" >"$logs/$(printf '%02d' $i)_${name}_$label.txt" 2>&1
 	rc=$?
 	[ $rc = 0 ] || status=1

@@ -169,4 +169,15 @@ int rcu_make_plan(const sf_job *job, const sf_ocall *layout, timing_plan *p, cha
 int rcu_timing_phase(sf_entry_fn fn, sf_job *job, dev_set *sets, const timing_plan *p, void *flush, int use_cupti,
 		     rc_result *res, char *note, size_t notelen, double **samples_out);
 
+/* Timing-parity experiments (runner_cuda_diag.cu; only in the runner built with -DRCU_DIAG, the
+ * `diag-runner` make target): rcu_diag(mode) is 1 when SF_RUNNER_DIAG lists mode;
+ * rcu_diag_primer_start launches the primer kernel and returns once it runs (0) or -1. */
+#ifdef RCU_DIAG
+int rcu_diag(const char *mode);
+int rcu_diag_primer_start(void);
+#else
+#define rcu_diag(mode) 0
+#define rcu_diag_primer_start() 0
+#endif
+
 #endif

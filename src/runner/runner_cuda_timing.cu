@@ -22,7 +22,7 @@ static int g_l2_note; /* the persisting-L2 note printed once */
  * flushed, everything finished. */
 static void prepare_timed_call(dev_set *s, int i, void *flush, size_t flush_n)
 {
-	for (int k = 0; k < s->c.n_out; k++)
+	for (int k = 0; k < s->c.n_out && !rcu_diag("nopoison"); k++)
 		cu_fault(cudaMemsetAsync(s->c.out[k].data, rc_poison_byte(i), rcu_arg_bytes(&s->c.out[k]), rcu_stream),
 			 "poisoning a timed output");
 	cudaStreamAttrValue v;
@@ -32,8 +32,11 @@ static void prepare_timed_call(dev_set *s, int i, void *flush, size_t flush_n)
 	v.accessPolicyWindow.hitRatio = 0.0f;
 	v.accessPolicyWindow.hitProp = cudaAccessPropertyNormal;
 	v.accessPolicyWindow.missProp = cudaAccessPropertyNormal;
-	cudaError_t e1 = cudaStreamSetAttribute(rcu_stream, cudaStreamAttributeAccessPolicyWindow, &v);
-	cudaError_t e2 = cudaCtxResetPersistingL2Cache();
+	cudaError_t e1 = cudaSuccess, e2 = cudaSuccess;
+	if (!rcu_diag("nol2reset")) {
+		e1 = cudaStreamSetAttribute(rcu_stream, cudaStreamAttributeAccessPolicyWindow, &v);
+		e2 = cudaCtxResetPersistingL2Cache();
+	}
 	if (e1 != cudaSuccess || e2 != cudaSuccess) {
 		cudaGetLastError();
 		if (!g_l2_note++)
@@ -77,6 +80,8 @@ int rcu_make_plan(const sf_job *job, const sf_ocall *layout, timing_plan *p, cha
 	int l2 = 0;
 	CU(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, rcu_device));
 	p->flush_n = job->timing.flush_bytes > 0 ? (size_t)job->timing.flush_bytes : 2 * (size_t)l2;
+	if (rcu_diag("noflush"))
+		p->flush_n = 0;
 	size_t per = 0;
 	for (int k = 0; k < layout->n_in; k++)
 		if (rcu_is_tensor_input(job, k))
@@ -88,6 +93,8 @@ int rcu_make_plan(const sf_job *job, const sf_ocall *layout, timing_plan *p, cha
 		want = 2;
 	if (want > 8)
 		want = 8;
+	if (rcu_diag("sets1"))
+		want = 1;
 	p->set_bytes = rcu_set_size(job, layout, 4096 + 768 * 8);
 	p->lazy = (size_t)nr * p->round_bytes + p->flush_n + 2 * p->set_bytes > avail;
 	size_t used = (p->lazy ? 1 : (size_t)nr) * p->round_bytes + p->flush_n;
@@ -190,6 +197,8 @@ int rcu_timing_phase(sf_entry_fn fn, sf_job *job, dev_set *sets, const timing_pl
 		int rc;
 		if (use_cupti) {
 			/* window n; rc_timing_done stops at max_iters, so all windows used cannot happen */
+			if (rcu_diag("primer") && rcu_diag_primer_start())
+				cu_fault(cudaErrorLaunchFailure, "starting the diagnostic primer kernel");
 			if (rcu_cupti_window_open(rcu_cupti_now()))
 				break;
 			w0 = sf_now();

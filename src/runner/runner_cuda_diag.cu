@@ -1,0 +1,83 @@
+/*
+ * runner_cuda_diag.cu - timing-parity experiments for solforge-runner-cuda, compiled in only with
+ * -DRCU_DIAG (the `diag-runner` make target builds that runner into build/diag/; the runner that
+ * `make` builds has none of this). tools/gpu_timing_parity.sh runs the same evaluation under each
+ * mode to find what separates the C runner's device time from the PyTorch bridge's for the same
+ * kernel (docs/runner.md, "Timing parity").
+ *
+ * SF_RUNNER_DIAG is a comma list of modes:
+ *   sets1      one timing set (no rotation over 2..8 sets)
+ *   nopoison   no poisoning of the outputs before a timed call
+ *   nol2reset  no reset of the persisting-L2 state before a timed call
+ *   noflush    no L2 flush
+ *   primer     a kernel runs right before the candidate's first kernel (the bridge's marker
+ *              kernel does the same): the runner waits until it has started, opens the window
+ *              and calls the candidate while it spins for ~4 us, so the candidate is queued
+ *              behind a running kernel instead of launched on an idle GPU
+ */
+#ifdef RCU_DIAG
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner/runner_cuda.h"
+
+int rcu_diag(const char *mode)
+{
+	const char *v = getenv("SF_RUNNER_DIAG");
+	if (!v)
+		return 0;
+	size_t n = strlen(mode);
+	for (const char *p = v; *p;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len == n && !strncmp(p, mode, n))
+			return 1;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	return 0;
+}
+
+/* Writes seq to *flag when it starts, then spins for spin_ns on the global timer. */
+__global__ void rcu_diag_primer(volatile unsigned *flag, unsigned seq, unsigned long long spin_ns)
+{
+	unsigned long long t0, t;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+	*flag = seq;
+	__threadfence_system();
+	do
+		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	while (t - t0 < spin_ns);
+}
+
+static volatile unsigned *g_flag;
+static unsigned g_seq;
+
+/* Launches the primer on rcu_stream and returns once it runs (0), or -1 when it did not start
+ * within a second or the mapped flag cannot be allocated. */
+int rcu_diag_primer_start(void)
+{
+	if (!g_flag) {
+		void *p = NULL;
+		if (cudaHostAlloc(&p, sizeof(unsigned), cudaHostAllocMapped) != cudaSuccess)
+			return -1;
+		g_flag = (volatile unsigned *)p;
+		*g_flag = 0;
+	}
+	unsigned seq = ++g_seq;
+	unsigned *dflag = NULL;
+	if (cudaHostGetDevicePointer((void **)&dflag, (void *)g_flag, 0) != cudaSuccess)
+		return -1;
+	rcu_diag_primer<<<1, 32, 0, rcu_stream>>>(dflag, seq, 4000ull);
+	if (cudaGetLastError() != cudaSuccess)
+		return -1;
+	for (long i = 0; *g_flag != seq; i++)
+		if (i > 200000000L)
+			return -1;
+	return 0;
+}
+#endif
