@@ -175,9 +175,13 @@ int rcu_timing_phase(sf_entry_fn fn, sf_job *job, dev_set *sets, const timing_pl
 #ifdef RCU_DIAG
 int rcu_diag(const char *mode);
 int rcu_diag_primer_start(void);
+void rcu_diag_settle(double us);
+void rcu_diag_flush(void *p, size_t n, unsigned v);
 #else
 #define rcu_diag(mode) 0
 #define rcu_diag_primer_start() 0
+#define rcu_diag_settle(us) ((void)0)
+#define rcu_diag_flush(p, n, v) ((void)0)
 #endif
 
 #endif

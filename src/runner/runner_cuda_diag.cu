@@ -14,6 +14,9 @@
  *              kernel does the same): the runner waits until it has started, opens the window
  *              and calls the candidate while it spins for ~4 us, so the candidate is queued
  *              behind a running kernel instead of launched on an idle GPU
+ *   settle     the host waits 50 us after the flush's synchronize before the timed call (the
+ *              bridge's Python dispatch leaves such a gap)
+ *   kflush     the L2 flush by a store kernel (rcu_diag_flush) instead of cudaMemsetAsync
  */
 #ifdef RCU_DIAG
 #include <cuda_runtime.h>
@@ -21,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "runner/runner_cuda.h"
 
@@ -79,5 +83,27 @@ int rcu_diag_primer_start(void)
 		if (i > 200000000L)
 			return -1;
 	return 0;
+}
+
+/* Busy-waits us microseconds on the host's monotonic clock. */
+void rcu_diag_settle(double us)
+{
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	while ((double)(b.tv_sec - a.tv_sec) * 1e6 + (double)(b.tv_nsec - a.tv_nsec) * 1e-3 < us);
+}
+
+__global__ void rcu_diag_fill(uint4 *p, size_t n, unsigned v)
+{
+	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+		p[i] = make_uint4(v, v ^ 1u, v ^ 2u, v ^ 3u);
+}
+
+/* The flush as a store kernel over the buffer (n bytes, 16-byte units; the tail left as it is). */
+void rcu_diag_flush(void *p, size_t n, unsigned v)
+{
+	rcu_diag_fill<<<132 * 8, 512, 0, rcu_stream>>>((uint4 *)p, n / 16, v);
 }
 #endif

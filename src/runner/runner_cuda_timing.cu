@@ -43,9 +43,13 @@ static void prepare_timed_call(dev_set *s, int i, void *flush, size_t flush_n)
 			fprintf(stderr, PROG ": note: cannot reset the persisting L2 state: %s\n",
 				cudaGetErrorName(e1 != cudaSuccess ? e1 : e2));
 	}
-	if (flush_n)
+	if (flush_n && rcu_diag("kflush"))
+		rcu_diag_flush(flush, flush_n, (unsigned)i);
+	else if (flush_n)
 		cu_fault(cudaMemsetAsync(flush, i & 0xff, flush_n, rcu_stream), "flushing the L2");
 	cu_fault(cudaDeviceSynchronize(), "before a timed call");
+	if (rcu_diag("settle"))
+		rcu_diag_settle(50.0);
 }
 
 void rcu_append_note(char *msg, size_t n, const char *fmt, ...)

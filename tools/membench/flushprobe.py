@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""flushprobe.py - does an L2 flush evict a small buffer? The C runner and the PyTorch bridge both
+"flush the L2" before every timed call, by different means (runner: cudaMemsetAsync of 2 x L2 bytes
+with a changing value; bridge: torch zero_() of 2 x L2 bytes; membench: torch fill_ of 256 MB int8).
+On the H200 (session 9) the runner's time of fast.cu's RMSNorm at 16 rows (1.95 us) matched the
+bridge-style harness's time of the same kernel only when the runner did NOT flush (1.57 us): the
+bridge's flush may leave small inputs in L2, which would time PyTorch baselines warm and ours cold.
+
+Method: one process, device busy time between marker kernels (tools/bridge/sf_kspan.py, the bridge's
+own timer). A probe kernel (x.clone() of a small and a mid-size bf16 buffer: one DRAM round trip
+when cold, L2 hits when warm) runs after each flush method; ITERS calls per (method, size), median.
+A flush that works makes the probe as slow as after `evict` (the probe's own buffer written over by a
+read-modify-write of 2 x L2 bytes of OTHER data, then a cudaMemset of the same size) and clearly
+slower than after `none`. Prints a table (us) and the verdict per method.
+
+    python3 tools/membench/flushprobe.py [--iters 40] [--out DIR]
+"""
+import argparse
+import ctypes
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bridge"))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--iters", type=int, default=40)
+    ap.add_argument("--out", default=None)
+    a = ap.parse_args()
+    import torch
+    import sf_kspan
+
+    dev = torch.cuda.current_device()
+    l2 = torch.cuda.get_device_properties(dev).L2_cache_size
+    n2 = 2 * l2
+    cuda = ctypes.CDLL("libcuda.so.1")
+    cuda.cuMemsetD8Async.argtypes = [ctypes.c_uint64, ctypes.c_ubyte, ctypes.c_size_t, ctypes.c_void_p]
+    buf32 = torch.empty(n2 // 4, dtype=torch.int32, device="cuda")
+    buf8 = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+    other = torch.empty(n2 // 4, dtype=torch.int32, device="cuda")
+    k = [0]
+
+    def memset(t, value):
+        stream = torch.cuda.current_stream().cuda_stream
+        r = cuda.cuMemsetD8Async(ctypes.c_uint64(t.data_ptr()), value, t.numel() * t.element_size(),
+                                 ctypes.c_void_p(stream))
+        if r != 0:
+            raise RuntimeError("cuMemsetD8Async failed: %d" % r)
+
+    def step():
+        k[0] += 1
+        return k[0]
+
+    methods = {
+        "none": lambda: None,
+        "bridge: torch zero_ 2xL2 int32": lambda: buf32.zero_(),
+        "membench: torch fill_ 256MB int8": lambda: buf8.fill_(step() & 0x7f),
+        "torch fill_ 2xL2 int32 nonzero": lambda: buf32.fill_(step() | 1),
+        "runner: memset 2xL2 value i&0xff": lambda: memset(buf32, step() & 0xff),
+        "memset 2xL2 value 0": lambda: memset(buf32, 0),
+        "memset 256MB value i|1": lambda: memset(buf8, (step() | 1) & 0xff),
+        "read 2xL2 (sum)": lambda: other.sum(),
+        "torch add_ 1 2xL2 (read+write)": lambda: other.add_(1),
+        "evict: add_ 1 + memset 2xL2": lambda: (other.add_(1), memset(buf32, (step() | 1) & 0xff)),
+    }
+    sizes = {"128KB": 64 << 10, "2MB": 1 << 20}
+    xs = {s: torch.randn(n, dtype=torch.float32, device="cuda").to(torch.bfloat16) for s, n in sizes.items()}
+    rows = []
+    for mname, mfn in methods.items():
+        timer = sf_kspan.KernelSpanTimer(torch, mfn)
+        row = [mname]
+        for s, x in xs.items():
+            x.clone()  # x warm before the first flush, as the inputs are before a timed call
+            torch.cuda.synchronize()
+            got = timer.time_batch(lambda t: t.clone(), [(x,)] * a.iters)
+            row.append(statistics.median(ms for ms, _ in got) * 1e3)
+        rows.append(row)
+    base = {s: rows[0][1 + i] for i, s in enumerate(sizes)}
+    ev = {s: rows[-1][1 + i] for i, s in enumerate(sizes)}
+    lines = ["flushprobe: %s, L2 %d MB, %d calls per cell, median device us of x.clone() after the flush"
+             % (torch.cuda.get_device_name(dev), l2 >> 20, a.iters),
+             "%-36s %9s %9s  %s" % ("flush method", *sizes, "verdict (128KB)")]
+    for r in rows:
+        lo, hi = base["128KB"], ev["128KB"]
+        frac = (r[1] - lo) / (hi - lo) if hi > lo else float("nan")
+        verdict = "evicts" if frac >= 0.8 else "partly" if frac >= 0.3 else "does NOT evict"
+        lines.append("%-36s %9.2f %9.2f  %s (%.2f of the way from none to evict)" % (r[0], r[1], r[2], verdict, frac))
+    text = "\n".join(lines)
+    print(text)
+    if a.out:
+        os.makedirs(a.out, exist_ok=True)
+        with open(os.path.join(a.out, "flushprobe.txt"), "w") as f:
+            f.write(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
