@@ -7,7 +7,9 @@
 # by default: small odd shapes with 64-thread CTAs and a 6 KB shared-memory opt-in, ~90 CPU-seconds), and
 # the calibration copy too) run on a CPU emulation
 # of CUDA (tests/emu/emu.h) and checked element by element against double-precision references of
-# their oracles, over workload, held-out and fallback shapes (tests/emu/emu_test.cpp). No GPU needed:
+# their oracles, over workload, held-out and fallback shapes (tests/emu/emu_test.cpp). The RMSNorm
+# family's session 8 block sum and division (-DRMS_SUM_UNROLL=0 -DRMS_MEAN_MUL=0, kept for side-by-side
+# timing in tools/knobs/s9_norms.txt) run once, on gemma (its odd warp counts). No GPU needed:
 # each .cu is rewritten (its CUDA includes dropped, `k<<<g, b, smem, s>>>(...)` turned into
 # `emu_launch(g, b, k, ...)`, `__shared__` arrays turned into per-block arrays) and built with g++.
 # A list line may end with -D flags (a tuning variant of the same source) and -I folders. Prints each binary's ok/FAIL
@@ -99,6 +101,7 @@ EMU_FUSED_ADD problems/llama/fused_add_rmsnorm_h4096/solutions/fast.cu -Iproblem
 EMU_FUSED_ADD problems/llama/fused_add_rmsnorm_h4096/solutions/fast.cu -Iproblems/llama/fused_add_rmsnorm_h4096/solutions -DRMS_SMALL_T=0
 EMU_GEMMA problems/gemma/gemma_rmsnorm_h5376/solutions/fast.cu -Iproblems/gemma/gemma_rmsnorm_h5376/solutions
 EMU_GEMMA problems/gemma/gemma_rmsnorm_h5376/solutions/fast.cu -Iproblems/gemma/gemma_rmsnorm_h5376/solutions -DRMS_SMALL_T=0
+EMU_GEMMA problems/gemma/gemma_rmsnorm_h5376/solutions/fast.cu -Iproblems/gemma/gemma_rmsnorm_h5376/solutions -DRMS_SUM_UNROLL=0 -DRMS_MEAN_MUL=0
 EMU_QK problems/qwen/qk_rmsnorm_h32_kv4_d128/solutions/fast.cu
 EMU_QK problems/qwen/qk_rmsnorm_h32_kv4_d128/solutions/fast.cu -DQKN_RPT=2 -DQKN_WAVES=1
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions

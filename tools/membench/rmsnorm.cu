@@ -26,7 +26,9 @@
 #include "mb_common.cuh"
 
 /* fast.cu itself (its kernels rms_vec<VPT> and rms_scalar, its host run()), compiled with its own
- * defaults: variant 0 launches its rms_vec<1> exactly as run() does at T <= RMS_SMALL_T. */
+ * defaults: variant 0 launches its rms_vec<1> exactly as run() does at T <= RMS_SMALL_T. Since session 9
+ * that kernel has v15's final sum and mean (rms_rowops.cuh); -DRMS_SUM_UNROLL=0 -DRMS_MEAN_MUL=0 on
+ * the nvcc line rebuilds the session 8 kernel that the run of results/h200/2026-11-30-s9/call2 timed. */
 #include "../../problems/llama/rmsnorm_h4096/solutions/fast.cu"
 
 #define MB_RMS_H 4096
@@ -299,7 +301,7 @@ static void mb_rms_launch_one(const void *x, const void *w, void *y, int64_t T, 
 	const unsigned grid = (unsigned)T;
 	if constexpr (KERN == 0)
 		rms_vec<VPT><<<grid, TH, 0, st>>>((const uint4 *)x, (const uint4 *)w, (uint4 *)y, MB_RMS_H / 8,
-						  (float)MB_RMS_H, eps);
+						  rms_hscale<VPT>(MB_RMS_H), eps);
 	else if constexpr (KERN == 1)
 		mb_rms_k<TH, VPT, VW, F><<<grid, TH, 0, st>>>((const uint32_t *)x, (const uint32_t *)w, (uint32_t *)y,
 							      (float)MB_RMS_H, eps, 0xffffffffu);

@@ -5,7 +5,8 @@
  *
  * One pass over the data: one block per row, the row held in registers as 16-byte vectors (VPT
  * vectors of 8 bf16 per thread, loaded with plain ld.global (RMS_NC 1: ld.global.nc.L1::no_allocate) before any arithmetic, the
- * weight slice loaded alongside), warp-shuffle + shared-memory sum of squares, then the outputs from
+ * weight slice loaded alongside), warp-shuffle + shared-memory sum of squares (its final step
+ * unrolled, the mean as sum * (1/H): session 9), then the outputs from
  * the registers with 16-byte stores. VPT and the block size are chosen per row width so that no
  * slot is wasted (5376: 3 vectors x 224 threads). Rows whose width is not a multiple of 8, pointers
  * that are not 16-byte aligned and rows wider than 512 * 8 vectors take a scalar two-read fallback.
@@ -13,7 +14,10 @@
  *
  * Tuning knobs (-D): RMS_VPT_PREF preferred vectors per thread when several fit equally well,
  * RMS_SMALL_T most rows that take the fewest vectors per thread (5376: 2 x 352 threads; 0 = never),
- * RMS_NC 0 = plain loads instead of ld.global.nc / __ldg, RMS_ST_CS 1 = streaming (evict-first) stores.
+ * RMS_NC 0 = plain loads instead of ld.global.nc / __ldg, RMS_ST_CS 1 = streaming (evict-first) stores,
+ * RMS_SUM_UNROLL 0 / RMS_MEAN_MUL 0 (rms_rowops.cuh) = the block sum's loop and the fp32 division
+ * of session 8 instead of the unrolled final sum and sum * (1/H) at <= 2 vectors per thread
+ * (session 9, NOTES.md).
  */
 // solforge-tune: RMS_VPT_PREF=4,2,8 RMS_SMALL_T=256,0,64 RMS_NC=0,1 RMS_ST_CS=0,1
 #include <cuda_runtime.h>
@@ -35,6 +39,7 @@
 #endif
 #define RMS_MAX_THREADS 512
 #define RMS_FALLBACK_THREADS 256
+#define RMS_ROW_NVEC 672 /* 5376 / 8: the problem's row, whose block sizes get the unrolled block sum (rms_rowops.cuh) */
 
 #include "../../../common/kernels/rms_rowops.cuh"
 
@@ -43,13 +48,15 @@ static __device__ __forceinline__ uint32_t rms_word(uint32_t xw, uint32_t ww, fl
 	return rms_pack(rms_lo(xw) * rstd * (1.0f + rms_lo(ww)), rms_hi(xw) * rstd * (1.0f + rms_hi(ww)));
 }
 
-/* One block per row of nvec 16-byte vectors; thread t holds vectors t, t + blockDim.x, ... */
+/* One block per row of nvec 16-byte vectors; thread t holds vectors t, t + blockDim.x, ...; hs is
+ * rms_hscale<VPT>(H). A block of rms_warps(RMS_ROW_NVEC, VPT) warps (the problem's row) sums its warps'
+ * partials unrolled (rms_block_sum<NW>); other row widths take the loop. */
 template <int VPT>
 __global__ void __launch_bounds__(RMS_MAX_THREADS)
-	rms_vec(const uint4 *__restrict__ x, const uint4 *__restrict__ w, uint4 *__restrict__ y, int nvec, float h,
+	rms_vec(const uint4 *__restrict__ x, const uint4 *__restrict__ w, uint4 *__restrict__ y, int nvec, float hs,
 		float eps)
 {
-	__shared__ float red[32];
+	__shared__ rms_red_t red[RMS_RED_N];
 	const uint4 *xr = x + (size_t)blockIdx.x * (size_t)nvec;
 	uint4 *yr = y + (size_t)blockIdx.x * (size_t)nvec;
 	uint4 xv[VPT], wv[VPT];
@@ -75,8 +82,8 @@ __global__ void __launch_bounds__(RMS_MAX_THREADS)
 			ss += b * b;
 		}
 	}
-	const float total = rms_block_sum(ss, red);
-	const float rstd = rsqrtf(total / h + eps);
+	const float total = rms_block_sum<rms_warps(RMS_ROW_NVEC, VPT)>(ss, (float *)red);
+	const float rstd = rsqrtf(rms_mean<VPT>(total, hs) + eps);
 #pragma unroll
 	for (int k = 0; k < VPT; k++) {
 		const int i = (int)threadIdx.x + k * (int)blockDim.x;
@@ -167,12 +174,12 @@ SF_EXPORT int run(const sf_call *call)
 	const int nvec = (int)(H / 8);
 	const unsigned grid = (unsigned)T;
 	switch (vpt) {
-	case 1: rms_vec<1><<<grid, threads, 0, s>>>(xv, wv, yv, nvec, (float)H, eps); break;
-	case 2: rms_vec<2><<<grid, threads, 0, s>>>(xv, wv, yv, nvec, (float)H, eps); break;
-	case 3: rms_vec<3><<<grid, threads, 0, s>>>(xv, wv, yv, nvec, (float)H, eps); break;
-	case 4: rms_vec<4><<<grid, threads, 0, s>>>(xv, wv, yv, nvec, (float)H, eps); break;
-	case 6: rms_vec<6><<<grid, threads, 0, s>>>(xv, wv, yv, nvec, (float)H, eps); break;
-	case 8: rms_vec<8><<<grid, threads, 0, s>>>(xv, wv, yv, nvec, (float)H, eps); break;
+	case 1: rms_vec<1><<<grid, threads, 0, s>>>(xv, wv, yv, nvec, rms_hscale<1>(H), eps); break;
+	case 2: rms_vec<2><<<grid, threads, 0, s>>>(xv, wv, yv, nvec, rms_hscale<2>(H), eps); break;
+	case 3: rms_vec<3><<<grid, threads, 0, s>>>(xv, wv, yv, nvec, rms_hscale<3>(H), eps); break;
+	case 4: rms_vec<4><<<grid, threads, 0, s>>>(xv, wv, yv, nvec, rms_hscale<4>(H), eps); break;
+	case 6: rms_vec<6><<<grid, threads, 0, s>>>(xv, wv, yv, nvec, rms_hscale<6>(H), eps); break;
+	case 8: rms_vec<8><<<grid, threads, 0, s>>>(xv, wv, yv, nvec, rms_hscale<8>(H), eps); break;
 	default:
 		rms_scalar<<<grid, RMS_FALLBACK_THREADS, 0, s>>>((const __nv_bfloat16 *)x->data,
 								  (const __nv_bfloat16 *)w->data, (__nv_bfloat16 *)y->data,

@@ -7,7 +7,8 @@
  * One pass over the data: one block per row, both input rows held in registers as 16-byte vectors
  * (VPT vectors of 8 bf16 per thread, loaded with plain ld.global (RMS_NC 1: ld.global.nc.L1::no_allocate) before any arithmetic,
  * the weight slice loaded alongside); the rounded sums are stored to residual_out at once and kept
- * in registers; warp-shuffle + shared-memory sum of squares, then the outputs from the registers
+ * in registers; warp-shuffle + shared-memory sum of squares (its final step
+ * unrolled, the mean as sum * (1/H): session 9), then the outputs from the registers
  * with 16-byte stores. VPT and the block size are chosen per row width so that no
  * slot is wasted (4096: 4 vectors x 128 threads; up to RMS_SMALL_T rows: 1 vector x 512 threads, so
  * the per-thread math chain that sets the latency of a small batch is 4x shorter). Rows whose width is not a multiple of 8, pointers
@@ -17,7 +18,10 @@
  * Tuning knobs (-D): RMS_VPT_PREF preferred vectors per thread when several fit equally well,
  * RMS_SMALL_T most rows that take the most threads per row, RMS_NC 0 = plain loads instead of
  * ld.global.nc / __ldg,
- * RMS_ST_CS 1 = streaming (evict-first) stores.
+ * RMS_ST_CS 1 = streaming (evict-first) stores,
+ * RMS_SUM_UNROLL 0 / RMS_MEAN_MUL 0 (rms_rowops.cuh) = the block sum's loop and the fp32 division
+ * of session 8 instead of the unrolled final sum and sum * (1/H) at <= 2 vectors per thread
+ * (session 9, NOTES.md).
  */
 // solforge-tune: RMS_VPT_PREF=4,2,8 RMS_SMALL_T=256,0,64,1024 RMS_NC=0,1 RMS_ST_CS=0,1
 #include <cuda_runtime.h>
@@ -39,6 +43,7 @@
 #endif
 #define RMS_MAX_THREADS 512
 #define RMS_FALLBACK_THREADS 256
+#define RMS_ROW_NVEC 512 /* 4096 / 8: the problem's row, whose block sizes get the unrolled block sum (rms_rowops.cuh) */
 
 #include "../../../common/kernels/rms_rowops.cuh"
 
@@ -55,13 +60,15 @@ static __device__ __forceinline__ uint32_t rms_word(uint32_t xw, uint32_t ww, fl
 	return rms_pack(rms_lo(ww) * n0, rms_hi(ww) * n1);
 }
 
-/* One block per row of nvec 16-byte vectors; thread t holds vectors t, t + blockDim.x, ... */
+/* One block per row of nvec 16-byte vectors; thread t holds vectors t, t + blockDim.x, ...; hs is
+ * rms_hscale<VPT>(H). A block of rms_warps(RMS_ROW_NVEC, VPT) warps (the problem's row) sums its warps'
+ * partials unrolled (rms_block_sum<NW>); other row widths take the loop. */
 template <int VPT>
 __global__ void __launch_bounds__(RMS_MAX_THREADS)
 	rms_vec(const uint4 *__restrict__ x, const uint4 *__restrict__ r, const uint4 *__restrict__ w,
-		uint4 *__restrict__ y, uint4 *__restrict__ r_out, int nvec, float h, float eps)
+		uint4 *__restrict__ y, uint4 *__restrict__ r_out, int nvec, float hs, float eps)
 {
-	__shared__ float red[32];
+	__shared__ rms_red_t red[RMS_RED_N];
 	const size_t off = (size_t)blockIdx.x * (size_t)nvec;
 	const uint4 *xr = x + off, *rr = r + off;
 	uint4 *yr = y + off, *ro = r_out + off;
@@ -101,8 +108,8 @@ __global__ void __launch_bounds__(RMS_MAX_THREADS)
 			ss += b * b;
 		}
 	}
-	const float total = rms_block_sum(ss, red);
-	const float rstd = rsqrtf(total / h + eps);
+	const float total = rms_block_sum<rms_warps(RMS_ROW_NVEC, VPT)>(ss, (float *)red);
+	const float rstd = rsqrtf(rms_mean<VPT>(total, hs) + eps);
 #pragma unroll
 	for (int k = 0; k < VPT; k++) {
 		const int i = (int)threadIdx.x + k * (int)blockDim.x;
@@ -190,12 +197,12 @@ SF_EXPORT int run(const sf_call *call)
 	const int nvec = (int)(H / 8);
 	const unsigned grid = (unsigned)T;
 	switch (vpt) {
-	case 1: rms_vec<1><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, (float)H, eps); break;
-	case 2: rms_vec<2><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, (float)H, eps); break;
-	case 3: rms_vec<3><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, (float)H, eps); break;
-	case 4: rms_vec<4><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, (float)H, eps); break;
-	case 6: rms_vec<6><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, (float)H, eps); break;
-	case 8: rms_vec<8><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, (float)H, eps); break;
+	case 1: rms_vec<1><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, rms_hscale<1>(H), eps); break;
+	case 2: rms_vec<2><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, rms_hscale<2>(H), eps); break;
+	case 3: rms_vec<3><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, rms_hscale<3>(H), eps); break;
+	case 4: rms_vec<4><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, rms_hscale<4>(H), eps); break;
+	case 6: rms_vec<6><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, rms_hscale<6>(H), eps); break;
+	case 8: rms_vec<8><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, rms_hscale<8>(H), eps); break;
 	default:
 		rms_scalar<<<grid, RMS_FALLBACK_THREADS, 0, s>>>(
 			(const __nv_bfloat16 *)x->data, (const __nv_bfloat16 *)r->data, (const __nv_bfloat16 *)w->data,
