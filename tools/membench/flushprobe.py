@@ -13,7 +13,12 @@ A flush that works makes the probe as slow as after `evict` (the probe's own buf
 read-modify-write of 2 x L2 bytes of OTHER data, then a cudaMemset of the same size) and clearly
 slower than after `none`. Prints a table (us) and the verdict per method.
 
-    python3 tools/membench/flushprobe.py [--iters 40] [--out DIR]
+Then the same question for RMSNorm at 16 rows x 4096 (the workload where the evaluator's runner and
+the bridge disagree): torch.compile of the bridge's baseline (problems/common/baselines/torch/norm.py
+rmsnorm) and, with --lib build/membench/rmsnorm.so (tools/gpu_rmsbench.sh builds it), fast.cu's own
+kernel (variant 0) through ctypes, each after no flush, the bridge's flush and the runner's.
+
+    python3 tools/membench/flushprobe.py [--iters 40] [--lib build/membench/rmsnorm.so] [--out DIR]
 """
 import argparse
 import ctypes
@@ -28,6 +33,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--iters", type=int, default=40)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--lib", default=None)
     a = ap.parse_args()
     import torch
     import sf_kspan
@@ -87,6 +93,7 @@ def main():
         frac = (r[1] - lo) / (hi - lo) if hi > lo else float("nan")
         verdict = "evicts" if frac >= 0.8 else "partly" if frac >= 0.3 else "does NOT evict"
         lines.append("%-36s %9.2f %9.2f  %s (%.2f of the way from none to evict)" % (r[0], r[1], r[2], verdict, frac))
+    lines += rmsnorm_rows(torch, sf_kspan, methods, a)
     text = "\n".join(lines)
     print(text)
     if a.out:
@@ -94,6 +101,40 @@ def main():
         with open(os.path.join(a.out, "flushprobe.txt"), "w") as f:
             f.write(text + "\n")
     return 0
+
+
+def rmsnorm_rows(torch, sf_kspan, methods, a):
+    """table lines: RMSNorm t16 implementations after three flush methods (median device us)"""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    ns = {}
+    with open(os.path.join(root, "problems", "common", "baselines", "torch", "norm.py")) as f:
+        exec(compile(f.read(), "norm.py", "exec"), ns)
+    T, H, eps = 16, 4096, 1e-5
+    x = torch.randn(T, H, device="cuda").to(torch.bfloat16)
+    w = (1 + 0.1 * torch.randn(H, device="cuda")).to(torch.bfloat16)
+    y = torch.empty(T, H, device="cuda", dtype=torch.bfloat16)
+    comp = torch.compile(ns["rmsnorm"], dynamic=False)
+    for _ in range(3):
+        comp(x, w, eps)
+    impls = {"torch.compile norm.py rmsnorm t16": lambda: comp(x, w, eps)}
+    if a.lib:
+        lib = ctypes.CDLL(os.path.abspath(a.lib))
+        lib.mb_rms_run.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
+                                   ctypes.c_int64, ctypes.c_float, ctypes.c_void_p]
+        st = lambda: ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        impls["fast.cu kernel (ctypes .so v0) t16"] = lambda: lib.mb_rms_run(0, x.data_ptr(), w.data_ptr(),
+                                                                            y.data_ptr(), T, H, eps, st())
+    pick = ["none", "bridge: torch zero_ 2xL2 int32", "runner: memset 2xL2 value i&0xff"]
+    out = ["", "%-36s %9s %9s %9s" % ("rmsnorm t16 (us)", "none", "bridge", "runner")]
+    for name, fn in impls.items():
+        fn()
+        torch.cuda.synchronize()
+        cells = []
+        for m in pick:
+            got = sf_kspan.KernelSpanTimer(torch, methods[m]).time_batch(lambda: fn(), [()] * a.iters)
+            cells.append(statistics.median(ms for ms, _ in got) * 1e3)
+        out.append("%-36s %9.2f %9.2f %9.2f" % (name, *cells))
+    return out
 
 
 if __name__ == "__main__":
