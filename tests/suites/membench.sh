@@ -57,8 +57,25 @@ if command -v "${NVCC:-nvcc}" >/dev/null 2>&1; then
 		echo "FAIL tools/membench/rmsnorm.cu: nvcc (see $out/rmsnorm_nvcc.log)"
 		F=$((F + 1))
 	fi
+	# the timing-parity runner (docs/runner.md): builds beside the real one, with its modes compiled in
+	if make -s BUILD="${BUILD:-build}" diag-runner >"$out/diag_runner.log" 2>&1 &&
+		grep -q SF_RUNNER_DIAG "${BUILD:-build}/diag/solforge-runner-cuda" &&
+		! grep -q SF_RUNNER_DIAG "${BUILD:-build}/solforge-runner-cuda"; then
+		echo "ok make diag-runner: the modes are in build/diag's runner only"
+		P=$((P + 1))
+	else
+		echo "FAIL make diag-runner (see $out/diag_runner.log)"
+		F=$((F + 1))
+	fi
 fi
-for s in tools/gpu_membw.sh tools/gpu_knobs.sh tools/gpu_rmsbench.sh; do
+if python3 -c "import ast, sys; ast.parse(open('tools/membench/flushprobe.py').read())"; then
+	echo "ok tools/membench/flushprobe.py parses"
+	P=$((P + 1))
+else
+	echo "FAIL tools/membench/flushprobe.py: syntax"
+	F=$((F + 1))
+fi
+for s in tools/gpu_membw.sh tools/gpu_knobs.sh tools/gpu_rmsbench.sh tools/gpu_flushprobe.sh; do
 	if bash -n "$s"; then
 		echo "ok $s parses"
 		P=$((P + 1))
