@@ -18,7 +18,15 @@ NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 	tail -20 "$logs/build_so.log"
 	exit 1
 }
-python3 tools/membench/flushprobe.py --iters "${ITERS:-40}" --lib build/membench/rmsnorm.so --out "$logs" \
+# fast.cu as the evaluator builds a solution (src/core/backend_cuda.c: the shared CUDA runtime)
+"$NVCC" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Xcompiler -fPIC -shared -Iinclude -cudart shared \
+	problems/llama/rmsnorm_h4096/solutions/fast.cu -o build/membench/rmsnorm_eval.so >"$logs/build_eval_so.log" 2>&1 || {
+	echo "gpu_flushprobe: the evaluator-style build of fast.cu failed"
+	tail -20 "$logs/build_eval_so.log"
+	exit 1
+}
+python3 tools/membench/flushprobe.py --iters "${ITERS:-40}" --lib build/membench/rmsnorm.so \
+	--abi build/membench/rmsnorm_eval.so --out "$logs" \
 	>"$logs/stdout.txt" 2>&1
 rc=$?
 grep -v -e Warning -e _warn_once "$logs/stdout.txt" >"$out/summary.txt"

@@ -17,6 +17,7 @@
  *   settle     the host waits 50 us after the flush's synchronize before the timed call (the
  *              bridge's Python dispatch leaves such a gap)
  *   kflush     the L2 flush by a store kernel (rcu_diag_flush) instead of cudaMemsetAsync
+ *   stream0    the timed call gets the legacy default stream instead of the runner's non-blocking one
  */
 #ifdef RCU_DIAG
 #include <cuda_runtime.h>

@@ -197,6 +197,8 @@ int rcu_timing_phase(sf_entry_fn fn, sf_job *job, dev_set *sets, const timing_pl
 		}
 		prepare_timed_call(s, n + 1, flush, p->flush_n);
 		rcu_make_call(&call, s);
+		if (rcu_diag("stream0"))
+			call.stream = NULL;
 		double w0, w1;
 		int rc;
 		if (use_cupti) {

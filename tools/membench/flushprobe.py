@@ -34,6 +34,7 @@ def main():
     ap.add_argument("--iters", type=int, default=40)
     ap.add_argument("--out", default=None)
     ap.add_argument("--lib", default=None)
+    ap.add_argument("--abi", default=None)
     a = ap.parse_args()
     import torch
     import sf_kspan
@@ -124,6 +125,24 @@ def rmsnorm_rows(torch, sf_kspan, methods, a):
         st = lambda: ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         impls["fast.cu kernel (ctypes .so v0) t16"] = lambda: lib.mb_rms_run(0, x.data_ptr(), w.data_ptr(),
                                                                             y.data_ptr(), T, H, eps, st())
+    if a.abi:
+        run = abi_entry(os.path.abspath(a.abi))
+        st = lambda: torch.cuda.current_stream().cuda_stream
+        impls["fast.cu as the evaluator builds it (ABI run) t16"] = lambda: run(x, w, eps, y, st())
+        # the runner's layout: x, w and y in one allocation, 256-byte aligned, from cudaMalloc (cuMemAlloc)
+        cuda = ctypes.CDLL("libcuda.so.1")
+        cuda.cuMemAlloc_v2.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t]
+        base = ctypes.c_uint64(0)
+        nx, nw = T * H * 2, H * 2
+        if cuda.cuMemAlloc_v2(ctypes.byref(base), nx + nw + nx + 1024) != 0:
+            raise RuntimeError("cuMemAlloc failed")
+        px, pw = base.value, base.value + ((nx + 255) // 256) * 256
+        py = pw + ((nw + 255) // 256) * 256
+        torch.cuda.synchronize()
+        cuda.cuMemcpyDtoD_v2.argtypes = [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_size_t]
+        cuda.cuMemcpyDtoD_v2(px, x.data_ptr(), nx)
+        cuda.cuMemcpyDtoD_v2(pw, w.data_ptr(), nw)
+        impls["  same, one cuMemAlloc set like the runner's"] = lambda: run.raw(px, pw, eps, py, T, H, st())
     pick = ["none", "bridge: torch zero_ 2xL2 int32", "runner: memset 2xL2 value i&0xff"]
     out = ["", "%-36s %9s %9s %9s" % ("rmsnorm t16 (us)", "none", "bridge", "runner")]
     for name, fn in impls.items():
@@ -135,6 +154,53 @@ def rmsnorm_rows(torch, sf_kspan, methods, a):
             cells.append(statistics.median(ms for ms, _ in got) * 1e3)
         out.append("%-36s %9.2f %9.2f %9.2f" % (name, *cells))
     return out
+
+
+def abi_entry(path):
+    """a caller of the solution ABI's run(const sf_call *) (include/solforge/solution.h) of a module
+    built as the evaluator builds it, for RMSNorm (hidden_states [T, H] bf16, weight [H] bf16, eps;
+    output [T, H] bf16): f(x, w, eps, y, stream) on torch tensors, f.raw(px, pw, eps, py, T, H, stream)
+    on raw device pointers"""
+    c = ctypes
+
+    class Dev(c.Structure):
+        _fields_ = [("type", c.c_int32), ("id", c.c_int32)]
+
+    class DType(c.Structure):
+        _fields_ = [("code", c.c_uint8), ("bits", c.c_uint8), ("lanes", c.c_uint16)]
+
+    class Tensor(c.Structure):
+        _fields_ = [("data", c.c_void_p), ("device", Dev), ("ndim", c.c_int32), ("dtype", DType),
+                    ("shape", c.POINTER(c.c_int64)), ("strides", c.POINTER(c.c_int64)), ("byte_offset", c.c_uint64)]
+
+    class Call(c.Structure):
+        _fields_ = [("abi_version", c.c_uint32), ("n_inputs", c.c_int32), ("inputs", c.POINTER(Tensor)),
+                    ("scalars", c.POINTER(c.c_double)), ("n_outputs", c.c_int32), ("outputs", c.POINTER(Tensor)),
+                    ("stream", c.c_void_p)]
+
+    lib = c.CDLL(path)
+    lib.run.argtypes = [c.POINTER(Call)]
+    keep = []
+
+    def raw(px, pw, eps, py, T, H, stream):
+        s2 = (c.c_int64 * 2)(T, H)
+        s1 = (c.c_int64 * 1)(H)
+        bf = DType(4, 16, 1)
+        ins = (Tensor * 3)(Tensor(px, Dev(2, 0), 2, bf, s2, None, 0), Tensor(pw, Dev(2, 0), 1, bf, s1, None, 0),
+                           Tensor(None, Dev(2, 0), 0, DType(2, 32, 1), None, None, 0))
+        outs = (Tensor * 1)(Tensor(py, Dev(2, 0), 2, bf, s2, None, 0))
+        sc = (c.c_double * 3)(float("nan"), float("nan"), eps)
+        call = Call(1, 3, ins, sc, 1, outs, stream)
+        keep[:] = [s2, s1, ins, outs, sc, call]
+        r = lib.run(c.byref(call))
+        if r != 0:
+            raise RuntimeError("run returned %d" % r)
+
+    def f(x, w, eps, y, stream):
+        raw(x.data_ptr(), w.data_ptr(), eps, y.data_ptr(), x.shape[0], x.shape[1], stream)
+
+    f.raw = raw
+    return f
 
 
 if __name__ == "__main__":
