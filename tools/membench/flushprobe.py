@@ -143,6 +143,14 @@ def rmsnorm_rows(torch, sf_kspan, methods, a):
         cuda.cuMemcpyDtoD_v2(px, x.data_ptr(), nx)
         cuda.cuMemcpyDtoD_v2(pw, w.data_ptr(), nw)
         impls["  same, one cuMemAlloc set like the runner's"] = lambda: run.raw(px, pw, eps, py, T, H, st())
+        # the same set in an allocation of 2 MB (the size the caching allocator's small segments have)
+        base2 = ctypes.c_uint64(0)
+        if cuda.cuMemAlloc_v2(ctypes.byref(base2), 2 << 20) != 0:
+            raise RuntimeError("cuMemAlloc failed")
+        qx, qw, qy = base2.value, base2.value + (pw - px), base2.value + (py - px)
+        cuda.cuMemcpyDtoD_v2(qx, x.data_ptr(), nx)
+        cuda.cuMemcpyDtoD_v2(qw, w.data_ptr(), nw)
+        impls["  same, the set in a 2 MB cuMemAlloc"] = lambda: run.raw(qx, qw, eps, qy, T, H, st())
     pick = ["none", "bridge: torch zero_ 2xL2 int32", "runner: memset 2xL2 value i&0xff"]
     out = ["", "%-36s %9s %9s %9s" % ("rmsnorm t16 (us)", "none", "bridge", "runner")]
     for name, fn in impls.items():
