@@ -18,6 +18,7 @@
  *              bridge's Python dispatch leaves such a gap)
  *   kflush     the L2 flush by a store kernel (rcu_diag_flush) instead of cudaMemsetAsync
  *   stream0    the timed call gets the legacy default stream instead of the runner's non-blocking one
+ *   set2m      every input set's allocation rounded up to a multiple of 2 MB
  */
 #ifdef RCU_DIAG
 #include <cuda_runtime.h>
