@@ -75,14 +75,30 @@ def busy_us(events):
     return total + (cur_e - cur_s if cur_e is not None else 0.0)
 
 
+def touch_pages(torch, args, stride=65536):
+    """One byte read every `stride` bytes of every contiguous CUDA tensor in args (lists and tuples
+    walked): after an L2 flush, the tensors' address translations are warm again while their data
+    stays cold (one sector per 64 KiB). The C runner does the same to its input sets (docs/runner.md,
+    "Timing parity"), so both sides time their first accesses with warm translations."""
+    stack = list(args)
+    while stack:
+        a = stack.pop()
+        if isinstance(a, (list, tuple)):
+            stack.extend(a)
+        elif isinstance(a, torch.Tensor) and a.is_cuda and a.numel() > 0 and a.is_contiguous():
+            a.detach().reshape(-1).view(torch.uint8)[::stride].max()
+
+
 class KernelSpanTimer:
-    """Times calls as device spans (see the module comment). flush() is the caller's L2 flush."""
+    """Times calls as device spans (see the module comment). flush() is the caller's L2 flush;
+    touch(args), if given, runs after it and before the call's first marker."""
 
     method = "cupti"
 
-    def __init__(self, torch, flush):
+    def __init__(self, torch, flush, touch=None):
         self.torch = torch
         self.flush = flush
+        self.touch = touch  # touch(args): after the flush, before the markers (address translations)
         self.mark = torch.full((1,), 12, dtype=torch.int32, device="cuda")
         from torch.profiler import ProfilerActivity, profile
         self.profile = profile
@@ -95,6 +111,8 @@ class KernelSpanTimer:
         with self.profile(activities=self.activities) as prof:
             for args in args_list:
                 self.flush()
+                if self.touch is not None:
+                    self.touch(args)
                 torch.cuda.synchronize()
                 self.mark.gcd_(self.mark)
                 ret = fn(*args)
