@@ -19,8 +19,8 @@
  *   kflush     the L2 flush by a store kernel (rcu_diag_flush) instead of cudaMemsetAsync
  *   stream0    the timed call gets the legacy default stream instead of the runner's non-blocking one
  *   set2m      every input set's allocation rounded up to a multiple of 2 MB
- *   notouch    no read per 64 KiB of the set after the flush (the runner before session 9's parity
- *              fix: the candidate's first accesses pay cold address translations)
+ *   touch      after the flush, one read per 64 KiB of the set's allocation (address translations
+ *              warm, data cold; runner_cuda_timing.cu's touch_set)
  */
 #ifdef RCU_DIAG
 #include <cuda_runtime.h>

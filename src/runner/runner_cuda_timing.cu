@@ -17,11 +17,10 @@
 
 static int g_l2_note; /* the persisting-L2 note printed once */
 
-/* One read every RCU_TOUCH_STRIDE bytes of the set's allocation: after the flush, the address
- * translations of the candidate's tensors are warm again (the data stays cold: one 32-byte sector per
- * 64 KiB is brought into L2). Without it a small call pays a page walk through DRAM that the PyTorch
- * bridge's calls do not (their inputs share pages with tensors the bridge touches right before the
- * call; docs/runner.md, "Timing parity": 0.4-0.5 µs at 16 rows of RMSNorm on the H200). */
+/* Diagnostic mode `touch` (runner_cuda_diag.cu): one read every RCU_TOUCH_STRIDE bytes of the set's
+ * allocation after the flush, so the address translations of the candidate's tensors are warm while
+ * the data stays cold (one 32-byte sector per 64 KiB). Measured in session 9 (docs/runner.md, "Timing
+ * parity"): no effect on the runner's time, so it is not part of the timed call. */
 #define RCU_TOUCH_STRIDE 65536
 __device__ unsigned rcu_touch_sink;
 __global__ void rcu_touch(const unsigned char *p, size_t n)
@@ -44,7 +43,7 @@ static void touch_set(const dev_set *s)
 
 /* Before every warm-up and timed call: fresh poison in the set's outputs (a result cached from an
  * earlier call on the same buffers must be written again), the persisting-L2 state reset, the L2
- * flushed, the set's address translations warmed (touch_set), everything finished. */
+ * flushed, everything finished. */
 static void prepare_timed_call(dev_set *s, int i, void *flush, size_t flush_n)
 {
 	for (int k = 0; k < s->c.n_out && !rcu_diag("nopoison"); k++)
@@ -72,7 +71,7 @@ static void prepare_timed_call(dev_set *s, int i, void *flush, size_t flush_n)
 		rcu_diag_flush(flush, flush_n, (unsigned)i);
 	else if (flush_n)
 		cu_fault(cudaMemsetAsync(flush, i & 0xff, flush_n, rcu_stream), "flushing the L2");
-	if (!rcu_diag("notouch"))
+	if (rcu_diag("touch"))
 		touch_set(s);
 	cu_fault(cudaDeviceSynchronize(), "before a timed call");
 	if (rcu_diag("settle"))

@@ -78,8 +78,8 @@ def busy_us(events):
 def touch_pages(torch, args, stride=65536):
     """One byte read every `stride` bytes of every contiguous CUDA tensor in args (lists and tuples
     walked): after an L2 flush, the tensors' address translations are warm again while their data
-    stays cold (one sector per 64 KiB). The C runner does the same to its input sets (docs/runner.md,
-    "Timing parity"), so both sides time their first accesses with warm translations."""
+    stays cold (one sector per 64 KiB). A timing-parity experiment (tools/membench/flushprobe.py's
+    runner+touch column, docs/runner.md "Timing parity"); the bridge does not use it."""
     stack = list(args)
     while stack:
         a = stack.pop()

@@ -425,7 +425,7 @@ class Timer:
             self.flush_buf = torch.empty(flush_bytes // 4, dtype=torch.int32, device="cuda")
             self.ev = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
             if os.environ.get("SOLFORGE_BRIDGE_TIMING", "cupti") != "events":
-                self.spans = sf_kspan.KernelSpanTimer(torch, self.flush, self.touch)
+                self.spans = sf_kspan.KernelSpanTimer(torch, self.flush)
                 self.method = self.spans.method
         self.flush_bytes = flush_bytes
 
@@ -435,15 +435,9 @@ class Timer:
         else:
             self.flush_buf += 1.0
 
-    def touch(self, args):
-        """after the flush: the inputs' address translations warm, as the C runner's (sf_kspan.touch_pages)"""
-        if self.method != "clock":
-            sf_kspan.touch_pages(self.codec.torch, args)
-
     def time_call(self, fn, args):
         """One call after a flush; its milliseconds (events or clock) in self.last_ms."""
         self.flush()
-        self.touch(args)
         if self.method != "clock":
             a, b = self.ev
             a.record()
