@@ -544,12 +544,13 @@ static int launch(unsigned grid, cudaStream_t stream, const sf_call *call, const
 		attr_done = 1;
 	}
 	const sf_tensor *in = call->inputs;
-#if SF_PREFILL_WGMMA == 7 /* v7 also takes the unit counter: the int after n_items in the scratch header */
+#if SF_PREFILL_WGMMA == 7 /* v7 also takes the unit counter (the int after n_items) and the store sink (scratch
+			   * header bytes 256 ..; the items start at 256 + P7_SINK_BYTES) */
 	ATTEND_KERNEL(PS)<<<grid, ATTEND_THREADS, ATTEND_SMEM, stream>>>(
 		(const __nv_bfloat16 *)in[0].data, (const __nv_bfloat16 *)in[1].data, (const __nv_bfloat16 *)in[2].data,
 		(const int32_t *)in[3].data, (const int32_t *)in[4].data, (const int32_t *)in[5].data, last, ps,
-		scale_log2, items, n_items, (int *)n_items + 1, (__nv_bfloat16 *)call->outputs[0].data,
-		(float *)call->outputs[1].data);
+		scale_log2, items, n_items, (int *)n_items + 1, (unsigned char *)n_items + 256,
+		(__nv_bfloat16 *)call->outputs[0].data, (float *)call->outputs[1].data);
 #else
 	ATTEND_KERNEL(PS)<<<grid, ATTEND_THREADS, ATTEND_SMEM, stream>>>(
 		(const __nv_bfloat16 *)in[0].data, (const __nv_bfloat16 *)in[1].data, (const __nv_bfloat16 *)in[2].data,
@@ -585,11 +586,16 @@ SF_EXPORT int run(const sf_call *call)
 	const int64_t max_items = total_q / ITEM_TOK + batch; /* >= sum of ceil(qo_len / ITEM_TOK) */
 	if (max_items * HKV > INT32_MAX)
 		return SF_ERR_UNSUPPORTED;
-	char *s = (char *)scratch(256 + sizeof(work_item) * (size_t)max_items);
+#if SF_PREFILL_WGMMA == 7
+	const size_t head = 256 + P7_SINK_BYTES; /* n_items, v7's counter; v7's store sink */
+#else
+	const size_t head = 256;
+#endif
+	char *s = (char *)scratch(head + sizeof(work_item) * (size_t)max_items);
 	if (!s)
 		return SF_ERR_CUDA;
 	int *n_items = (int *)s;
-	work_item *items = (work_item *)(s + 256);
+	work_item *items = (work_item *)(s + head);
 
 	prefill_plan<ITEM_TOK><<<1, PLAN_THREADS, 0, stream>>>((const int32_t *)in[3].data, batch, items, n_items);
 #if SF_PREFILL_WGMMA == 7 /* persistent: at most one CTA per SM, each walking units */

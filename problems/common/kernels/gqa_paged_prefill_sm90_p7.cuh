@@ -34,6 +34,7 @@
 
 #define P7_THREADS P6_THREADS
 #define P7_SMEM_BYTES P6_SMEM_BYTES
+#define P7_SINK_BYTES 512 /* store_rows's sink: one row of O (256 B) and one lse */
 #ifndef P7_PROD_REGS
 #define P7_PROD_REGS 88 /* setmaxnreg.dec of the producer warpgroup (ptxas spills it at 80: 12 B) */
 #endif
@@ -91,56 +92,52 @@ __device__ __forceinline__ void pv128(float (&o)[64], const uint32_t (&pa)[P5_BN
 		sfwg::wgmma_m64n128k16_rs_tb(o, pa[kk], sfpp::desc_add(dvt, kk * 2048));
 }
 
-/* wg_store_rows for a loop: O / l rounded to bf16 for both rows on every lane first (the accumulator
- * registers are read outside any branch, so ptxas needs no warpgroup.arrive in a divergent path before
- * the next unit's wgmmas reuse them), then the stores of the rows that are real tokens */
-__device__ __forceinline__ void store_rows(float (&o)[64], float l_a, float l_b, float m_a, float m_b, int tok_a,
-					   int tok_b, int ntok, int g, int c, int tok0, int kvh,
-					   __nv_bfloat16 *__restrict__ out, float *__restrict__ lse)
+/* the row sums spread over a quad's 4 lanes, summed (wg_store_rows's first step; done before the unit's last
+ * PV: shuffles between it and the stores made ptxas serialize the wgmmas, C7520) */
+__device__ __forceinline__ void quad_sum(float &l_a, float &l_b)
 {
 	l_a += __shfl_xor_sync(0xffffffffu, l_a, 1);
 	l_a += __shfl_xor_sync(0xffffffffu, l_a, 2);
 	l_b += __shfl_xor_sync(0xffffffffu, l_b, 1);
 	l_b += __shfl_xor_sync(0xffffffffu, l_b, 2);
+}
+
+/* wg_store_rows's contract with l_a, l_b already summed over the quad (quad_sum, before the last PV),
+ * branch-free: every lane stores unconditionally, the rows that are padding (token >= ntok) and the lse
+ * of lanes c != 0 into `sink` (P7_SINK_BYTES of scratch nobody reads) instead of being branched around or
+ * predicated off (either, with the accumulators read inside the unit loop, made ptxas serialize the
+ * wgmmas: C7520) */
+__device__ __forceinline__ void store_rows(const float (&o)[64], float l_a, float l_b, float m_a, float m_b, int tok_a,
+					   int tok_b, int ntok, int g, int c, int tok0, int kvh,
+					   __nv_bfloat16 *__restrict__ out, float *__restrict__ lse, unsigned char *sink)
+{
 	const float inv_a = 1.0f / l_a, inv_b = 1.0f / l_b;
-	uint32_t pk[D / 8][2];
+	const int hh = g & 3; /* rows a and b have the same head (rows differ by 8 = 2 tokens) */
+	const size_t row_a = (size_t)(tok0 + tok_a) * HQ + kvh * GRP + hh, row_b = row_a + 2 * HQ;
+	__nv_bfloat16 *oa = tok_a < ntok ? out + row_a * D : (__nv_bfloat16 *)sink;
+	__nv_bfloat16 *ob = tok_b < ntok ? out + row_b * D : (__nv_bfloat16 *)sink;
 #pragma unroll
 	for (int j = 0; j < D / 8; j++) {
-		pk[j][0] = pack_bf16(o[4 * j] * inv_a, o[4 * j + 1] * inv_a);
-		pk[j][1] = pack_bf16(o[4 * j + 2] * inv_b, o[4 * j + 3] * inv_b);
-		asm volatile("" : "+r"(pk[j][0]), "+r"(pk[j][1]));
+		*(uint32_t *)(oa + j * 8 + 2 * c) = pack_bf16(o[4 * j] * inv_a, o[4 * j + 1] * inv_a);
+		*(uint32_t *)(ob + j * 8 + 2 * c) = pack_bf16(o[4 * j + 2] * inv_b, o[4 * j + 3] * inv_b);
 	}
-	const int hh = g & 3; /* rows a and b have the same head (rows differ by 8 = 2 tokens) */
-	if (tok_a < ntok) {
-		const size_t row = (size_t)(tok0 + tok_a) * HQ + kvh * GRP + hh;
-#pragma unroll
-		for (int j = 0; j < D / 8; j++)
-			*(uint32_t *)(out + row * D + j * 8 + 2 * c) = pk[j][0];
-		if (c == 0)
-			lse[row] = m_a + log2f(l_a);
-	}
-	if (tok_b < ntok) {
-		const size_t row = (size_t)(tok0 + tok_b) * HQ + kvh * GRP + hh;
-#pragma unroll
-		for (int j = 0; j < D / 8; j++)
-			*(uint32_t *)(out + row * D + j * 8 + 2 * c) = pk[j][1];
-		if (c == 0)
-			lse[row] = m_b + log2f(l_b);
-	}
+	*(tok_a < ntok && c == 0 ? lse + row_a : (float *)(sink + D * 2)) = m_a + log2f(l_a);
+	*(tok_b < ntok && c == 0 ? lse + row_b : (float *)(sink + D * 2)) = m_b + log2f(l_b);
 }
 
 } /* namespace sfp7 */
 
 /* prefill_attend_p6's contract, persistent: the grid may be smaller than n_items x HKV; counter points
- * to an int that is 0 at launch (prefill_plan sets it) */
+ * to an int that is 0 at launch (prefill_plan sets it); sink to P7_SINK_BYTES of scratch that padding
+ * rows' stores go to (never read) */
 template <int PS>
 __global__ void __launch_bounds__(P7_THREADS, 1)
 prefill_attend_p7(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k_cache,
 		  const __nv_bfloat16 *__restrict__ v_cache, const int32_t *__restrict__ qo_indptr,
 		  const int32_t *__restrict__ kv_indptr, const int32_t *__restrict__ kv_indices,
 		  const int32_t *__restrict__ last_len, int ps_rt, float scale_log2, const work_item *__restrict__ items,
-		  const int *__restrict__ n_items, int *__restrict__ counter, __nv_bfloat16 *__restrict__ out,
-		  float *__restrict__ lse)
+		  const int *__restrict__ n_items, int *__restrict__ counter, unsigned char *sink,
+		  __nv_bfloat16 *__restrict__ out, float *__restrict__ lse)
 {
 	extern __shared__ __align__(128) unsigned char smem[]; /* rounded up to 1024 below */
 	__shared__ __align__(8) uint64_t bars[4 * P5_STAGES + 1]; /* full_k, full_v, empty_k, empty_v, empty_q */
@@ -338,6 +335,7 @@ prefill_attend_p7(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__re
 			st = st == 2 ? 0 : st + 1;
 			ph ^= st == 0 ? 1u : 0u;
 		}
+		sfp7::quad_sum(l_a, l_b);
 		/* the unit's last PV (V published by the producer's flush), then its V stage released */
 		{
 			const int sl = st == 0 ? 2 : st - 1;
@@ -351,7 +349,7 @@ prefill_attend_p7(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__re
 			sfwg::mbar_arrive(EMPTY_V(sl));
 		}
 		/* finish: the row sums, O / l and the log-sum-exp of rows a and b */
-		sfp7::store_rows(o, l_a, l_b, m_a, m_b, tok_a, tok_b, ntok, g, c, row0, kvh, out, lse);
+		sfp7::store_rows(o, l_a, l_b, m_a, m_b, tok_a, tok_b, ntok, g, c, row0, kvh, out, lse, sink);
 	}
 #undef FULL_K
 #undef FULL_V
