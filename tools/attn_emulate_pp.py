@@ -278,6 +278,10 @@ class Sim:
         self.read_rel = [set() for _ in self.ag]  # (buf, tile, reader) retired reads released / acquired
         self.loads, self.seen = {}, {}
 
+    def per(self, key):
+        """tiles per phase of mbarrier `key` (a ring barrier completes once per ST tiles)"""
+        return ST
+
     def mbar(self, key):
         return self.mb.setdefault(key, {"phase": 0, "arr": set(), "rel": set(), "done": []})
 
@@ -288,9 +292,9 @@ class Sim:
         e = self.ev[w][self.pc[w]]
         if e[0] == "mwait":
             ph = self.mbar(e[1])["phase"]
-            if ph >= e[3] // ST + 2:
-                raise ProtocolError(f"wg{w} {e}: the barrier is {ph - e[3] // ST - 1} phases past the one "
-                                    f"meant (tile {e[3]}): the parity wait aliases")
+            if ph >= e[3] // self.per(e[1]) + 2:
+                raise ProtocolError(f"wg{w} {e}: the barrier is {ph - e[3] // self.per(e[1]) - 1} phases past the "
+                                    f"one meant (tile {e[3]}): the parity wait aliases")
             return (ph & 1) == e[2]  # try_wait.parity p passes once the current phase's parity is not p
         return False
 
@@ -347,9 +351,9 @@ class Sim:
                 m["arr"], m["rel"] = set(), set()
         elif k == "mwait":
             m = self.mbar(e[1])
-            if m["phase"] != e[3] // ST + 1:
+            if m["phase"] != e[3] // self.per(e[1]) + 1:
                 raise ProtocolError(f"{at}: passed with {m['phase']} phases complete; tile {e[3]} needs exactly "
-                                    f"{e[3] // ST + 1}")
+                                    f"{e[3] // self.per(e[1]) + 1}")
             for rel in m["done"]:
                 (self.acq[w] if e[1][0] in ("FK", "FV") else self.read_rel[w]).update(rel)
         elif k == "bsync":
@@ -416,6 +420,10 @@ class Sim:
             self.step(cur)
         if any(self.wg) or any(self.wcur):
             raise ProtocolError("wgmma groups still in flight at the end")
+        self.final_checks()
+
+    def final_checks(self):
+        """balanced named barriers; every tile gathered once and read once per reader"""
         for b in (1, 2):
             if self.nb[b]:
                 raise ProtocolError(f"named barrier {b} ends with a partial phase {sorted(self.nb[b])}")
@@ -692,15 +700,21 @@ def main():
     ap.add_argument("--seeds", type=int, default=1, help="random compositions per page size")
     ap.add_argument("--schedules", type=int, default=6, help="random interleavings per tile count")
     ap.add_argument("--mutate", choices=("noempty", "pubearly", "parity", "turn", "arrive2", "slotv", "vote", "limmin",
-                                         "evpar", "khalf", "nofence", "ekearly"))
+                                         "evpar", "khalf", "nofence", "ekearly", "noeq", "infoearly", "noflush",
+                                         "nolastv", "acc1", "eqearly"))
     ap.add_argument("--protocol-only", action="store_true")
     ap.add_argument("--quick", action="store_true", help="one small ragged ps16 composition, early mode (CI)")
     ap.add_argument("--pingpong", type=int, choices=(0, 1), default=1,
                     help="0: the variant without turn barriers (-DSF_PREFILL_WGMMA=4, v3np)")
-    ap.add_argument("--variant", type=int, choices=(3, 5, 6), default=3,
+    ap.add_argument("--variant", type=int, choices=(3, 5, 6, 7), default=3,
                     help="5: version 5 (-DSF_PREFILL_WGMMA=5: 128-key tiles, 3 stages, no turns); 6: version 6 "
-                         "(-DSF_PREFILL_WGMMA=6: v5 with a producer warpgroup)")
+                         "(-DSF_PREFILL_WGMMA=6: v5 with a producer warpgroup); 7: version 7 (persistent v6: "
+                         "tools/attn_emulate_p7.py)")
+    ap.add_argument("--ctas", type=int, default=3, help="--variant 7: persistent CTAs per composition")
     args = ap.parse_args()
+    if args.variant == 7:
+        import attn_emulate_p7
+        return attn_emulate_p7.main7(args)
     if args.mutate:
         MUT.add(args.mutate)
     set_variant(args.variant if args.variant >= 5 or args.pingpong else 4)

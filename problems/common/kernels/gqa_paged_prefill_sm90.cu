@@ -25,7 +25,9 @@
  * below 100 tokens: ATTN_NOTES.md); 6 version 6 (gqa_paged_prefill_sm90_p6.cuh: v5 with a producer
  * warpgroup doing every gather, setmaxnreg, 384 threads; the default since session 8: every bundled
  * workload of both page sizes and the 7 held-out ps1 compositions PASSED on the H200, 1.09-1.50x v5
- * on 7 of the 9 ps1 workloads of >= 512 tokens, q1000 1% and b16-q8192 4.4% slower: ATTN_NOTES.md); 0
+ * on 7 of the 9 ps1 workloads of >= 512 tokens, q1000 1% and b16-q8192 4.4% slower: ATTN_NOTES.md); 7
+ * version 7 (gqa_paged_prefill_sm90_p7.cuh: v6 made persistent, at most one CTA per SM walking work
+ * units from a counter that prefill_plan zeroes; opt-in, not yet run on a GPU: PREFILL_NOTES.md); 0
  * keeps the mma.sync kernel below.
  */
 #include <cuda_runtime.h>
@@ -128,8 +130,12 @@ prefill_plan(const int32_t *__restrict__ qo_indptr, int batch, work_item *__rest
 			carry += warp_sum[PLAN_THREADS / 32 - 1];
 		__syncthreads();
 	}
-	if (tid == 0)
+	if (tid == 0) {
 		*n_items = carry;
+#if SF_PREFILL_WGMMA == 7
+		n_items[1] = 0; /* v7's unit counter (prefill_attend_p7): zero before every attend launch */
+#endif
+	}
 }
 
 /* byte offset of 16-byte chunk ch (0..15) of row `row` in a swizzled [rows][256 B] tile */
@@ -457,6 +463,12 @@ __device__ __forceinline__ void wg_store_rows(const float *o, float l_a, float l
 #define ATTEND_SMEM P6_SMEM_BYTES
 #define ATTEND_THREADS P6_THREADS
 #define ITEM_TOK PP_TOK
+#elif SF_PREFILL_WGMMA == 7
+#include "gqa_paged_prefill_sm90_p7.cuh"
+#define ATTEND_KERNEL(PS) prefill_attend_p7<PS>
+#define ATTEND_SMEM P7_SMEM_BYTES
+#define ATTEND_THREADS P7_THREADS
+#define ITEM_TOK PP_TOK
 #elif SF_PREFILL_WGMMA == 5
 #include "gqa_paged_prefill_sm90_p5.cuh"
 #define ATTEND_KERNEL(PS) prefill_attend_p5<PS>
@@ -502,6 +514,24 @@ static void *scratch(size_t bytes)
 	return g_scratch;
 }
 
+#if SF_PREFILL_WGMMA == 7
+/* The SM count of the current device (cudaDevAttrMultiProcessorCount, queried once per device), 0 when
+ * the query fails. */
+static int sm_count(void)
+{
+	static int dev_done = -1, count;
+	int dev;
+	if (cudaGetDevice(&dev) != cudaSuccess)
+		return 0;
+	if (dev != dev_done) {
+		if (cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+			return 0;
+		dev_done = dev;
+	}
+	return count;
+}
+#endif
+
 template <int PS>
 static int launch(unsigned grid, cudaStream_t stream, const sf_call *call, const int32_t *last, int ps, float scale_log2,
 		  const work_item *items, const int *n_items)
@@ -514,10 +544,19 @@ static int launch(unsigned grid, cudaStream_t stream, const sf_call *call, const
 		attr_done = 1;
 	}
 	const sf_tensor *in = call->inputs;
+#if SF_PREFILL_WGMMA == 7 /* v7 also takes the unit counter (the int after n_items) and the store sink (scratch
+			   * header bytes 256 ..; the items start at 256 + P7_SINK_BYTES) */
+	ATTEND_KERNEL(PS)<<<grid, ATTEND_THREADS, ATTEND_SMEM, stream>>>(
+		(const __nv_bfloat16 *)in[0].data, (const __nv_bfloat16 *)in[1].data, (const __nv_bfloat16 *)in[2].data,
+		(const int32_t *)in[3].data, (const int32_t *)in[4].data, (const int32_t *)in[5].data, last, ps,
+		scale_log2, items, n_items, (int *)n_items + 1, (unsigned char *)n_items + 256,
+		(__nv_bfloat16 *)call->outputs[0].data, (float *)call->outputs[1].data);
+#else
 	ATTEND_KERNEL(PS)<<<grid, ATTEND_THREADS, ATTEND_SMEM, stream>>>(
 		(const __nv_bfloat16 *)in[0].data, (const __nv_bfloat16 *)in[1].data, (const __nv_bfloat16 *)in[2].data,
 		(const int32_t *)in[3].data, (const int32_t *)in[4].data, (const int32_t *)in[5].data, last, ps,
 		scale_log2, items, n_items, (__nv_bfloat16 *)call->outputs[0].data, (float *)call->outputs[1].data);
+#endif
 	return SF_OK;
 }
 
@@ -547,14 +586,26 @@ SF_EXPORT int run(const sf_call *call)
 	const int64_t max_items = total_q / ITEM_TOK + batch; /* >= sum of ceil(qo_len / ITEM_TOK) */
 	if (max_items * HKV > INT32_MAX)
 		return SF_ERR_UNSUPPORTED;
-	char *s = (char *)scratch(256 + sizeof(work_item) * (size_t)max_items);
+#if SF_PREFILL_WGMMA == 7
+	const size_t head = 256 + P7_SINK_BYTES; /* n_items, v7's counter; v7's store sink */
+#else
+	const size_t head = 256;
+#endif
+	char *s = (char *)scratch(head + sizeof(work_item) * (size_t)max_items);
 	if (!s)
 		return SF_ERR_CUDA;
 	int *n_items = (int *)s;
-	work_item *items = (work_item *)(s + 256);
+	work_item *items = (work_item *)(s + head);
 
 	prefill_plan<ITEM_TOK><<<1, PLAN_THREADS, 0, stream>>>((const int32_t *)in[3].data, batch, items, n_items);
+#if SF_PREFILL_WGMMA == 7 /* persistent: at most one CTA per SM, each walking units */
+	const int sms = sm_count();
+	if (sms < 1)
+		return SF_ERR_CUDA;
+	const unsigned grid = (unsigned)(max_items * HKV < sms ? max_items * HKV : sms);
+#else
 	const unsigned grid = (unsigned)(max_items * HKV);
+#endif
 	int rc;
 	if (ps == 1)
 		rc = launch<1>(grid, stream, call, last, ps, scale_log2, items, n_items);
