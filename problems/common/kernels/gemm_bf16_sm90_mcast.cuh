@@ -33,6 +33,7 @@
  */
 #pragma once
 #include "gemm_bf16_sm90_wgmma.cuh"
+#include "gemm_bf16_sm90_config.cuh" /* SF_GEMM_MCAST_FENCE, SF_GEMM_MCAST_SHARE */
 
 namespace sfgemm {
 
