@@ -421,16 +421,15 @@ int launch_v3(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, 
 		v3_trace(M, N, K, p, "FALLBACK mma.sync (no TMA map)");
 		return launch_mma(A, B, C, M, N, K, stream);
 	}
-#if SF_GEMM_MCAST /* version 8: v3a's unsplit 256 / 192 plan on clusters of 2 sharing W (box BN / 2) */
-	if (!p.pair && !p.cluster && M >= SF_GEMM_MCAST_MIN_M && (p.bn == 256 || p.bn == 192) &&
-	    !make_map(&mb, B, N, K, p.bn / 2)) {
-		const int rc = p.bn == 256 ? sfgemm::mc_launch<256>(ma, mb, C, M, N, K, sm_count(), stream)
-					   : sfgemm::mc_launch<192>(ma, mb, C, M, N, K, sm_count(), stream);
+#if SF_GEMM_MCAST /* version 8: v3a's unsplit 256 / 192 plan on clusters of 2 sharing W (its map: box BN / 2) */
+	CUtensorMap mbh;
+	if (!p.pair && !p.cluster && p.splits == 1 && M >= SF_GEMM_MCAST_MIN_M && (p.bn == 256 || p.bn == 192) &&
+	    !make_map(&mbh, B, N, K, p.bn / 2)) {
+		const int rc = p.bn == 256 ? sfgemm::mc_launch<256>(ma, mbh, C, M, N, K, sm_count(), stream)
+					   : sfgemm::mc_launch<192>(ma, mbh, C, M, N, K, sm_count(), stream);
 		v3_trace(M, N, K, p, rc == 0 ? "launched mcast" : (rc < 0 ? "FALLBACK v3a (mcast launch refused)" : "mcast adds a wave: v3a"));
 		if (rc == 0)
 			return SF_OK;
-		if (make_map(&mb, B, N, K, p.bn))
-			return launch_mma(A, B, C, M, N, K, stream);
 	}
 #endif
 	if (p.pair || p.cluster) {
