@@ -67,7 +67,8 @@
 #   mcr     mc with -DSF_GEMM_MCAST_FENCE=1: the remote release as v3p wrote it (.release.cluster: a MEMBAR.ALL.GPU
 #                                                  per arrive; does the fence explain v3p's 0.71x?)
 #   mcn     mc with -DSF_GEMM_MCAST_SHARE=0: the same clusters and barriers, each CTA loads all of W (the lockstep's cost)
-#           mc / mcr / mcn hang if the two-CTA barrier protocol is wrong: their precheck ($MS_MC) runs them alone under a timeout
+#           mc / mcr / mcn hang if the two-CTA barrier protocol is wrong: their precheck ($MS_MC) runs them alone under a timeout;
+#           with v3a among CANDS the summary adds each candidate's geomean time ratio against v3a
 #   sm5old  sm5 with the first, racy release order (-DSF_GEMM_SM5_RELEASE=0): the control, expected to FAIL
 #                                                  at 28672 x 4096 (GEMM_NOTES.md "Version 5: the ring race")
 # v3, v3p, midm (and midm_s*) and sm5 print the plan of each new shape to stderr (SF_GEMM_V3_TRACE / SF_GEMM_MIDM_TRACE, in
@@ -339,6 +340,12 @@ fi
 table=""
 if [ -f "$logs/check.log" ]; then
 	table=$(python3 tools/gemm_dev/gemm_table.py "$logs/check.log" --default v2 --side)
+	# the v8 run's question is mc* against v3a (the default's large-M plan), not against v2
+	case " ${CANDS//[,+]/ } " in *" v3a "*" mc"* | *" mc"*" v3a "*)
+		table+=$'\n'"against v3a instead of v2:"$'\n'$(python3 tools/gemm_dev/gemm_table.py "$logs/check.log" --default v3a |
+			sed -n '/^candidates vs the default/,/^failed/p' | grep -v '^failed')
+		;;
+	esac
 fi
 echo "$table" >"$logs/table.txt"
 {
