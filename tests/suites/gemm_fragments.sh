@@ -9,11 +9,12 @@
 # reads, mma.sync, slab and rank-share cluster reduction; M 1..16, odd N/K, 1..8 splits; and its ring
 # protocol, mbarrier parity and stage release order under random interleavings); the
 # ping-pong kernel (tools/gemm_dev/emulate_pingpong.py: schedule, accumulator map of 128 x 128 / 64 x 256
-# consumer tiles, and the named-barrier turn order with the ring under all interleavings); the
+# consumer tiles, and the named-barrier turn order with the ring under all interleavings); the v8 clustered
+# kernel (tools/gemm_dev/emulate_mcast.py: pair schedule, W halves, wave rule, two-CTA ring protocol); the
 # generated wgmma wrappers are up to date (gen_wgmma_ops.py --check); and, where nvcc exists, the v3 host
 # plan's, the v4 mid-M plan's and the v5 small-M plan's invariants on random shapes and GPUs (tests/gemm/v3_plan_test.cu, host
 # code only); the v6 mid-M plan (tests/gemm/v6_plan_test.cpp, g++); the v7 ping-pong kernel compiles with no
-# spill (tests/gemm/pingpong_compile.cu, nvcc). No GPU needed. Ends with "N passed, M failed".
+# spill (tests/gemm/pingpong_compile.cu, nvcc), and so does the v8 kernel (tests/gemm/mcast_compile.cu). No GPU needed. Ends with "N passed, M failed".
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
 if ! python3 -c 'import numpy' 2>/dev/null; then
@@ -25,7 +26,10 @@ pass=0
 fail=0
 # emulate_pingpong.py --quick: the v7 ping-pong kernel's schedule and its turn / ring protocol over all
 # interleavings of small cases (tiles per CTA 0..5), plus mutations that must be caught (~0.5 s)
-for script in emulate_fragments.py emulate_wgmma.py emulate_smallm5.py "emulate_pingpong.py --quick"; do
+# emulate_mcast.py --quick: the v8 clustered kernel's schedule, W halves and wave rule, and its two-CTA ring
+# protocol (multicast landings, 16-arrival empty barriers, exit barrier) over all interleavings of small
+# cases, plus six mutations that must be caught (~4 s)
+for script in emulate_fragments.py emulate_wgmma.py emulate_smallm5.py "emulate_pingpong.py --quick" "emulate_mcast.py --quick"; do
 	# shellcheck disable=SC2086
 	out=$(python3 tools/gemm_dev/$script 2>&1)
 	if [ $? = 0 ]; then
@@ -83,6 +87,22 @@ if command -v "${NVCC:-nvcc}" >/dev/null 2>&1; then
 	fi
 else
 	echo "skip pingpong_compile: ${NVCC:-nvcc} not found"
+fi
+# the v8 clustered kernel (candidate SF_GEMM_MCAST=1, not in the default build): both widths compile for sm_90a,
+# warnings as errors, no spills, no C7520; ~2 s with nvcc
+if command -v "${NVCC:-nvcc}" >/dev/null 2>&1; then
+	mkdir -p "${BUILD:-build}/suites"
+	log=${BUILD:-build}/suites/mcast_compile.log
+	if "${NVCC:-nvcc}" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iproblems/common/kernels -Iinclude -Werror all-warnings \
+		-Xptxas -v,-warn-spills,-Werror -c tests/gemm/mcast_compile.cu -o "${BUILD:-build}/suites/mcast_compile.o" >"$log" 2>&1 &&
+		[ "$(grep -c 'Used [0-9]* registers' "$log")" = 2 ] && ! grep -q C7520 "$log"; then
+		pass=$((pass + 1))
+	else
+		echo "FAIL mcast_compile: see $log"
+		fail=$((fail + 1))
+	fi
+else
+	echo "skip mcast_compile: ${NVCC:-nvcc} not found"
 fi
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]

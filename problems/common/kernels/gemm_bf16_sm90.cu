@@ -25,6 +25,8 @@
  *                     with SF_GEMM_PINGPONG == 1 (candidate), M >= SF_GEMM_PP_MIN_M (513) on the ping-pong
  *                     kernel (gemm_bf16_sm90_pingpong.cuh: consumer warpgroups on alternate tiles, one's
  *                     epilogue under the other's K loop; GEMM_NOTES_LARGE_M.md "Version 7");
+ *                     with SF_GEMM_MCAST == 1 (candidate), v3a's unsplit large-M plans (M >= 513) on clusters
+ *                     of 2 CTAs sharing the W block by TMA multicast (gemm_bf16_sm90_mcast.cuh, "Version 8");
  *                     SF_GEMM_LARGE == 1: cp.async + ldmatrix + mma.sync (gemm_bf16_sm90_mma.cuh), ~0.4x;
  *                     also taken when a TMA descriptor cannot be encoded;
  *   anything the fast paths cannot take (K % 8 != 0, unaligned pointers, odd N) goes to a plain
@@ -38,7 +40,9 @@
  * SF_GEMM_SM5_RING_KB, SF_GEMM_SM5_MIN_RB, SF_GEMM_SM5_RELEASE (v5; "Version 5: the ring race"), SF_GEMM_V6,
  * SF_GEMM_V6_MIN_M, SF_GEMM_V6_MAX_M, SF_GEMM_V6_PIN_BN, SF_GEMM_V6_PIN_MODE (v6, "Version 6"), SF_GEMM_WG_CL_RT,
  * SF_GEMM_WG_PREFETCH (gemm_bf16_sm90_wgmma.cuh), SF_GEMM_PINGPONG, SF_GEMM_PP_WM, SF_GEMM_PP_MIN_M (candidate:
- * M >= SF_GEMM_PP_MIN_M on the ping-pong kernel, gemm_bf16_sm90_pingpong.cuh, "Version 7"); their defaults:
+ * M >= SF_GEMM_PP_MIN_M on the ping-pong kernel, gemm_bf16_sm90_pingpong.cuh, "Version 7"), SF_GEMM_MCAST,
+ * SF_GEMM_MCAST_MIN_M, SF_GEMM_MCAST_FENCE, SF_GEMM_MCAST_SHARE (candidate: v3a's large-M plan on 2-CTA clusters
+ * sharing W by TMA multicast, gemm_bf16_sm90_mcast.cuh, GEMM_NOTES_LARGE_M.md "Version 8"); their defaults:
  * gemm_bf16_sm90_config.cuh (and the header).
  *
  * State kept between calls (lazily, never pointers to inputs or outputs): the SM count, the wgmma
@@ -64,6 +68,9 @@
 #include "gemm_bf16_sm90_v3plan.cuh" /* the v3 host plan (needs the config macros) */
 #if SF_GEMM_PINGPONG /* compiled only in the candidate's build: the default PTX is unchanged */
 #include "gemm_bf16_sm90_pingpong.cuh"
+#endif
+#if SF_GEMM_MCAST /* compiled only in the candidate's build: the default PTX is unchanged */
+#include "gemm_bf16_sm90_mcast.cuh"
 #endif
 
 namespace {
@@ -414,6 +421,17 @@ int launch_v3(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, 
 		v3_trace(M, N, K, p, "FALLBACK mma.sync (no TMA map)");
 		return launch_mma(A, B, C, M, N, K, stream);
 	}
+#if SF_GEMM_MCAST /* version 8: v3a's unsplit 256 / 192 plan on clusters of 2 sharing W (its map: box BN / 2) */
+	CUtensorMap mbh;
+	if (!p.pair && !p.cluster && p.splits == 1 && M >= SF_GEMM_MCAST_MIN_M && (p.bn == 256 || p.bn == 192) &&
+	    !make_map(&mbh, B, N, K, p.bn / 2)) {
+		const int rc = p.bn == 256 ? sfgemm::mc_launch<256>(ma, mbh, C, M, N, K, sm_count(), stream)
+					   : sfgemm::mc_launch<192>(ma, mbh, C, M, N, K, sm_count(), stream);
+		v3_trace(M, N, K, p, rc == 0 ? "launched mcast" : (rc < 0 ? "FALLBACK v3a (mcast launch refused)" : "mcast adds a wave: v3a"));
+		if (rc == 0)
+			return SF_OK;
+	}
+#endif
 	if (p.pair || p.cluster) {
 		int rc;
 		if (p.pair)

@@ -100,6 +100,21 @@
 #ifndef SF_GEMM_PP_MIN_M /* smallest M the ping-pong kernel takes (below: v6 / v3a as without it) */
 #define SF_GEMM_PP_MIN_M 513
 #endif
+#ifndef SF_GEMM_MCAST /* 1 (candidate): M >= SF_GEMM_MCAST_MIN_M where v3a plans unsplit 256- or 192-wide tiles on
+		       * clusters of 2 CTAs sharing the W block by TMA multicast (gemm_bf16_sm90_mcast.cuh;
+		       * GEMM_NOTES_LARGE_M.md "Version 8"); 0: not compiled at all */
+#define SF_GEMM_MCAST 0
+#endif
+#ifndef SF_GEMM_MCAST_MIN_M /* smallest M the clustered kernel takes (below: v3a / v6 as without it) */
+#define SF_GEMM_MCAST_MIN_M 513
+#endif
+#ifndef SF_GEMM_MCAST_FENCE /* diagnostic: 1 releases the peer's stage with .release.cluster (v3p's form, a
+			     * MEMBAR.ALL.GPU per remote arrive); 0 the fence-free form */
+#define SF_GEMM_MCAST_FENCE 0
+#endif
+#ifndef SF_GEMM_MCAST_SHARE /* diagnostic: 0 keeps the cluster and its barriers but each CTA loads all of W itself */
+#define SF_GEMM_MCAST_SHARE 1
+#endif
 #ifndef SF_GEMM_SMALL_MAX_M /* 16: M 17..64 go to wgmma (see GEMM_NOTES.md, version 2) */
 #define SF_GEMM_SMALL_MAX_M 16
 #endif
