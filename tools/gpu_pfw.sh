@@ -34,7 +34,8 @@
 # only the fixed-shape workloads matched), PAGES ("1 16": the
 # page sizes, i.e. problems, to run; "1+16" in a gpu_round spec). Logs: $OUT (device
 # tool) or build/gpu-pfw; with $OUT set they are packed into $OUT/gpu_pfw_logs.tgz beside $OUT/summary.txt. Per job TAG: TAG.jsonl
-# (traces), TAG.err, TAG.rc (exit status; 124 = killed by the cap), TAG.wl (its workload.jsonl).
+# (traces), TAG.err, TAG.rc (exit status; 124 = killed by the cap), TAG.wl (its workload.jsonl), TAG.end
+# (the epoch second it ended and WL_TIMEOUT: how long a cap-killed eval had been in its last workload).
 set -u
 cd "$(dirname "$0")/.."
 out=${OUT:-build/gpu-pfw}
@@ -150,6 +151,7 @@ run_eval() {
 		${only[@]+"${only[@]}"} ${seed[@]+"${seed[@]}"} --json >"$out/$1.jsonl" 2>"$out/$1.err"
 	rc=$?
 	echo "$rc" >"$out/$1.rc"
+	echo "$(date +%s) $wl_timeout" >"$out/$1.end" # when it ended, the runner's --timeout (pfw_table.py)
 	log "$1 done (exit $rc, cap $lim s, $(grep -c '^{' "$out/$1.jsonl") traces)"
 }
 

@@ -14,7 +14,11 @@ no sol_score; T_sol / T_k is that score's limit for a slow baseline).
 A hung or killed workload shows as "hang/timeout": the runner's own TIMEOUT status (gpu_pfw.sh gives
 every candidate runner `--timeout`), or, for an eval killed from outside (gpu_pfw.sh's cap; its exit
 status 124 or 137 in TRACES.rc beside TRACES.jsonl), the first workload of its workload list (the path
-in TRACES.wl) without a complete trace; the workloads after it show '-'. A line cut mid-JSON (an eval
+in TRACES.wl) without a complete trace; the workloads after it show '-'. When TRACES.end says when the
+eval ended and the runner's --timeout, and the last complete trace's timestamp shows the killed
+workload had run for less than that timeout, it shows as "cut (Ns)" instead: the cap cut it before the
+runner could have called it a hang (session 9: a "hang/timeout" that had been in progress 4 s). Still
+not a pass: a hang that began less than a timeout before the cap looks the same. A line cut mid-JSON (an eval
 killed while writing it, or a solforge older than the per-line flush, whose block-buffered stdout kept
 only its first 4 KiB when killed) is tolerated and shows as "trace cut": that workload had FINISHED (its
 trace was being written), so the hang, if any, is in a later one - reading the cut line as the hung
@@ -28,6 +32,23 @@ import sys
 
 HANG = "hang/timeout"
 CUT = "trace cut"
+CAPCUT = "cut (%ds)"
+
+
+def cap_seconds(path, traces):
+    """Seconds the killed eval of path had been in its unfinished workload (TRACES.end's epoch minus
+    the last complete trace's timestamp) and the runner's --timeout, or None when unknown."""
+    import datetime
+    end = (side(path, ".end") or "").split()
+    stamps = [t.get("evaluation", {}).get("timestamp") for t in traces]
+    stamps = [x for x in stamps if x]
+    if len(end) != 2 or not stamps:
+        return None
+    try:
+        last = datetime.datetime.strptime(max(stamps), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
+        return int(end[0]) - last.timestamp(), float(end[1])
+    except ValueError:
+        return None
 
 
 def side(path, ext):
@@ -83,6 +104,9 @@ def load(paths):
             if killed and todo:
                 hung = todo[0]
                 got[hung] = {"hang": True, "workload": {"uuid": hung}}
+                cs = cap_seconds(path, [t for t in got.values() if "evaluation" in t])
+                if cs and cs[0] < cs[1]:
+                    got[hung] = {"capcut": int(cs[0]), "workload": {"uuid": hung}}
                 for u in todo[1:]:
                     got[u] = {"notrun": True, "workload": {"uuid": u}}
         if not n_ok:
@@ -105,6 +129,8 @@ def fields(tr):
     None for a workload a killed eval never reached."""
     if tr.get("hang"):
         return HANG, None, None, None
+    if "capcut" in tr:
+        return CAPCUT % tr["capcut"], None, None, None
     if tr.get("cut"):
         return CUT, None, None, None
     if tr.get("notrun"):

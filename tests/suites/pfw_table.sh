@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# pfw_table.sh - tools/pfw_table.py on synthetic traces: a workload the cap cut before the runner's own
+# --timeout shows "cut (Ns)", one in progress longer than that (or with no TRACES.end) "hang/timeout",
+# the rest of the list '-', and the exit status says a column did not pass. Random timestamps and
+# latencies per run (the seed is printed).
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+seed=${SEED:-$((RANDOM * 32768 + RANDOM))}
+tmp=$(mktemp -d /tmp/pfwtab.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+P=0 F=0
+check() { # check NAME CONDITION-EXIT-STATUS
+	if [ "$2" = 0 ]; then echo "ok $1"; P=$((P + 1)); else echo "FAIL $1"; F=$((F + 1)); fi
+}
+python3 - "$tmp" "$seed" <<'PY'
+import json, os, random, sys, datetime
+d, seed = sys.argv[1], int(sys.argv[2])
+rng = random.Random(seed)
+wl = ["p-w%d" % i for i in range(4)]
+with open(os.path.join(d, "workload.jsonl"), "w") as f:
+    for u in wl:
+        f.write(json.dumps({"uuid": u}) + "\n")
+t0 = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc) + datetime.timedelta(seconds=rng.randint(0, 10**7))
+def trace(u, k):
+    ts = (t0 + datetime.timedelta(seconds=k)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return json.dumps({"workload": {"uuid": u}, "evaluation": {"status": "PASSED", "timestamp": ts,
+                       "performance": {"latency_ms": rng.uniform(0.01, 2.0)}}})
+for name in ("ref", "cut", "hang", "noend"):
+    n = 4 if name == "ref" else 2
+    with open(os.path.join(d, name + ".jsonl"), "w") as f:
+        for k in range(n):
+            f.write(trace(wl[k], 10 * k) + "\n")
+    open(os.path.join(d, name + ".wl"), "w").write(os.path.join(d, "workload.jsonl") + "\n")
+    open(os.path.join(d, name + ".rc"), "w").write("0\n" if name == "ref" else "124\n")
+last = int((t0 + datetime.timedelta(seconds=10)).timestamp())
+timeout = rng.randint(20, 60)
+cut_s = rng.randint(1, timeout - 1)
+open(os.path.join(d, "cut.end"), "w").write("%d %d\n" % (last + cut_s, timeout))
+open(os.path.join(d, "hang.end"), "w").write("%d %d\n" % (last + timeout + rng.randint(1, 30), timeout))
+open(os.path.join(d, "cut_s"), "w").write(str(cut_s))
+PY
+cut_s=$(cat "$tmp/cut_s")
+for col in cut hang noend; do
+	python3 tools/pfw_table.py --col ref "$tmp/ref.jsonl" --col "$col" "$tmp/$col.jsonl" >"$tmp/$col.out" 2>&1
+	echo $? >"$tmp/$col.rc2"
+done
+grep -q "p-w2 .*cut (${cut_s}s)" "$tmp/cut.out"; check "cap cut ${cut_s} s into a workload, under --timeout: cut (${cut_s}s)" $?
+grep -q "p-w3 .* -\$" "$tmp/cut.out"; check "the workload after the cut one: -" $?
+grep -q "p-w2 .*hang/timeout" "$tmp/hang.out"; check "in progress longer than --timeout: hang/timeout" $?
+grep -q "p-w2 .*hang/timeout" "$tmp/noend.out"; check "no TRACES.end: hang/timeout" $?
+[ "$(cat "$tmp/cut.rc2")" = 1 ]; check "a cut column is not a pass (exit 1)" $?
+echo "seed $seed"
+echo "$P passed, $F failed"
+[ "$F" = 0 ]
