@@ -115,7 +115,7 @@ $(BUILD)/solforge-runner-cuda: $(RUNNER_CUDA_SRC) $(wildcard src/runner/*.h) $(B
 	$(NVCC) $(NVCCFLAGS) -o $@ $(RUNNER_CUDA_SRC) $(BUILD)/src/runner/runner_common.o \
 		$(BUILD)/src/runner/runner_guard.o $(BUILD)/libsolforge.a $(CUDA_LIBS) -Xlinker -z,relro,-z,now
 
-# The timing-parity runner (src/runner/runner_cuda_diag.cu, tools/gpu_timing_parity.sh): the cuda
+# The timing-parity runner (src/runner/runner_cuda_diag.cu; tools/gpu_knobs.sh's ENV: tokens): the cuda
 # runner with the SF_RUNNER_DIAG modes compiled in, beside the other binaries it needs, in build/diag/
 # (SOLFORGE_RUNNER_DIR=build/diag selects it). Never the runner `make` builds.
 diag-runner: $(BUILD)/diag/solforge-runner-cuda

@@ -1,9 +1,10 @@
 /*
  * runner_cuda_diag.cu - timing-parity experiments for solforge-runner-cuda, compiled in only with
  * -DRCU_DIAG (the `diag-runner` make target builds that runner into build/diag/; the runner that
- * `make` builds has none of this). tools/gpu_timing_parity.sh runs the same evaluation under each
- * mode to find what separates the C runner's device time from the PyTorch bridge's for the same
- * kernel (docs/runner.md, "Timing parity").
+ * `make` builds has none of this). tools/gpu_knobs.sh runs the same evaluation under each mode
+ * (ENV:SOLFORGE_RUNNER_DIR=build/diag ENV:SF_RUNNER_DIAG=... tokens, tools/knobs/s9_parity*.txt,
+ * s9_touch.txt) to find what separates the C runner's device time from the PyTorch bridge's for the
+ * same kernel (docs/runner.md, "Timing parity").
  *
  * SF_RUNNER_DIAG is a comma list of modes:
  *   sets1      one timing set (no rotation over 2..8 sets)
