@@ -1,11 +1,11 @@
 /*
  * runner_cuda.h - what the files of solforge-runner-cuda share (internal to that program; nothing
- * else includes it). The runner is five nvcc translation units linked together:
+ * else includes it). The runner is four nvcc translation units linked together (five in the diag runner):
  *   runner_cuda.cu         main, the CUDA setup, reference mode, solution mode's checked calls
  *   runner_cuda_sets.cu    device kernels (draw, perturb, hash), input sets on the device, drawing
  *   runner_cuda_cupti.cu   CUPTI activity records: per-call device time windows
  *   runner_cuda_timing.cu  the timing phase: plan, warm-up, timed calls, audits, wall-clock batch
- *   runner_cuda_diag.cu    timing-parity modes, empty unless built with -DRCU_DIAG (make diag-runner)
+ *   runner_cuda_diag.cu    timing-parity modes: only in `make diag-runner`'s runner, with -DRCU_DIAG
  * Kernels are launched only from the file that defines them (no relocatable device code).
  * Written as C-style C++17; cross-file functions and globals carry the rcu_ prefix.
  */
