@@ -104,7 +104,8 @@ $(BUILD)/solforge-inputs: $(BUILD)/src/runner/inputs_main.o $(BUILD)/src/runner/
 # The cuda runner: nvcc compiles src/runner/runner_cuda*.cu (runner_cuda.h: what they share; each
 # launches only its own kernels, so no relocatable device code) and links them; the core C files it
 # shares come from libsolforge.a (built by the host compiler; the runner never links the CLI).
-RUNNER_CUDA_SRC := $(wildcard src/runner/runner_cuda*.cu)
+# runner_cuda_diag.cu only in the diag runner below (even empty it would register a fat binary).
+RUNNER_CUDA_SRC := $(filter-out src/runner/runner_cuda_diag.cu,$(wildcard src/runner/runner_cuda*.cu))
 NVCCFLAGS := -std=c++17 -O2 -g $(SM) -Iinclude -Isrc -Xcompiler -Wall,-Wextra,-Werror,-fno-strict-aliasing \
 	-Xcudafe --display_error_number --fmad=false
 CUDA_LIBS := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/extras/CUPTI/lib64 -lcupti -lcudart -ldl -lpthread -lm \
@@ -115,14 +116,15 @@ $(BUILD)/solforge-runner-cuda: $(RUNNER_CUDA_SRC) $(wildcard src/runner/*.h) $(B
 	$(NVCC) $(NVCCFLAGS) -o $@ $(RUNNER_CUDA_SRC) $(BUILD)/src/runner/runner_common.o \
 		$(BUILD)/src/runner/runner_guard.o $(BUILD)/libsolforge.a $(CUDA_LIBS) -Xlinker -z,relro,-z,now
 
-# The timing-parity runner (src/runner/runner_cuda_diag.cu, tools/gpu_timing_parity.sh): the cuda
+# The timing-parity runner (src/runner/runner_cuda_diag.cu; tools/gpu_knobs.sh's ENV: tokens): the cuda
 # runner with the SF_RUNNER_DIAG modes compiled in, beside the other binaries it needs, in build/diag/
 # (SOLFORGE_RUNNER_DIR=build/diag selects it). Never the runner `make` builds.
 diag-runner: $(BUILD)/diag/solforge-runner-cuda
-$(BUILD)/diag/solforge-runner-cuda: $(RUNNER_CUDA_SRC) $(wildcard src/runner/*.h) $(BUILD)/src/runner/runner_common.o \
-		$(BUILD)/src/runner/runner_guard.o $(BUILD)/libsolforge.a $(BUILD)/solforge-runner-cpu $(BUILD)/solforge-inputs
+$(BUILD)/diag/solforge-runner-cuda: $(RUNNER_CUDA_SRC) src/runner/runner_cuda_diag.cu $(wildcard src/runner/*.h) \
+		$(BUILD)/src/runner/runner_common.o $(BUILD)/src/runner/runner_guard.o $(BUILD)/libsolforge.a \
+		$(BUILD)/solforge-runner-cpu $(BUILD)/solforge-inputs
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -DRCU_DIAG -o $@ $(RUNNER_CUDA_SRC) $(BUILD)/src/runner/runner_common.o \
+	$(NVCC) $(NVCCFLAGS) -DRCU_DIAG -o $@ $(RUNNER_CUDA_SRC) src/runner/runner_cuda_diag.cu $(BUILD)/src/runner/runner_common.o \
 		$(BUILD)/src/runner/runner_guard.o $(BUILD)/libsolforge.a $(CUDA_LIBS) -Xlinker -z,relro,-z,now
 	cp $(BUILD)/solforge-runner-cpu $(BUILD)/solforge-inputs $(dir $@)
 

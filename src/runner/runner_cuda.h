@@ -1,10 +1,11 @@
 /*
  * runner_cuda.h - what the files of solforge-runner-cuda share (internal to that program; nothing
- * else includes it). The runner is four nvcc translation units linked together:
+ * else includes it). The runner is four nvcc translation units linked together (five in the diag runner):
  *   runner_cuda.cu         main, the CUDA setup, reference mode, solution mode's checked calls
  *   runner_cuda_sets.cu    device kernels (draw, perturb, hash), input sets on the device, drawing
  *   runner_cuda_cupti.cu   CUPTI activity records: per-call device time windows
  *   runner_cuda_timing.cu  the timing phase: plan, warm-up, timed calls, audits, wall-clock batch
+ *   runner_cuda_diag.cu    timing-parity modes: only in `make diag-runner`'s runner, with -DRCU_DIAG
  * Kernels are launched only from the file that defines them (no relocatable device code).
  * Written as C-style C++17; cross-file functions and globals carry the rcu_ prefix.
  */
@@ -171,17 +172,22 @@ int rcu_timing_phase(sf_entry_fn fn, sf_job *job, dev_set *sets, const timing_pl
 
 /* Timing-parity experiments (runner_cuda_diag.cu; only in the runner built with -DRCU_DIAG, the
  * `diag-runner` make target): rcu_diag(mode) is 1 when SF_RUNNER_DIAG lists mode;
- * rcu_diag_primer_start launches the primer kernel and returns once it runs (0) or -1. */
+ * rcu_diag_primer_start launches the primer kernel and returns once it runs (0) or -1;
+ * rcu_diag_settle busy-waits us microseconds; rcu_diag_flush stores v over n bytes at p (the flush as a
+ * kernel); rcu_diag_touch reads one byte per 64 KiB of set s. All launch on rcu_stream. Without
+ * RCU_DIAG they are constants and no-ops, so the real runner compiles no diagnostic code. */
 #ifdef RCU_DIAG
 int rcu_diag(const char *mode);
 int rcu_diag_primer_start(void);
 void rcu_diag_settle(double us);
 void rcu_diag_flush(void *p, size_t n, unsigned v);
+void rcu_diag_touch(const dev_set *s);
 #else
 #define rcu_diag(mode) 0
 #define rcu_diag_primer_start() 0
 #define rcu_diag_settle(us) ((void)0)
 #define rcu_diag_flush(p, n, v) ((void)0)
+#define rcu_diag_touch(s) ((void)0)
 #endif
 
 #endif

@@ -1,9 +1,10 @@
 /*
  * runner_cuda_diag.cu - timing-parity experiments for solforge-runner-cuda, compiled in only with
  * -DRCU_DIAG (the `diag-runner` make target builds that runner into build/diag/; the runner that
- * `make` builds has none of this). tools/gpu_timing_parity.sh runs the same evaluation under each
- * mode to find what separates the C runner's device time from the PyTorch bridge's for the same
- * kernel (docs/runner.md, "Timing parity").
+ * `make` builds has none of this). tools/gpu_knobs.sh runs the same evaluation under each mode
+ * (ENV:SOLFORGE_RUNNER_DIR=build/diag ENV:SF_RUNNER_DIAG=... tokens, tools/knobs/s9_parity*.txt,
+ * s9_touch.txt) to find what separates the C runner's device time from the PyTorch bridge's for the
+ * same kernel (docs/runner.md, "Timing parity").
  *
  * SF_RUNNER_DIAG is a comma list of modes:
  *   sets1      one timing set (no rotation over 2..8 sets)
@@ -20,7 +21,7 @@
  *   stream0    the timed call gets the legacy default stream instead of the runner's non-blocking one
  *   set2m      every input set's allocation rounded up to a multiple of 2 MB
  *   touch      after the flush, one read per 64 KiB of the set's allocation (address translations
- *              warm, data cold; runner_cuda_timing.cu's touch_set)
+ *              warm, data cold; rcu_diag_touch below)
  */
 #ifdef RCU_DIAG
 #include <cuda_runtime.h>
@@ -109,5 +110,29 @@ __global__ void rcu_diag_fill(uint4 *p, size_t n, unsigned v)
 void rcu_diag_flush(void *p, size_t n, unsigned v)
 {
 	rcu_diag_fill<<<132 * 8, 512, 0, rcu_stream>>>((uint4 *)p, n / 16, v);
+}
+/* Mode `touch`: one read every RCU_TOUCH_STRIDE bytes of the set's allocation after the flush, so the
+ * address translations of the candidate's tensors are warm while the data stays cold (one 32-byte
+ * sector per 64 KiB). Measured in session 9 (docs/runner.md, "Timing parity"): no effect on the
+ * runner's time, so it is not part of the real runner's timed call. */
+#define RCU_TOUCH_STRIDE 65536
+__device__ unsigned rcu_touch_sink;
+__global__ void rcu_touch(const unsigned char *p, size_t n)
+{
+	const size_t pages = (n + RCU_TOUCH_STRIDE - 1) / RCU_TOUCH_STRIDE;
+	unsigned acc = 0;
+	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < pages; i += (size_t)gridDim.x * blockDim.x)
+		acc += __ldcg(p + i * RCU_TOUCH_STRIDE);
+	if (acc == 0xffffffffu) /* never: keeps the loads */
+		rcu_touch_sink = acc;
+}
+
+/* Launches rcu_touch over set s's allocation on rcu_stream. */
+void rcu_diag_touch(const dev_set *s)
+{
+	const size_t pages = (s->bytes + RCU_TOUCH_STRIDE - 1) / RCU_TOUCH_STRIDE;
+	const unsigned blocks = (unsigned)(pages < 256 * 1024 ? (pages + 255) / 256 : 1024);
+	rcu_touch<<<blocks ? blocks : 1, 256, 0, rcu_stream>>>(s->base, s->bytes);
+	cu_fault(cudaGetLastError(), "touching the set's pages");
 }
 #endif

@@ -139,8 +139,13 @@ int rcu_set_alloc(dev_set *s, const sf_job *job, const sf_ocall *layout, size_t 
 	s->c = *layout;
 	s->bytes = set_layout(job, layout, shift, in_off, out_off);
 	void *p = NULL;
-	const size_t two_mb = (size_t)2 << 20;
-	CU(cudaMalloc(&p, rcu_diag("set2m") ? (s->bytes + two_mb - 1) / two_mb * two_mb : s->bytes));
+#ifdef RCU_DIAG
+	if (rcu_diag("set2m")) { /* diagnostic mode set2m: the allocation rounded up to whole 2 MB */
+		const size_t two_mb = (size_t)2 << 20;
+		CU(cudaMalloc(&p, (s->bytes + two_mb - 1) / two_mb * two_mb));
+	} else
+#endif
+		CU(cudaMalloc(&p, s->bytes));
 	s->base = (uint8_t *)p;
 	CU(cudaMemset(s->base, RC_GUARD_BYTE, s->bytes));
 	for (int k = 0; k < s->c.n_in; k++)

@@ -17,30 +17,6 @@
 
 static int g_l2_note; /* the persisting-L2 note printed once */
 
-/* Diagnostic mode `touch` (runner_cuda_diag.cu): one read every RCU_TOUCH_STRIDE bytes of the set's
- * allocation after the flush, so the address translations of the candidate's tensors are warm while
- * the data stays cold (one 32-byte sector per 64 KiB). Measured in session 9 (docs/runner.md, "Timing
- * parity"): no effect on the runner's time, so it is not part of the timed call. */
-#define RCU_TOUCH_STRIDE 65536
-__device__ unsigned rcu_touch_sink;
-__global__ void rcu_touch(const unsigned char *p, size_t n)
-{
-	const size_t pages = (n + RCU_TOUCH_STRIDE - 1) / RCU_TOUCH_STRIDE;
-	unsigned acc = 0;
-	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < pages; i += (size_t)gridDim.x * blockDim.x)
-		acc += __ldcg(p + i * RCU_TOUCH_STRIDE);
-	if (acc == 0xffffffffu) /* never: keeps the loads */
-		rcu_touch_sink = acc;
-}
-
-static void touch_set(const dev_set *s)
-{
-	const size_t pages = (s->bytes + RCU_TOUCH_STRIDE - 1) / RCU_TOUCH_STRIDE;
-	const unsigned blocks = (unsigned)(pages < 256 * 1024 ? (pages + 255) / 256 : 1024);
-	rcu_touch<<<blocks ? blocks : 1, 256, 0, rcu_stream>>>(s->base, s->bytes);
-	cu_fault(cudaGetLastError(), "touching the set's pages");
-}
-
 /* Before every warm-up and timed call: fresh poison in the set's outputs (a result cached from an
  * earlier call on the same buffers must be written again), the persisting-L2 state reset, the L2
  * flushed, everything finished. */
@@ -72,7 +48,7 @@ static void prepare_timed_call(dev_set *s, int i, void *flush, size_t flush_n)
 	else if (flush_n)
 		cu_fault(cudaMemsetAsync(flush, i & 0xff, flush_n, rcu_stream), "flushing the L2");
 	if (rcu_diag("touch"))
-		touch_set(s);
+		rcu_diag_touch(s);
 	cu_fault(cudaDeviceSynchronize(), "before a timed call");
 	if (rcu_diag("settle"))
 		rcu_diag_settle(50.0);

@@ -29,8 +29,8 @@
 # arrival, empty-V parity off, no proxy fence, K released before S retired) and V gathered with the
 # next tile's slots; with nvcc the compile rules plus 168 registers at launch (the setmaxnreg budget
 # 128 x 64 + 256 x 216 assumes it). Version 7 (v7, -DSF_PREFILL_WGMMA=7, gqa_paged_prefill_sm90_p7.cuh: v6
-# made persistent) by attn_emulate_pp.py --variant 7 --quick (tools/attn_emulate_p7.py: CTAs walking unit
-# lists of 0..33 tiles per unit under random interleavings, the ps16 composition over 3 persistent CTAs),
+# made persistent) by attn_emulate_pp.py --variant 7 --quick (tools/attn_emulate_p7.py: CTAs walking lists
+# of 0-7 units of 1..33 tiles under random interleavings, the ps16 composition over 3 persistent CTAs),
 # its mutations (no EMPTY_Q wait, info written before it, EMPTY_Q arrived before the last S retired, no
 # flush at a unit's end, the last V never released, parity off, no empty wait, a unit's first PV onto
 # the stale O); with nvcc the compile rules (no C7520, 168 registers at launch, setmaxnreg honoured: no

@@ -57,10 +57,13 @@ if command -v "${NVCC:-nvcc}" >/dev/null 2>&1; then
 		echo "FAIL tools/membench/rmsnorm.cu: nvcc (see $out/rmsnorm_nvcc.log)"
 		F=$((F + 1))
 	fi
-	# the timing-parity runner (docs/runner.md): builds beside the real one, with its modes compiled in
+	# the timing-parity runner (docs/runner.md): builds beside the real one, with its modes compiled in;
+	# the real runner has none of their names (getenv's, the rcu_diag* functions, the touch kernel's sink,
+	# nor a CU() message quoting them; a missing real runner fails, not passes)
 	if make -s BUILD="${BUILD:-build}" diag-runner >"$out/diag_runner.log" 2>&1 &&
 		grep -q SF_RUNNER_DIAG "${BUILD:-build}/diag/solforge-runner-cuda" &&
-		! grep -q SF_RUNNER_DIAG "${BUILD:-build}/solforge-runner-cuda"; then
+		grep -q rcu_touch_sink "${BUILD:-build}/diag/solforge-runner-cuda" &&
+		[ -x "${BUILD:-build}/solforge-runner-cuda" ] && ! grep -q -e SF_RUNNER_DIAG -e rcu_diag -e rcu_touch_sink "${BUILD:-build}/solforge-runner-cuda"; then
 		echo "ok make diag-runner: the modes are in build/diag's runner only"
 		P=$((P + 1))
 	else

@@ -16,9 +16,13 @@ slower than after `none`. Prints a table (us) and the verdict per method.
 Then the same question for RMSNorm at 16 rows x 4096 (the workload where the evaluator's runner and
 the bridge disagree): torch.compile of the bridge's baseline (problems/common/baselines/torch/norm.py
 rmsnorm) and, with --lib build/membench/rmsnorm.so (tools/gpu_rmsbench.sh builds it), fast.cu's own
-kernel (variant 0) through ctypes, each after no flush, the bridge's flush and the runner's.
+kernel (variant 0) through ctypes, each after no flush, the bridge's flush and the runner's; with --abi
+(fast.cu built as the evaluator builds it, tools/gpu_flushprobe.sh) also that module's run() on the torch
+tensors and on a set laid out like the runner's in one cuMemAlloc (and in a 2 MB one). A last column
+repeats the runner's flush followed by sf_kspan.touch_pages over the impl's tensors (address
+translations warm, data cold: an experiment; neither the runner nor the bridge does it).
 
-    python3 tools/membench/flushprobe.py [--iters 40] [--lib build/membench/rmsnorm.so] [--out DIR]
+    python3 tools/membench/flushprobe.py [--iters 40] [--lib build/membench/rmsnorm.so] [--abi SO] [--out DIR]
 """
 import argparse
 import ctypes
@@ -163,7 +167,8 @@ def rmsnorm_rows(torch, sf_kspan, methods, a):
         for m in pick:
             got = sf_kspan.KernelSpanTimer(torch, methods[m]).time_batch(lambda: fn(), [()] * a.iters)
             cells.append(statistics.median(ms for ms, _ in got) * 1e3)
-        # the runner's flush, then sf_kspan.touch_pages over the impl's tensors (what both sides do now)
+        # the runner's flush, then sf_kspan.touch_pages over the impl's tensors (the runner's diag mode
+        # `touch`; since d8124f3 neither the runner's timed call nor the bridge does it)
         ts = touch.get(name, [x, w, y])
         got = sf_kspan.KernelSpanTimer(torch, methods[pick[2]], lambda _args: sf_kspan.touch_pages(torch, ts)).time_batch(
             lambda: fn(), [()] * a.iters)
