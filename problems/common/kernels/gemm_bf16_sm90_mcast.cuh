@@ -161,17 +161,7 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 		const int g = lane >> 2, q = lane & 3;
 		const int row0 = tm * kWgBM + c * 64 + warp * 16 + g; /* >= M on a padded row: nothing stored */
 		const int col0 = tn * BN + q * 2;
-#pragma unroll
-		for (int j = 0; j < BN / 8; j++) {
-			const int n = col0 + j * 8;
-			if (n < N) {
-				if (row0 < M)
-					*(__nv_bfloat162 *)(C + (size_t)row0 * N + n) = __floats2bfloat162_rn(d[4 * j], d[4 * j + 1]);
-				if (row0 + 8 < M)
-					*(__nv_bfloat162 *)(C + (size_t)(row0 + 8) * N + n) =
-						__floats2bfloat162_rn(d[4 * j + 2], d[4 * j + 3]);
-			}
-		}
+		wg_store_rows<BN>(C, d, row0, col0, M, N);
 	}
 	cluster_sync(); /* no CTA exits while its peer may still arrive on its barriers */
 }

@@ -183,6 +183,26 @@ __device__ __forceinline__ float2 dsmem_ld_f2(uint32_t addr, uint32_t rank)
  * multicast overwrites the slot in both CTAs. Cluster barriers after the barrier init (no multicast into
  * an uninitialized peer) and before exit (no remote arrive on an exited peer).
  */
+/* A consumer warp's share of its 64 x BN accumulator tile stored as bf16: rows row0 and row0 + 8
+ * (the m64nNk16 fragment: accumulators 4 j, 4 j + 1 at row0, 4 j + 2, 4 j + 3 at row0 + 8, columns
+ * col0 + 8 j, + 1), rows >= M and columns >= N left out. Shared by the default kernel and v8 (mcast). */
+template <int BN>
+__device__ __forceinline__ void wg_store_rows(__nv_bfloat16 *__restrict__ C, const float (&d)[BN / 2], int row0, int col0,
+					      int M, int N)
+{
+#pragma unroll
+	for (int j = 0; j < BN / 8; j++) {
+		const int n = col0 + j * 8;
+		if (n < N) {
+			if (row0 < M)
+				*(__nv_bfloat162 *)(C + (size_t)row0 * N + n) = __floats2bfloat162_rn(d[4 * j], d[4 * j + 1]);
+			if (row0 + 8 < M)
+				*(__nv_bfloat162 *)(C + (size_t)(row0 + 8) * N + n) =
+					__floats2bfloat162_rn(d[4 * j + 2], d[4 * j + 3]);
+		}
+	}
+}
+
 template <int BN, int kMode>
 __global__ void __launch_bounds__(kWgThreads, 1)
 	gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
@@ -397,17 +417,7 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 
 		const int row0 = tm * kWgBM + c * 64 + warp * 16 + g;
 		const int col0 = tn * BN + q * 2;
-#pragma unroll
-		for (int j = 0; j < BN / 8; j++) {
-			const int n = col0 + j * 8;
-			if (n < N) {
-				if (row0 < M)
-					*(__nv_bfloat162 *)(C + (size_t)row0 * N + n) = __floats2bfloat162_rn(d[4 * j], d[4 * j + 1]);
-				if (row0 + 8 < M)
-					*(__nv_bfloat162 *)(C + (size_t)(row0 + 8) * N + n) =
-						__floats2bfloat162_rn(d[4 * j + 2], d[4 * j + 3]);
-			}
-		}
+		wg_store_rows<BN>(C, d, row0, col0, M, N);
 	}
 	if (kPair)
 		cluster_sync(); /* no CTA exits while its peer may still arrive on its barriers */
