@@ -52,10 +52,7 @@ __device__ __forceinline__ void mc_arrive_peer(uint32_t bar, uint32_t peer)
 /* Pair unit u of a pairs_m x tiles_n grid -> (pair row pm, tile column tn): the default kernel's raster. */
 __device__ __forceinline__ void mc_unit(int u, int pairs_m, int tiles_n, int &pm, int &tn)
 {
-	const int group = u / (kWgGroupM * tiles_n), first_m = group * kWgGroupM;
-	const int gsz = min(pairs_m - first_m, kWgGroupM), r = u % (kWgGroupM * tiles_n);
-	pm = first_m + r % gsz;
-	tn = r / gsz;
+	wg_raster(u, pairs_m, tiles_n, kWgGroupM, pm, tn);
 }
 
 /*

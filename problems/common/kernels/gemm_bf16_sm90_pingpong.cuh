@@ -53,10 +53,7 @@ static_assert(PpCfg<128>::kMH * PpCfg<128>::kNR == 128 && PpCfg<64>::kMH * PpCfg
 /* Tile t -> (tm, tn) of a tiles_m x tiles_n grid, groups of gm tile rows (the default kernel's raster). */
 __device__ __forceinline__ void pp_tile(int t, int tiles_m, int tiles_n, int gm, int &tm, int &tn)
 {
-	const int group = t / (gm * tiles_n), first_m = group * gm;
-	const int gsz = min(tiles_m - first_m, gm), r = t % (gm * tiles_n);
-	tm = first_m + r % gsz;
-	tn = r / gsz;
+	wg_raster(t, tiles_m, tiles_n, gm, tm, tn);
 }
 
 /*

@@ -183,6 +183,18 @@ __device__ __forceinline__ float2 dsmem_ld_f2(uint32_t addr, uint32_t rank)
  * multicast overwrites the slot in both CTAs. Cluster barriers after the barrier init (no multicast into
  * an uninitialized peer) and before exit (no remote arrive on an exited peer).
  */
+/* Tile t of a tiles_m x tiles_n grid -> (tm, tn), walking groups of gm tile rows column by column so
+ * that consecutive tiles share B columns and stay within gm rows of A (L2 reuse): the default
+ * kernel's raster (written inline there, with its pair rows, to keep its PTX as measured), used by
+ * v7 (ping-pong) and v8 (pair units of the mcast kernel). */
+__device__ __forceinline__ void wg_raster(int t, int tiles_m, int tiles_n, int gm, int &tm, int &tn)
+{
+	const int group = t / (gm * tiles_n), first_m = group * gm;
+	const int gsz = min(tiles_m - first_m, gm), r = t % (gm * tiles_n);
+	tm = first_m + r % gsz;
+	tn = r / gsz;
+}
+
 /* A consumer warp's share of its 64 x BN accumulator tile stored as bf16: rows row0 and row0 + 8
  * (the m64nNk16 fragment: accumulators 4 j, 4 j + 1 at row0, 4 j + 2, 4 j + 3 at row0 + 8, columns
  * col0 + 8 j, + 1), rows >= M and columns >= N left out. Shared by the default kernel and v8 (mcast). */
