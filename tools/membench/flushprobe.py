@@ -158,6 +158,26 @@ def rmsnorm_rows(torch, sf_kspan, methods, a):
         cuda.cuMemcpyDtoD_v2(qw, w.data_ptr(), nw)
         impls["  same, the set in a 2 MB cuMemAlloc"] = lambda: run.raw(qx, qw, eps, qy, T, H, st())
         touch["  same, the set in a 2 MB cuMemAlloc"] = [raw_tensor(torch, qx, 2 << 20)]
+        # placement vs allocator: the runner's packed layout carved out of ONE torch allocation, and
+        # x, w, y in three separate cuMemAllocs (session 9: torch tensors 1.47 us after a flush, the
+        # packed cuMemAlloc set 1.84)
+        tset = torch.empty(py + nx - px, dtype=torch.uint8, device="cuda")
+        tx, tw, ty = tset.data_ptr(), tset.data_ptr() + (pw - px), tset.data_ptr() + (py - px)
+        cuda.cuMemcpyDtoD_v2(tx, x.data_ptr(), nx)
+        cuda.cuMemcpyDtoD_v2(tw, w.data_ptr(), nw)
+        impls["  same, the packed set in one torch tensor"] = lambda: run.raw(tx, tw, eps, ty, T, H, st())
+        touch["  same, the packed set in one torch tensor"] = [tset]
+        sep = []
+        for n in (nx, nw, nx):
+            b_ = ctypes.c_uint64(0)
+            if cuda.cuMemAlloc_v2(ctypes.byref(b_), n) != 0:
+                raise RuntimeError("cuMemAlloc failed")
+            sep.append(b_.value)
+        cuda.cuMemcpyDtoD_v2(sep[0], x.data_ptr(), nx)
+        cuda.cuMemcpyDtoD_v2(sep[1], w.data_ptr(), nw)
+        impls["  same, x, w, y in three cuMemAllocs"] = lambda: run.raw(sep[0], sep[1], eps, sep[2], T, H, st())
+        touch["  same, x, w, y in three cuMemAllocs"] = [raw_tensor(torch, sep[0], nx), raw_tensor(torch, sep[1], nw),
+                                                         raw_tensor(torch, sep[2], nx)]
     pick = ["none", "bridge: torch zero_ 2xL2 int32", "runner: memset 2xL2 value i&0xff"]
     out = ["", "%-50s %7s %7s %7s %13s" % ("rmsnorm t16 (us)", "none", "bridge", "runner", "runner+touch")]
     for name, fn in impls.items():
