@@ -7,7 +7,7 @@
 #            session-4 default, v2 with M 17..128 on the mid-M kernel; the default build since session 5
 #            is v4 with the v3a width plan above M 128, i.e. candidate v3a) and the candidates below as plain .so files, plus the cuBLASLt
 #            baseline, all with -Xptxas -v, in parallel with `make` (the eval step needs build/solforge)
-#   sass     cuobjdump of v2, v3, midm, pp and mc: HGMMA / UTMALDG (multicast) / MEMBAR.ALL.GPU counts (the large-M
+#   sass     cuobjdump of v2, v3, midm, pp, mc, c256 and c256n: HGMMA / UTMALDG (multicast) / MEMBAR.ALL.GPU counts (the large-M
 #            path must show HGMMA; mc's clustered kernel a UTMALDG.2D.MULTICAST)
 #   precheck the candidates that launch thread-block clusters (a wrong cluster barrier hangs) checked
 #            apart from the rest (one process each, in turn), untimed, at the M where they use
@@ -69,6 +69,12 @@
 #   mcn     mc with -DSF_GEMM_MCAST_SHARE=0: the same clusters and barriers, each CTA loads all of W (the lockstep's cost)
 #           mc / mcr / mcn hang if the two-CTA barrier protocol is wrong: their precheck ($MS_MC) runs them alone under a timeout;
 #           with v3a among CANDS the summary adds each candidate's geomean time ratio against v3a
+#   c256    the default (v3a, v6) + -DSF_GEMM_COOP256=1 (+ SF_GEMM_V3_TRACE=1): v3a's unsplit 256-wide large-M plans
+#                                                  (M >= 513) on 256 (M) x 128 (N) tiles, each consumer warpgroup 128 x 128
+#                                                  issuing two m64n128k16 per k16 step (GEMM_NOTES_LARGE_M.md "Version 9",
+#                                                  cuBLASLt's consumer shape; the plan trace says "launched coop")
+#   c256n   c256 with -DSF_GEMM_COOP256=2: 128 x 256 tiles, the consumers split by columns (the same wgmma stream)
+#           c256 / c256n run a new kernel: their precheck ($MS_COOP) runs them alone under a timeout
 #   sm5old  sm5 with the first, racy release order (-DSF_GEMM_SM5_RELEASE=0): the control, expected to FAIL
 #                                                  at 28672 x 4096 (GEMM_NOTES.md "Version 5: the ring race")
 # v3, v3p, midm (and midm_s*) and sm5 print the plan of each new shape to stderr (SF_GEMM_V3_TRACE / SF_GEMM_MIDM_TRACE, in
@@ -85,6 +91,8 @@
 #   'CANDS=v3a+pp+pp64,MS=1000+1024+2048+4096+5000+8192,STEPS=build+precheck+check@tools/gpu_gemm.sh:240'
 # The v8 large-M cluster multicast run (GEMM_NOTES_LARGE_M.md "Version 8"; v3a = the default at M > 512):
 #   'CANDS=v3a+mc+mcr+mcn,MS=1000+1024+2048+4096+5000+8192,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:200'
+# The v9 large-M run (GEMM_NOTES_LARGE_M.md "Version 9"; v3a = the default at M > 512):
+#   'CANDS=v3a+c256+c256n,MS=1000+1024+2048+4096+5000+8192,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:200'
 # The v5 small-M run (GEMM_NOTES.md "Version 5"; ~3 min on one H200):
 #   CANDS=sm5,sm5c,sm5r,midm_s1 MS=1,2,3,4,7,8,9,12,16,17,64 MS_MIDM=17,64 STEPS=build,precheck,check tools/gpu_gemm.sh
 # Every build's .so is checked for STB_GNU_UNIQUE symbols (`nm` type u): gemm_check.py loads all variants
@@ -115,6 +123,8 @@ MS_PP=${MS_PP:-513,1000,2048} # ping-pong precheck: 1..2 tiles per CTA (513, 100
 MS_PP=${MS_PP//+/,}
 MS_MC=${MS_MC:-513,1000,2900,5000} # v8 precheck: a padded tile row in one wave (513) and in three (2900), M edges (1000, 5000)
 MS_MC=${MS_MC//+/,}
+MS_COOP=${MS_COOP:-513,1000,1300,2900,5000} # v9 precheck: M edges in 256-row tiles (513, 1000, 2900, 5000), a plan declined for a wave (1300)
+MS_COOP=${MS_COOP//+/,}
 MS_MID=${MS_MID//+/,} # every M list may use '+' (a gpu_round.sh spec), gemm_check.py wants commas
 MS_MIDM=${MS_MIDM//+/,}
 MS_MIDM2=${MS_MIDM2//+/,}
@@ -160,7 +170,9 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0||" "v4|-DSF_GEMM_V3=0 -DSF_GEMM_MI
 	"pp64|$v3a -DSF_GEMM_PINGPONG=1 -DSF_GEMM_PP_WM=64|513-|$MS_PP"
 	"mc|$v3a -DSF_GEMM_MCAST=1 -DSF_GEMM_V3_TRACE=1|513-|$MS_MC"
 	"mcr|$v3a -DSF_GEMM_MCAST=1 -DSF_GEMM_MCAST_FENCE=1 -DSF_GEMM_V3_TRACE=1|513-|$MS_MC"
-	"mcn|$v3a -DSF_GEMM_MCAST=1 -DSF_GEMM_MCAST_SHARE=0 -DSF_GEMM_V3_TRACE=1|513-|$MS_MC")
+	"mcn|$v3a -DSF_GEMM_MCAST=1 -DSF_GEMM_MCAST_SHARE=0 -DSF_GEMM_V3_TRACE=1|513-|$MS_MC"
+	"c256|$v3a -DSF_GEMM_COOP256=1 -DSF_GEMM_V3_TRACE=1|513-|$MS_COOP"
+	"c256n|$v3a -DSF_GEMM_COOP256=2 -DSF_GEMM_V3_TRACE=1|513-|$MS_COOP")
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	keep=()
@@ -198,7 +210,7 @@ if has build; then
 			note "build $name: FAILED: $nu STB_GNU_UNIQUE symbols (shared across the libraries of one process): $(nm -C "$dev/$name.so" | grep ' u ' | head -3 | tr '\n' ';')"
 			status=1
 		elif [ -f "$dev/$name.so" ]; then
-			[ "$name" = v2 ] || [ "$name" = v3 ] || [ "$name" = midm ] || [ "$name" = midm2 ] || [ "$name" = sm5 ] || [ "$name" = sm5c ] || [ "$name" = v6 ] || [ "$name" = pp ] || [ "$name" = pp64 ] || [ "$name" = mc ] && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); else if (match(k, /ILi[0-9]+E/)) t = substr(k, RSTART + 3, RLENGTH - 4); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
+			[ "$name" = v2 ] || [ "$name" = v3 ] || [ "$name" = midm ] || [ "$name" = midm2 ] || [ "$name" = sm5 ] || [ "$name" = sm5c ] || [ "$name" = v6 ] || [ "$name" = pp ] || [ "$name" = pp64 ] || [ "$name" = mc ] || [ "$name" = c256 ] || [ "$name" = c256n ] && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); else if (match(k, /ILi[0-9]+E/)) t = substr(k, RSTART + 3, RLENGTH - 4); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
 		else
 			note "build $name: FAILED (see logs/ptxas_$name.log)"
 			tail -20 "$logs/ptxas_$name.log"
@@ -216,7 +228,7 @@ if has eval && [ -x build/solforge ]; then
 fi
 
 if has sass; then
-	for name in v2 v3 midm pp mc; do
+	for name in v2 v3 midm pp mc c256 c256n; do
 		[ -f "$dev/$name.so" ] || continue
 		cuobjdump --dump-sass "$dev/$name.so" >"$logs/sass_$name.txt" 2>&1
 		n=$(grep -c HGMMA "$logs/sass_$name.txt")
@@ -272,7 +284,7 @@ if has check; then
 	rc=$?
 	nfail=$(grep -c ' FAIL' "$logs/check.log")
 	nok=$(grep -c ' ok ' "$logs/check.log")
-	note "v3 plans (SF_GEMM_V3_TRACE of v3 / v3p / mc*): $(grep -c '^v3 plan.*: launched' "$logs/check.log") launched ($(grep -c '^v3 plan.*: launched mcast' "$logs/check.log") of them mcast; $(grep -c '^v3 plan.*mcast adds a wave' "$logs/check.log") mcast plans declined for a wave), $(grep -c '^v3 plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^v3 plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
+	note "v3 plans (SF_GEMM_V3_TRACE of v3 / v3p / mc*): $(grep -c '^v3 plan.*: launched' "$logs/check.log") launched ($(grep -c '^v3 plan.*: launched mcast' "$logs/check.log") of them mcast, $(grep -c '^v3 plan.*: launched coop' "$logs/check.log") coop; $(grep -c '^v3 plan.*mcast adds a wave' "$logs/check.log") mcast and $(grep -c '^v3 plan.*coop adds a wave' "$logs/check.log") coop plans declined for a wave), $(grep -c '^v3 plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^v3 plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
 	note "midm plans (SF_GEMM_MIDM_TRACE of midm / midm2): $(grep -c '^midm plan.*: launched' "$logs/check.log") launched, $(grep -c '^midm plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^midm plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
 	grep '^midm plan' "$logs/check.log" | grep -E ' M=(17|64|128|256):' | sort -u | sed 's/^/   /' | head -24
 	if grep -q '^v6 plan' "$logs/check.log"; then
@@ -340,8 +352,8 @@ fi
 table=""
 if [ -f "$logs/check.log" ]; then
 	table=$(python3 tools/gemm_dev/gemm_table.py "$logs/check.log" --default v2 --side)
-	# the v8 run's question is mc* against v3a (the default's large-M plan), not against v2
-	case " ${CANDS//[,+]/ } " in *" v3a "*" mc"* | *" mc"*" v3a "*)
+	# the v8 / v9 runs' question is mc* / c256* against v3a (the default's large-M plan), not against v2
+	case " ${CANDS//[,+]/ } " in *" v3a "*" mc"* | *" mc"*" v3a "* | *" v3a "*" c256"* | *" c256"*" v3a "*)
 		table+=$'\n'"against v3a instead of v2:"$'\n'$(python3 tools/gemm_dev/gemm_table.py "$logs/check.log" --default v3a |
 			sed -n '/^candidates vs the default/,/^failed/p' | grep -v '^failed')
 		;;

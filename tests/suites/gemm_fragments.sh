@@ -104,5 +104,24 @@ if command -v "${NVCC:-nvcc}" >/dev/null 2>&1; then
 else
 	echo "skip mcast_compile: ${NVCC:-nvcc} not found"
 fi
+# the v9 kernel (candidate SF_GEMM_COOP256=1 / 2, not in the default build): both tile shapes compile for sm_90a,
+# warnings as errors, no spills, no C7520, and each K loop issues 8 wgmma m64n128k16 per stage (SASS, when cuobjdump is there)
+if command -v "${NVCC:-nvcc}" >/dev/null 2>&1; then
+	mkdir -p "${BUILD:-build}/suites"
+	log=${BUILD:-build}/suites/coop_compile.log
+	obj=${BUILD:-build}/suites/coop_compile.o
+	if "${NVCC:-nvcc}" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iproblems/common/kernels -Iinclude -Werror all-warnings \
+		-Xptxas -v,-warn-spills,-Werror -c tests/gemm/coop_compile.cu -o "$obj" >"$log" 2>&1 &&
+		[ "$(grep -c 'Used [0-9]* registers' "$log")" = 2 ] && ! grep -q C7520 "$log" &&
+		{ ! command -v "${CUOBJDUMP:-cuobjdump}" >/dev/null 2>&1 ||
+			[ "$("${CUOBJDUMP:-cuobjdump}" -sass "$obj" 2>>"$log" | grep -c 'HGMMA.64x128x16.F32.BF16')" = 16 ]; }; then
+		pass=$((pass + 1))
+	else
+		echo "FAIL coop_compile: see $log"
+		fail=$((fail + 1))
+	fi
+else
+	echo "skip coop_compile: ${NVCC:-nvcc} not found"
+fi
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]

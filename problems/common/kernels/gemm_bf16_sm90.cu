@@ -27,6 +27,8 @@
  *                     epilogue under the other's K loop; GEMM_NOTES_LARGE_M.md "Version 7");
  *                     with SF_GEMM_MCAST == 1 (candidate), v3a's unsplit large-M plans (M >= 513) on clusters
  *                     of 2 CTAs sharing the W block by TMA multicast (gemm_bf16_sm90_mcast.cuh, "Version 8");
+ *                     with SF_GEMM_COOP256 == 1 or 2 (candidate), v3a's unsplit 256-wide plans (M >= 513) on two
+ *                     consumers of 128 x 128 issuing two m64n128k16 per k16 step (gemm_bf16_sm90_coop.cuh, "Version 9");
  *                     SF_GEMM_LARGE == 1: cp.async + ldmatrix + mma.sync (gemm_bf16_sm90_mma.cuh), ~0.4x;
  *                     also taken when a TMA descriptor cannot be encoded;
  *   anything the fast paths cannot take (K % 8 != 0, unaligned pointers, odd N) goes to a plain
@@ -42,7 +44,8 @@
  * SF_GEMM_WG_PREFETCH (gemm_bf16_sm90_wgmma.cuh), SF_GEMM_PINGPONG, SF_GEMM_PP_WM, SF_GEMM_PP_MIN_M (candidate:
  * M >= SF_GEMM_PP_MIN_M on the ping-pong kernel, gemm_bf16_sm90_pingpong.cuh, "Version 7"), SF_GEMM_MCAST,
  * SF_GEMM_MCAST_MIN_M, SF_GEMM_MCAST_FENCE, SF_GEMM_MCAST_SHARE (candidate: v3a's large-M plan on 2-CTA clusters
- * sharing W by TMA multicast, gemm_bf16_sm90_mcast.cuh, GEMM_NOTES_LARGE_M.md "Version 8"); their defaults:
+ * sharing W by TMA multicast, gemm_bf16_sm90_mcast.cuh, GEMM_NOTES_LARGE_M.md "Version 8"), SF_GEMM_COOP256,
+ * SF_GEMM_COOP_MIN_M (candidate: cuBLASLt's consumer shape, gemm_bf16_sm90_coop.cuh, "Version 9"); their defaults:
  * gemm_bf16_sm90_config.cuh (and the header).
  *
  * State kept between calls (lazily, never pointers to inputs or outputs): the SM count, the wgmma
@@ -71,6 +74,10 @@
 #endif
 #if SF_GEMM_MCAST /* compiled only in the candidate's build: the default PTX is unchanged */
 #include "gemm_bf16_sm90_mcast.cuh"
+#endif
+#if SF_GEMM_COOP256 /* compiled only in the candidate's build: the default PTX is unchanged */
+#include "gemm_bf16_sm90_coop.cuh"
+static_assert(SF_GEMM_COOP256 == 1 || SF_GEMM_COOP256 == 2, "SF_GEMM_COOP256: 0, 1 (256 x 128) or 2 (128 x 256)");
 #endif
 
 namespace {
@@ -428,6 +435,17 @@ int launch_v3(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, 
 		const int rc = p.bn == 256 ? sfgemm::mc_launch<256>(ma, mbh, C, M, N, K, sm_count(), stream)
 					   : sfgemm::mc_launch<192>(ma, mbh, C, M, N, K, sm_count(), stream);
 		v3_trace(M, N, K, p, rc == 0 ? "launched mcast" : (rc < 0 ? "FALLBACK v3a (mcast launch refused)" : "mcast adds a wave: v3a"));
+		if (rc == 0)
+			return SF_OK;
+	}
+#endif
+#if SF_GEMM_COOP256 /* version 9: v3a's unsplit 256-wide plan on the two-m64n128k16 consumers (maps: box TM / 384 - TM) */
+	CUtensorMap ca, cb;
+	const int ctm = SF_GEMM_COOP256 == 1 ? 256 : 128;
+	if (!p.pair && !p.cluster && p.splits == 1 && p.bn == 256 && M >= SF_GEMM_COOP_MIN_M && !make_map(&ca, A, M, K, ctm) &&
+	    !make_map(&cb, B, N, K, 384 - ctm)) {
+		const int rc = sfgemm::coop_launch<SF_GEMM_COOP256 == 1 ? 256 : 128>(ca, cb, C, M, N, K, sm_count(), stream);
+		v3_trace(M, N, K, p, rc == 0 ? "launched coop" : (rc < 0 ? "FALLBACK v3a (coop launch failed)" : "coop adds a wave: v3a"));
 		if (rc == 0)
 			return SF_OK;
 	}

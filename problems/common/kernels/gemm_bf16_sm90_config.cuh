@@ -115,6 +115,14 @@
 #ifndef SF_GEMM_MCAST_SHARE /* diagnostic: 0 keeps the cluster and its barriers but each CTA loads all of W itself */
 #define SF_GEMM_MCAST_SHARE 1
 #endif
+#ifndef SF_GEMM_COOP256 /* candidate: where v3a plans unsplit 128 x 256 tiles at M >= SF_GEMM_COOP_MIN_M, the version-9
+			 * kernel with two m64n128k16 per consumer k16 step (gemm_bf16_sm90_coop.cuh; GEMM_NOTES_LARGE_M.md
+			 * "Version 9"): 1 tiles of 256 (M) x 128 (N), 2 tiles of 128 x 256 split by columns; 0: not compiled */
+#define SF_GEMM_COOP256 0
+#endif
+#ifndef SF_GEMM_COOP_MIN_M /* smallest M the version-9 kernel takes (below: v3a / v6 as without it) */
+#define SF_GEMM_COOP_MIN_M 513
+#endif
 #ifndef SF_GEMM_SMALL_MAX_M /* 16: M 17..64 go to wgmma (see GEMM_NOTES.md, version 2) */
 #define SF_GEMM_SMALL_MAX_M 16
 #endif
