@@ -232,7 +232,7 @@ if has sass; then
 		[ -f "$dev/$name.so" ] || continue
 		cuobjdump --dump-sass "$dev/$name.so" >"$logs/sass_$name.txt" 2>&1
 		n=$(grep -c HGMMA "$logs/sass_$name.txt")
-		note "sass $name: HGMMA $n UTMALDG $(grep -c UTMALDG "$logs/sass_$name.txt") (MULTICAST $(grep -c 'UTMALDG.*MULTICAST' "$logs/sass_$name.txt"), MEMBAR.ALL.GPU $(grep -c 'MEMBAR.ALL.GPU' "$logs/sass_$name.txt")) HMMA $(grep -c 'HMMA\.' "$logs/sass_$name.txt") LDG.E.NA.128 $(grep -c 'LDG.E.NA.128' "$logs/sass_$name.txt")"
+		note "sass $name: HGMMA $n (64x128x16: $(grep -c 'HGMMA.64x128x16' "$logs/sass_$name.txt")) UTMALDG $(grep -c UTMALDG "$logs/sass_$name.txt") (MULTICAST $(grep -c 'UTMALDG.*MULTICAST' "$logs/sass_$name.txt"), MEMBAR.ALL.GPU $(grep -c 'MEMBAR.ALL.GPU' "$logs/sass_$name.txt")) HMMA $(grep -c 'HMMA\.' "$logs/sass_$name.txt") LDG.E.NA.128 $(grep -c 'LDG.E.NA.128' "$logs/sass_$name.txt")"
 		[ "${n:-0}" -gt 0 ] || { note "sass: no HGMMA in $name"; status=1; }
 	done
 fi

@@ -419,6 +419,21 @@ int launch_v3(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, 
 {
 	const V3Plan p = v3_plan(M, N, K, sm_count(), v3_max_clusters, SF_GEMM_V3_BN, SF_GEMM_V3_SPLIT_BN,
 				 SF_GEMM_V3_CLUSTER, SF_GEMM_V3_PAIR ? v3_pair_clusters : nullptr);
+#if SF_GEMM_COOP256 /* version 9: an unsplit 128 x 256 plan (v3a's, or v2's where it would not split K: 4096 x 4096 at
+		    * M 1024, 128 tiles) on the two-m64n128k16 consumers; its own maps, box TM and 384 - TM rows */
+	const int t256 = ((M + 127) / 128) * ((N + 255) / 256);
+	const bool v2_unsplit = p.splits == 0 && (!SF_GEMM_WG_SPLITK || t256 >= sm_count() || sm_count() / t256 / SF_GEMM_WG_SPLIT_DIV < 2 ||
+						  (K + 63) / 64 / 4 < 2); /* launch_wgmma's split rule gives 1 */
+	CUtensorMap ca, cb;
+	const int ctm = SF_GEMM_COOP256 == 1 ? 256 : 128;
+	if (!p.pair && !p.cluster && (p.splits == 1 || v2_unsplit) && p.bn == 256 && M >= SF_GEMM_COOP_MIN_M &&
+	    !make_map(&ca, A, M, K, ctm) && !make_map(&cb, B, N, K, 384 - ctm)) {
+		const int rc = sfgemm::coop_launch<SF_GEMM_COOP256 == 1 ? 256 : 128>(ca, cb, C, M, N, K, sm_count(), stream);
+		v3_trace(M, N, K, p, rc == 0 ? "launched coop" : (rc < 0 ? "FALLBACK v3a (coop launch failed)" : "coop adds a wave: v3a"));
+		if (rc == 0)
+			return SF_OK;
+	}
+#endif
 	if (p.splits == 0) {
 		v3_trace(M, N, K, p, "v2 split-K");
 		return launch_wgmma(A, B, C, M, N, K, stream);
@@ -435,17 +450,6 @@ int launch_v3(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, 
 		const int rc = p.bn == 256 ? sfgemm::mc_launch<256>(ma, mbh, C, M, N, K, sm_count(), stream)
 					   : sfgemm::mc_launch<192>(ma, mbh, C, M, N, K, sm_count(), stream);
 		v3_trace(M, N, K, p, rc == 0 ? "launched mcast" : (rc < 0 ? "FALLBACK v3a (mcast launch refused)" : "mcast adds a wave: v3a"));
-		if (rc == 0)
-			return SF_OK;
-	}
-#endif
-#if SF_GEMM_COOP256 /* version 9: v3a's unsplit 256-wide plan on the two-m64n128k16 consumers (maps: box TM / 384 - TM) */
-	CUtensorMap ca, cb;
-	const int ctm = SF_GEMM_COOP256 == 1 ? 256 : 128;
-	if (!p.pair && !p.cluster && p.splits == 1 && p.bn == 256 && M >= SF_GEMM_COOP_MIN_M && !make_map(&ca, A, M, K, ctm) &&
-	    !make_map(&cb, B, N, K, 384 - ctm)) {
-		const int rc = sfgemm::coop_launch<SF_GEMM_COOP256 == 1 ? 256 : 128>(ca, cb, C, M, N, K, sm_count(), stream);
-		v3_trace(M, N, K, p, rc == 0 ? "launched coop" : (rc < 0 ? "FALLBACK v3a (coop launch failed)" : "coop adds a wave: v3a"));
 		if (rc == 0)
 			return SF_OK;
 	}
