@@ -11,7 +11,8 @@
 # ping-pong kernel (tools/gemm_dev/emulate_pingpong.py: schedule, accumulator map of 128 x 128 / 64 x 256
 # consumer tiles, and the named-barrier turn order with the ring under all interleavings); the v8 clustered
 # kernel (tools/gemm_dev/emulate_mcast.py: pair schedule, W halves, wave rule, two-CTA ring protocol); the v9
-# kernel's index math (tools/gemm_dev/emulate_coop.py: 256 x 128 / 128 x 256 tiles, consumer offsets, wave rule); the
+# kernel's index math (tools/gemm_dev/emulate_coop.py: 256 x 128 / 128 x 256 tiles, consumer offsets, wave rule) and
+# launch decision (tests/gemm/coop_plan_test.cu); the
 # generated wgmma wrappers are up to date (gen_wgmma_ops.py --check); and, where nvcc exists, the v3 host
 # plan's, the v4 mid-M plan's and the v5 small-M plan's invariants on random shapes and GPUs (tests/gemm/v3_plan_test.cu, host
 # code only); the v6 mid-M plan (tests/gemm/v6_plan_test.cpp, g++); the v7 ping-pong kernel compiles with no
@@ -74,6 +75,10 @@ plan_test v6_plan_test "${CXX:-g++}" -std=c++17 -O2 -Wall -Wextra -Wshadow -Werr
 # the v3 plan (tests/gemm/v3_plan_test.cu, built by nvcc for its host code)
 plan_test v3_plan_test "${NVCC:-nvcc}" -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a \
 	-Xcompiler -Wall,-Wextra,-Wshadow,-Werror -Iinclude tests/gemm/v3_plan_test.cu
+# the version-9 launch decision (tests/gemm/coop_plan_test.cu: coop_decide on v3a's plans and v2's split rule,
+# random shapes and SM counts, the Llama decisions; host code, ~12 s with nvcc)
+plan_test coop_plan_test "${NVCC:-nvcc}" -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a \
+	-Xcompiler -Wall,-Wextra,-Wshadow,-Werror -Iinclude tests/gemm/coop_plan_test.cu
 # the ping-pong kernel (candidate SF_GEMM_PINGPONG=1, not in the default build) compiles for sm_90a, both
 # tile heights, warnings as errors, no spills, no wgmma serialization warning (C7520); ~2 s with nvcc
 if command -v "${NVCC:-nvcc}" >/dev/null 2>&1; then

@@ -251,6 +251,25 @@ int launch_persistent(const CUtensorMap &ma, const CUtensorMap &mb, __nv_bfloat1
 	return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
 }
 
+/* v2's K split count for 128 x 256 tiles of C[M][N] (K): split K when the tiles alone leave SMs idle (mid M),
+ * keeping >= 4 K blocks per split and no split empty; 1 when the tiles fill the SMs. Used by launch_wgmma
+ * and by the version-9 decision (SF_GEMM_COOP256: v2's unsplit plans are the coop kernel's too). */
+int v2_splits(int M, int N, int K)
+{
+	const int tiles = ((M + sfgemm::kWgBM - 1) / sfgemm::kWgBM) * ((N + 255) / 256), kbc = (K + sfgemm::kWgBK - 1) / sfgemm::kWgBK;
+	int splits = 1;
+	if (SF_GEMM_WG_SPLITK && tiles < sm_count()) {
+		splits = sm_count() / tiles / SF_GEMM_WG_SPLIT_DIV;
+		if (splits > kbc / 4)
+			splits = kbc / 4;
+		if (splits < 1)
+			splits = 1;
+		const int per = (kbc + splits - 1) / splits;
+		splits = (kbc + per - 1) / per; /* no empty split */
+	}
+	return splits;
+}
+
 /* The wgmma path (or the mma.sync one when a TMA descriptor cannot be made). */
 int launch_wgmma(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K,
 		 cudaStream_t stream)
@@ -262,18 +281,7 @@ int launch_wgmma(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *
 	CUtensorMap ma, mb;
 	if (make_map(&ma, A, M, K, kWgBM) || make_map(&mb, B, N, K, kWgBN))
 		return launch_mma(A, B, C, M, N, K, stream); /* no TMA descriptor: the mma.sync path instead */
-	/* split K when the tiles alone leave SMs idle (mid M), keeping >= 4 K blocks per split */
-	const int tiles = ((M + kWgBM - 1) / kWgBM) * ((N + kWgBN - 1) / kWgBN), kbc = (K + kWgBK - 1) / kWgBK;
-	int splits = 1;
-	if (SF_GEMM_WG_SPLITK && tiles < sm_count()) {
-		splits = sm_count() / tiles / SF_GEMM_WG_SPLIT_DIV;
-		if (splits > kbc / 4)
-			splits = kbc / 4;
-		if (splits < 1)
-			splits = 1;
-		const int per = (kbc + splits - 1) / splits;
-		splits = (kbc + per - 1) / per; /* no empty split */
-	}
+	const int tiles = ((M + kWgBM - 1) / kWgBM) * ((N + kWgBN - 1) / kWgBN), splits = v2_splits(M, N, K);
 	if (splits > 1 && scratch_reserve((size_t)tiles * splits * 128 * 256, (size_t)tiles * 2))
 		return SF_ERR_CUDA;
 	const int units = tiles * splits;
@@ -421,15 +429,15 @@ int launch_v3(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, 
 				 SF_GEMM_V3_CLUSTER, SF_GEMM_V3_PAIR ? v3_pair_clusters : nullptr);
 #if SF_GEMM_COOP256 /* version 9: an unsplit 128 x 256 plan (v3a's, or v2's where it would not split K: 4096 x 4096 at
 		    * M 1024, 128 tiles) on the two-m64n128k16 consumers; its own maps, box TM and 384 - TM rows */
-	const int t256 = ((M + 127) / 128) * ((N + 255) / 256);
-	const bool v2_unsplit = p.splits == 0 && (!SF_GEMM_WG_SPLITK || t256 >= sm_count() || sm_count() / t256 / SF_GEMM_WG_SPLIT_DIV < 2 ||
-						  (K + 63) / 64 / 4 < 2); /* launch_wgmma's split rule gives 1 */
-	CUtensorMap ca, cb;
 	const int ctm = SF_GEMM_COOP256 == 1 ? 256 : 128;
-	if (!p.pair && !p.cluster && (p.splits == 1 || v2_unsplit) && p.bn == 256 && M >= SF_GEMM_COOP_MIN_M &&
-	    !make_map(&ca, A, M, K, ctm) && !make_map(&cb, B, N, K, 384 - ctm)) {
+	const int cd = sfgemm::coop_decide<SF_GEMM_COOP256 == 1 ? 256 : 128>(p.pair, p.cluster, p.splits, p.bn, v2_splits(M, N, K),
+									   M, N, SF_GEMM_COOP_MIN_M, sm_count());
+	CUtensorMap ca, cb;
+	if (cd == sfgemm::kCoopNotTaken)
+		v3_trace(M, N, K, p, "coop adds a wave: v3a");
+	if (cd == sfgemm::kCoopTake && !make_map(&ca, A, M, K, ctm) && !make_map(&cb, B, N, K, 384 - ctm)) {
 		const int rc = sfgemm::coop_launch<SF_GEMM_COOP256 == 1 ? 256 : 128>(ca, cb, C, M, N, K, sm_count(), stream);
-		v3_trace(M, N, K, p, rc == 0 ? "launched coop" : (rc < 0 ? "FALLBACK v3a (coop launch failed)" : "coop adds a wave: v3a"));
+		v3_trace(M, N, K, p, rc == 0 ? "launched coop" : "FALLBACK v3a (coop launch failed)");
 		if (rc == 0)
 			return SF_OK;
 	}

@@ -143,19 +143,30 @@ template <int TM> int coop_tiles(int M, int N)
 	return ((M + TM - 1) / TM) * ((N + CoopCfg<TM>::kBN - 1) / CoopCfg<TM>::kBN);
 }
 
-/* Host: launch gemm_coop_kernel<TM> persistent on sms SMs (grid min(tiles, sms)). Returns kCoopNotTaken when
- * its tiles need more waves than v3a's 128 x 256 plan (ceil(coop tiles / sms) > ceil(v3a tiles / sms)),
- * 0 when launched, -1 when the shared memory limit cannot be set or the launch fails (the caller falls
- * back). ma: A with box [TM][64]; mb: B with box [384 - TM][64]. */
-const int kCoopNotTaken = 1;
+/* Host: the version-9 decision for a v3 plan (pair, cluster, splits, bn: V3Plan's fields; splits 0 = v2's
+ * launch, whose own K split is v2_splits) of C[M][N] on sms SMs at tile height TM. kCoopPlan: the plan is not
+ * an unsplit persistent 128 x 256 one (a pair, a cluster, a K split, another width) or M < min_m: v3a as
+ * without version 9; kCoopNotTaken: it is, but the coop tiles would need more waves (ceil(coop tiles / sms)
+ * > ceil(128 x 256 tiles / sms): TM = 256 at e.g. M 1300); kCoopTake: run gemm_coop_kernel<TM>. */
+const int kCoopTake = 0, kCoopNotTaken = 1, kCoopPlan = 2;
+template <int TM>
+int coop_decide(int pair, int cluster, int splits, int bn, int v2_splits, int M, int N, int min_m, int sms)
+{
+	if (pair || cluster || bn != 256 || M < min_m || !(splits == 1 || (splits == 0 && v2_splits == 1)))
+		return kCoopPlan;
+	const int tiles = coop_tiles<TM>(M, N), plain = ((M + kWgBM - 1) / kWgBM) * ((N + 255) / 256);
+	return (tiles + sms - 1) / sms > (plain + sms - 1) / sms ? kCoopNotTaken : kCoopTake;
+}
+
+/* Host: launch gemm_coop_kernel<TM> persistent on sms SMs (grid min(tiles, sms)) after coop_decide said
+ * kCoopTake. 0 when launched, -1 when the shared memory limit cannot be set or the launch fails (the caller
+ * falls back). ma: A with box [TM][64]; mb: B with box [384 - TM][64]. */
 template <int TM>
 int coop_launch(const CUtensorMap &ma, const CUtensorMap &mb, __nv_bfloat16 *C, int M, int N, int K, int sms,
 		cudaStream_t stream)
 {
 	static bool attr = false;
-	const int tiles = coop_tiles<TM>(M, N), plain = ((M + kWgBM - 1) / kWgBM) * ((N + 255) / 256);
-	if ((tiles + sms - 1) / sms > (plain + sms - 1) / sms)
-		return kCoopNotTaken;
+	const int tiles = coop_tiles<TM>(M, N);
 	if (!attr) {
 		if (cudaFuncSetAttribute(gemm_coop_kernel<TM>, cudaFuncAttributeMaxDynamicSharedMemorySize,
 					 CoopCfg<TM>::kSmemBytes) != cudaSuccess) {
