@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """emulate_coop.py - CPU emulation (numpy) of the index math of the version-9 GEMM kernel
 (problems/common/kernels/gemm_bf16_sm90_coop.cuh, gemm_coop_kernel<TM> and coop_launch; GEMM_NOTES_LARGE_M.md
-"Version 9"): the host's wave rule and grid (min(tiles, SMs), declined when the TM x (384 - TM) tiles need more
+"Version 9"): coop_decide's wave rule and coop_launch's grid (min(tiles, SMs); declined when the TM x (384 - TM) tiles need more
 waves than v3a's 128 x 256), the persistent schedule (CTA b takes tiles b, b + G, ... through wg_raster over
 1024 / TM tile rows), the TMA boxes (A [TM][64], B [384 - TM][64], zero past M, N and K), each consumer's
 operand rows inside a stage taken from the kernel's byte offsets (a_off = c kRowOff 128 + h 64 128,
@@ -35,7 +35,7 @@ def wg_raster(t, tiles_m, tiles_n, gm):
 
 
 def launch(M, N, tm, sms):
-    """coop_launch's rule: the grid, or None when the coop tiles need more waves than v3a's 128 x 256"""
+    """coop_decide's wave rule and coop_launch's grid, or None when the coop tiles need more waves than v3a's 128 x 256"""
     bn = 384 - tm
     tiles = -(-M // tm) * -(-N // bn)
     plain = -(-M // 128) * -(-N // 256)
