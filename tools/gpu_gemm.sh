@@ -73,8 +73,11 @@
 #                                                  (M >= 513) on 256 (M) x 128 (N) tiles, each consumer warpgroup 128 x 128
 #                                                  issuing two m64n128k16 per k16 step (GEMM_NOTES_LARGE_M.md "Version 9",
 #                                                  cuBLASLt's consumer shape; the plan trace says "launched coop")
-#   c256n   c256 with -DSF_GEMM_COOP256=2: 128 x 256 tiles, the consumers split by columns (the same wgmma stream)
-#           c256 / c256n run a new kernel: their precheck ($MS_COOP) runs them alone under a timeout
+#   c256n   c256 with -DSF_GEMM_COOP256=2: 128 x 256 tiles, the consumers split by columns (the same wgmma stream;
+#                                                  cuBLASLt's 256x128 tile in our orientation)
+#   c256d   c256 with -DSF_GEMM_COOP_ORDER=1 (diagnostic): each row block's four k16 wgmmas back to back (dependent
+#                                                  chains) instead of alternating the two accumulators
+#           c256 / c256n / c256d run a new kernel: their precheck ($MS_COOP) runs them alone under a timeout
 #   sm5old  sm5 with the first, racy release order (-DSF_GEMM_SM5_RELEASE=0): the control, expected to FAIL
 #                                                  at 28672 x 4096 (GEMM_NOTES.md "Version 5: the ring race")
 # v3, v3p, midm (and midm_s*) and sm5 print the plan of each new shape to stderr (SF_GEMM_V3_TRACE / SF_GEMM_MIDM_TRACE, in
@@ -92,7 +95,7 @@
 # The v8 large-M cluster multicast run (GEMM_NOTES_LARGE_M.md "Version 8"; v3a = the default at M > 512):
 #   'CANDS=v3a+mc+mcr+mcn,MS=1000+1024+2048+4096+5000+8192,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:200'
 # The v9 large-M run (GEMM_NOTES_LARGE_M.md "Version 9"; v3a = the default at M > 512):
-#   'CANDS=v3a+c256+c256n,MS=1000+1024+2048+4096+5000+8192,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:200'
+#   'CANDS=v3a+c256+c256n+c256d,MS=1000+1024+2048+4096+5000+8192,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:200'
 # The v5 small-M run (GEMM_NOTES.md "Version 5"; ~3 min on one H200):
 #   CANDS=sm5,sm5c,sm5r,midm_s1 MS=1,2,3,4,7,8,9,12,16,17,64 MS_MIDM=17,64 STEPS=build,precheck,check tools/gpu_gemm.sh
 # Every build's .so is checked for STB_GNU_UNIQUE symbols (`nm` type u): gemm_check.py loads all variants
@@ -172,7 +175,8 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0||" "v4|-DSF_GEMM_V3=0 -DSF_GEMM_MI
 	"mcr|$v3a -DSF_GEMM_MCAST=1 -DSF_GEMM_MCAST_FENCE=1 -DSF_GEMM_V3_TRACE=1|513-|$MS_MC"
 	"mcn|$v3a -DSF_GEMM_MCAST=1 -DSF_GEMM_MCAST_SHARE=0 -DSF_GEMM_V3_TRACE=1|513-|$MS_MC"
 	"c256|$v3a -DSF_GEMM_COOP256=1 -DSF_GEMM_V3_TRACE=1|513-|$MS_COOP"
-	"c256n|$v3a -DSF_GEMM_COOP256=2 -DSF_GEMM_V3_TRACE=1|513-|$MS_COOP")
+	"c256n|$v3a -DSF_GEMM_COOP256=2 -DSF_GEMM_V3_TRACE=1|513-|$MS_COOP"
+	"c256d|$v3a -DSF_GEMM_COOP256=1 -DSF_GEMM_COOP_ORDER=1 -DSF_GEMM_V3_TRACE=1|513-|$MS_COOP")
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	keep=()
@@ -210,7 +214,7 @@ if has build; then
 			note "build $name: FAILED: $nu STB_GNU_UNIQUE symbols (shared across the libraries of one process): $(nm -C "$dev/$name.so" | grep ' u ' | head -3 | tr '\n' ';')"
 			status=1
 		elif [ -f "$dev/$name.so" ]; then
-			[ "$name" = v2 ] || [ "$name" = v3 ] || [ "$name" = midm ] || [ "$name" = midm2 ] || [ "$name" = sm5 ] || [ "$name" = sm5c ] || [ "$name" = v6 ] || [ "$name" = pp ] || [ "$name" = pp64 ] || [ "$name" = mc ] || [ "$name" = c256 ] || [ "$name" = c256n ] && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); else if (match(k, /ILi[0-9]+E/)) t = substr(k, RSTART + 3, RLENGTH - 4); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
+			[ "$name" = v2 ] || [ "$name" = v3 ] || [ "$name" = midm ] || [ "$name" = midm2 ] || [ "$name" = sm5 ] || [ "$name" = sm5c ] || [ "$name" = v6 ] || [ "$name" = pp ] || [ "$name" = pp64 ] || [ "$name" = mc ] || [ "$name" = c256 ] || [ "$name" = c256n ] || [ "$name" = c256d ] && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); else if (match(k, /ILi[0-9]+E/)) t = substr(k, RSTART + 3, RLENGTH - 4); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
 		else
 			note "build $name: FAILED (see logs/ptxas_$name.log)"
 			tail -20 "$logs/ptxas_$name.log"
@@ -228,7 +232,7 @@ if has eval && [ -x build/solforge ]; then
 fi
 
 if has sass; then
-	for name in v2 v3 midm pp mc c256 c256n; do
+	for name in v2 v3 midm pp mc c256 c256n c256d; do
 		[ -f "$dev/$name.so" ] || continue
 		cuobjdump --dump-sass "$dev/$name.so" >"$logs/sass_$name.txt" 2>&1
 		n=$(grep -c HGMMA "$logs/sass_$name.txt")

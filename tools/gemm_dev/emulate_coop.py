@@ -148,8 +148,8 @@ def main():
             ok = g128 is not None and (g256 is not None or not same)
             n += 1
             fails += not ok
-            row.append("%d:%s" % (M, "take" if g256 is not None else "v3a"))
-        print("rule N=%d TM=256 on 132 SMs: %s" % (N, " ".join(row)))
+            row.append("%d:%s" % (M, "same waves" if g256 is not None else "adds a wave"))
+        print("wave rule N=%d TM=256 on 132 SMs (before v3a's width plan): %s" % (N, " ".join(row)))
     print("%d checks, %d failed" % (n, fails))
     return 1 if fails else 0
 

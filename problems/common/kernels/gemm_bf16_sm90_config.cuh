@@ -120,6 +120,10 @@
 			 * "Version 9"): 1 tiles of 256 (M) x 128 (N), 2 tiles of 128 x 256 split by columns; 0: not compiled */
 #define SF_GEMM_COOP256 0
 #endif
+#ifndef SF_GEMM_COOP_ORDER /* version-9 diagnostic: 0 issues the two m64n128k16 of a k16 step back to back (alternating
+			    * accumulators), 1 all four k16 steps of row block 0, then of row block 1 (dependent chains) */
+#define SF_GEMM_COOP_ORDER 0
+#endif
 #ifndef SF_GEMM_COOP_MIN_M /* smallest M the version-9 kernel takes (below: v3a / v6 as without it) */
 #define SF_GEMM_COOP_MIN_M 513
 #endif

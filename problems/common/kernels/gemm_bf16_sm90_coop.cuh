@@ -17,10 +17,13 @@
  * wg_raster over groups of CoopCfg<TM>::kGroupM tile rows (1024 rows of C, as the default kernel).
  * Ring protocol: the default's (full[s] 1 arrival + kStageBytes of TMA; empty[s] the 8 consumer warps,
  * lane 0 after wgmma.wait_group 1 has retired the stage's reads), unchanged.
+ * Issue order per stage (SF_GEMM_COOP_ORDER): 0 (the candidate) k16 step outer, row block inner: consecutive
+ * wgmmas write different accumulators; 1 (diagnostic) row block outer: four dependent wgmmas per block.
  * Edges: TMA zero-fills rows >= M / N and K past K; every store checks row < M and column < N.
  */
 #pragma once
 #include "gemm_bf16_sm90_wgmma.cuh"
+#include "gemm_bf16_sm90_config.cuh" /* SF_GEMM_COOP_ORDER */
 
 namespace sfgemm {
 
@@ -36,6 +39,8 @@ template <int TM> struct CoopCfg {
 	static const int kColOff = TM == 256 ? 0 : 128;	      /* consumer c's first column: kColOff * c */
 };
 static_assert(CoopCfg<256>::kStageBytes == 48 * 1024 && CoopCfg<128>::kStageBytes == 48 * 1024, "48 KB stages");
+const int kCoopOrder = SF_GEMM_COOP_ORDER;
+static_assert(kCoopOrder == 0 || kCoopOrder == 1, "SF_GEMM_COOP_ORDER: 0 or 1");
 static_assert(CoopCfg<256>::kStages == 4 && CoopCfg<128>::kStages == 4, "4 stages, as cuBLASLt's 64x4");
 
 /*
@@ -111,10 +116,10 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 			const uint32_t sa = base + s * kStageBytes + a_off, sb = base + s * kStageBytes + b_off;
 			wgmma_fence();
 #pragma unroll
-			for (int kk = 0; kk < kWgBK / 16; kk++)
-#pragma unroll
-				for (int h = 0; h < 2; h++)
-					wgmma_m64k16<128>(d[h], wg_desc(sa + h * (64 * 128) + kk * 32), wg_desc(sb + kk * 32));
+			for (int x = 0; x < 2 * kWgBK / 16; x++) { /* kCoopOrder 0: k16 step x / 2, row block x % 2 */
+				const int kk = kCoopOrder ? x % 4 : x / 2, h = kCoopOrder ? x / 4 : x % 2;
+				wgmma_m64k16<128>(d[h], wg_desc(sa + h * (64 * 128) + kk * 32), wg_desc(sb + kk * 32));
+			}
 			wgmma_commit();
 			if (kb > 0) {
 				wgmma_wait<1>(); /* the batch of stage prev has retired its reads: release its slot */
