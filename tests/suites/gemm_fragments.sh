@@ -79,56 +79,33 @@ plan_test v3_plan_test "${NVCC:-nvcc}" -std=c++17 -O2 -gencode=arch=compute_90a,
 # random shapes and SM counts, the Llama decisions; host code, ~12 s with nvcc)
 plan_test coop_plan_test "${NVCC:-nvcc}" -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a \
 	-Xcompiler -Wall,-Wextra,-Wshadow,-Werror -Iinclude tests/gemm/coop_plan_test.cu
-# the ping-pong kernel (candidate SF_GEMM_PINGPONG=1, not in the default build) compiles for sm_90a, both
-# tile heights, warnings as errors, no spills, no wgmma serialization warning (C7520); ~2 s with nvcc
-if command -v "${NVCC:-nvcc}" >/dev/null 2>&1; then
-	mkdir -p "${BUILD:-build}/suites"
-	log=${BUILD:-build}/suites/pingpong_compile.log
-	if "${NVCC:-nvcc}" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iproblems/common/kernels -Werror all-warnings \
-		-Xptxas -v,-warn-spills,-Werror -c tests/gemm/pingpong_compile.cu -o "${BUILD:-build}/suites/pingpong_compile.o" >"$log" 2>&1 &&
-		[ "$(grep -c 'Used [0-9]* registers' "$log")" = 2 ] && ! grep -q C7520 "$log"; then
-		pass=$((pass + 1))
-	else
-		echo "FAIL pingpong_compile: see $log"
-		fail=$((fail + 1))
+# kernel_compile NAME [SASS_PATTERN COUNT]: tests/gemm/NAME.cu (a candidate kernel not in the default build,
+# instantiated twice) compiles for sm_90a with warnings as errors, ptxas reports both kernels, no spills, no
+# wgmma serialization warning (C7520); with SASS_PATTERN, cuobjdump (when it is there) counts COUNT of it
+kernel_compile() {
+	local name=$1 pat=${2:-} want=${3:-}
+	if ! command -v "${NVCC:-nvcc}" >/dev/null 2>&1; then
+		echo "skip $name: ${NVCC:-nvcc} not found"
+		return
 	fi
-else
-	echo "skip pingpong_compile: ${NVCC:-nvcc} not found"
-fi
-# the v8 clustered kernel (candidate SF_GEMM_MCAST=1, not in the default build): both widths compile for sm_90a,
-# warnings as errors, no spills, no C7520; ~2 s with nvcc
-if command -v "${NVCC:-nvcc}" >/dev/null 2>&1; then
 	mkdir -p "${BUILD:-build}/suites"
-	log=${BUILD:-build}/suites/mcast_compile.log
-	if "${NVCC:-nvcc}" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iproblems/common/kernels -Iinclude -Werror all-warnings \
-		-Xptxas -v,-warn-spills,-Werror -c tests/gemm/mcast_compile.cu -o "${BUILD:-build}/suites/mcast_compile.o" >"$log" 2>&1 &&
-		[ "$(grep -c 'Used [0-9]* registers' "$log")" = 2 ] && ! grep -q C7520 "$log"; then
-		pass=$((pass + 1))
-	else
-		echo "FAIL mcast_compile: see $log"
-		fail=$((fail + 1))
-	fi
-else
-	echo "skip mcast_compile: ${NVCC:-nvcc} not found"
-fi
-# the v9 kernel (candidate SF_GEMM_COOP256=1 / 2, not in the default build): both tile shapes compile for sm_90a,
-# warnings as errors, no spills, no C7520, and each K loop issues 8 wgmma m64n128k16 per stage (SASS, when cuobjdump is there)
-if command -v "${NVCC:-nvcc}" >/dev/null 2>&1; then
-	mkdir -p "${BUILD:-build}/suites"
-	log=${BUILD:-build}/suites/coop_compile.log
-	obj=${BUILD:-build}/suites/coop_compile.o
-	if "${NVCC:-nvcc}" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iproblems/common/kernels -Iinclude -Werror all-warnings \
-		-Xptxas -v,-warn-spills,-Werror -c tests/gemm/coop_compile.cu -o "$obj" >"$log" 2>&1 &&
+	local log=${BUILD:-build}/suites/$name.log obj=${BUILD:-build}/suites/$name.o
+	if "${NVCC:-nvcc}" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iproblems/common/kernels -Iinclude \
+		-Werror all-warnings -Xptxas -v,-warn-spills,-Werror -c "tests/gemm/$name.cu" -o "$obj" >"$log" 2>&1 &&
 		[ "$(grep -c 'Used [0-9]* registers' "$log")" = 2 ] && ! grep -q C7520 "$log" &&
-		{ ! command -v "${CUOBJDUMP:-cuobjdump}" >/dev/null 2>&1 ||
-			[ "$("${CUOBJDUMP:-cuobjdump}" -sass "$obj" 2>>"$log" | grep -c 'HGMMA.64x128x16.F32.BF16')" = 16 ]; }; then
+		{ [ -z "$pat" ] || ! command -v "${CUOBJDUMP:-cuobjdump}" >/dev/null 2>&1 ||
+			[ "$("${CUOBJDUMP:-cuobjdump}" -sass "$obj" 2>>"$log" | grep -c "$pat")" = "$want" ]; }; then
 		pass=$((pass + 1))
 	else
-		echo "FAIL coop_compile: see $log"
+		echo "FAIL $name: see $log"
 		fail=$((fail + 1))
 	fi
-else
-	echo "skip coop_compile: ${NVCC:-nvcc} not found"
-fi
+}
+# the ping-pong kernel (candidate SF_GEMM_PINGPONG=1): both tile heights; ~2 s with nvcc
+kernel_compile pingpong_compile
+# the v8 clustered kernel (candidate SF_GEMM_MCAST=1): both widths; ~2 s
+kernel_compile mcast_compile
+# the v9 kernel (candidate SF_GEMM_COOP256=1 / 2): both tile shapes, each K loop issuing 8 wgmma m64n128k16 per stage
+kernel_compile coop_compile 'HGMMA.64x128x16.F32.BF16' 16
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]
