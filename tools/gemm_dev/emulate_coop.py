@@ -17,6 +17,8 @@ import sys
 
 import numpy as np
 
+from emulate_mcast import box  # the TMA box with OOB zero fill, as v8 loads it
+
 BK = 64
 
 
@@ -42,15 +44,6 @@ def launch(M, N, tm, sms):
     if -(-tiles // sms) > -(-plain // sms):
         return None
     return min(tiles, sms)
-
-
-def box(X, r0, rows, kpad):
-    """a TMA box of rows [r0, r0 + rows) of X over all K blocks, zero past its last row and past K"""
-    out = np.zeros((rows, kpad))
-    if r0 < X.shape[0]:
-        r = X[r0:min(r0 + rows, X.shape[0])]
-        out[:r.shape[0], :X.shape[1]] = r
-    return out
 
 
 def frag():
