@@ -37,6 +37,15 @@ if ((${#need[@]})); then
 		exit 1
 	}
 fi
+# the Debian package serves /usr/bin/python3; a python3 of its own (pyenv, a venv) earlier on PATH
+# still lacks numpy: install it there with that interpreter's pip
+if ! python3 -c 'import numpy' >/dev/null 2>&1; then
+	echo "deps: installing numpy for $(command -v python3) with pip"
+	python3 -m pip install -q numpy >/dev/null 2>&1 || {
+		echo "deps: pip install numpy for $(command -v python3) failed" >&2
+		exit 1
+	}
+fi
 if ! command -v nvcc >/dev/null 2>&1; then
 	for d in /usr/local/cuda/bin /usr/local/cuda-13/bin /usr/local/cuda-12/bin; do
 		[ -x "$d/nvcc" ] && { echo "deps: nvcc is at $d; add it to PATH" >&2; break; }

@@ -164,6 +164,37 @@ out=$("$SF" eval tests/fixtures/public/fib/definitions/gemm/fib_gemm_n256_k512.j
 [ $rc -eq 2 ] && [[ $out == *"is a cuda solution"* ]] && ok eval_fib_definition_path || bad eval_fib_definition_path "rc=$rc $out"
 out=$("$SF" import "$TMP/nothing-here" 2>&1); rc=$?
 [ $rc -eq 3 ] && ok import_nothing || bad import_nothing "rc=$rc $out"
+# the persisting-L2 reset the bridge's timer does before its flush (as the runner does): with a stand-in
+# libcuda whose reset fails it is called once per flush and noted once; without the entry point, noted
+out=$(cd tools/bridge && python3 -c '
+import ctypes, sys
+import solforge_bridge as b
+calls = [0]
+class Fake:
+    def __init__(self, name):
+        if name != "libcuda.so.1":
+            raise OSError(name)
+    @property
+    def cuCtxResetPersistingL2Cache(self):
+        def f():
+            calls[0] += 1
+            return 999
+        return f
+ctypes.CDLL = Fake
+r = b.persisting_l2_reset()
+for _ in range(3):
+    r()
+print("calls", calls[0])
+class NoEntry:
+    def __init__(self, name):
+        pass
+ctypes.CDLL = NoEntry
+r2 = b.persisting_l2_reset()
+r2()
+print("ok")
+' 2>&1)
+[[ $out == *"calls 3"* ]] && [ "$(grep -c 'CUresult 999' <<<"$out")" = 1 ] && [[ $out == *"cannot reset the persisting L2 state: "*"ok" ]] &&
+	ok bridge_l2_reset || bad bridge_l2_reset "$out"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
