@@ -79,6 +79,12 @@
 #ifndef DEC_CLUSTER
 #define DEC_CLUSTER 0 /* CS > 1: version 5 (candidate): batch <= DEC_CLUSTER_MAXB as clusters of CS chunks, DSMEM merge */
 #endif
+#ifndef DEC_B1
+#define DEC_B1 0 /* 1: batch 1 runs decode_b1 (version 3 without the locate scan; gqa_paged_decode_sm90_b1.cuh) */
+#endif
+#ifndef DEC_B1_ITEMS
+#define DEC_B1_ITEMS DEC_ITEMS /* DEC_B1: the chunk count aimed at for batch 1 (33: one wave at 2 CTAs/SM) */
+#endif
 /* Timing-only knobs (session 8's latency budget, DECODE_NOTES.md; results stay exact where noted):
  * DEC_EXP_UNIFORM 1: items from blockIdx for a batch of equal lengths (no locate scan; kv_len and the
  * page base still from kv_indptr), 2: also no kv_indptr load (length and page base from the host's
@@ -314,6 +320,9 @@ decode_fused(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restric
 
 #if DEC_CLUSTER
 #include "gqa_paged_decode_sm90_cluster.cuh"
+#endif
+#if DEC_B1
+#include "gqa_paged_decode_sm90_b1.cuh"
 #endif
 
 #if DEC_PERSIST
@@ -588,7 +597,8 @@ SF_EXPORT int run(const sf_call *call)
 	if (chunk < DEC_PERSIST_MIN_CHUNK)
 		chunk = DEC_PERSIST_MIN_CHUNK;
 #else
-	int64_t chunk = (total_kv_max + DEC_ITEMS - 1) / DEC_ITEMS;
+	const int64_t items_aim = DEC_B1 && batch == 1 ? DEC_B1_ITEMS : DEC_ITEMS; /* (DEC_B1 0: DEC_ITEMS) */
+	int64_t chunk = (total_kv_max + items_aim - 1) / items_aim;
 	chunk = (chunk + POS_PER_STEP - 1) / POS_PER_STEP * POS_PER_STEP;
 	if (chunk < DEC_MIN_CHUNK)
 		chunk = DEC_MIN_CHUNK;
@@ -675,6 +685,23 @@ SF_EXPORT int run(const sf_call *call)
 										 scale_log2, batch, (int)chunk, (int)nranges,
 										 part_o, part_lse, cnt, out, lse);
 #else
+#if DEC_B1
+	if (batch == 1) { /* version 3 without the locate scan (n_idx: the speculative page-id loads' bound) */
+		if (dec_b1_setup(kind) != cudaSuccess)
+			return SF_ERR_CUDA;
+		const int ni = (int)n_idx;
+		if (kind == 0)
+			decode_b1<1><<<grid, ATT_THREADS, DEC_RING_BYTES + DEC_B1_EXTRA, stream>>>(
+				q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, (int)chunk, ni, part_o, part_lse, cnt, out, lse);
+		else if (kind == 1)
+			decode_b1<16><<<grid, ATT_THREADS, DEC_RING_BYTES + DEC_B1_EXTRA, stream>>>(
+				q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, (int)chunk, ni, part_o, part_lse, cnt, out, lse);
+		else
+			decode_b1<0><<<grid, ATT_THREADS, DEC_RING_BYTES + DEC_B1_EXTRA, stream>>>(
+				q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, (int)chunk, ni, part_o, part_lse, cnt, out, lse);
+		return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
+	}
+#endif
 	if (kind == 0)
 		decode_fused<1><<<grid, ATT_THREADS, DEC_RING_BYTES, stream>>>(q, kc, vc, kv_indptr, kv_indices, last, ps,
 									       scale_log2, batch, (int)chunk, part_o,

@@ -109,4 +109,25 @@ static size_t align256(size_t x)
 {
 	return (x + 255) & ~(size_t)255;
 }
+#if DEC_B1
+static int g_b1_setup[3];
+/* Once per kernel kind (0: ps 1, 1: ps 16, 2: runtime ps): decode_b1's dynamic shared memory (the ring
+ * and DEC_B1_EXTRA) opt-in and the largest carveout. Returns the first CUDA error. */
+static cudaError_t dec_b1_setup(int kind)
+{
+	if (g_b1_setup[kind])
+		return cudaSuccess;
+	const int bytes = (int)(DEC_RING_BYTES + DEC_B1_EXTRA);
+	cudaError_t e = kind == 0   ? cudaFuncSetAttribute(decode_b1<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)
+			: kind == 1 ? cudaFuncSetAttribute(decode_b1<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)
+				    : cudaFuncSetAttribute(decode_b1<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+	if (e == cudaSuccess)
+		e = kind == 0   ? cudaFuncSetAttribute(decode_b1<1>, cudaFuncAttributePreferredSharedMemoryCarveout, 100)
+		    : kind == 1 ? cudaFuncSetAttribute(decode_b1<16>, cudaFuncAttributePreferredSharedMemoryCarveout, 100)
+				: cudaFuncSetAttribute(decode_b1<0>, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
+	if (e == cudaSuccess)
+		g_b1_setup[kind] = 1;
+	return e;
+}
+#endif
 #endif
