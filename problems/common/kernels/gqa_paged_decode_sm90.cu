@@ -27,7 +27,11 @@
  * sequence ends (decode_persist; gqa_paged_decode_sm90_persist.cuh).
  * Version 5 (-DDEC_CLUSTER=CS, candidate): batch <= DEC_CLUSTER_MAXB (1) as one thread-block cluster of CS
  * chunks per (sequence, kv head), merged through distributed shared memory: no locate scan, partials,
- * fences or atomics (decode_cluster; gqa_paged_decode_sm90_cluster.cuh). DEC_EXP_*: timing-only knobs.
+ * fences or atomics (decode_cluster; gqa_paged_decode_sm90_cluster.cuh; -DDEC_CLUSTER_MAXKV=K: only below K
+ * kv positions). DEC_EXP_*: timing-only knobs.
+ * Batch 1 (-DDEC_B1=1, candidate): version 3 without the locate scan, the first page ids loaded beside
+ * kv_indptr, its own chunk count DEC_B1_ITEMS (decode_b1; gqa_paged_decode_sm90_b1.cuh). Host helpers
+ * (scratch, counters, setup): gqa_paged_decode_sm90_host.cuh.
  * Version 1 (-DDECODE_V1=1, kept for side-by-side timing): three kernels - plan (one CTA writes the
  * item list), attend, merge (one warp per (sequence, q head) with >= 2 chunks).
  * Tuning (-D): DEC_ITEMS (66: target chunk count over the batch, ~2 waves of 2 CTAs/SM x 8 kv heads)
@@ -81,6 +85,9 @@
 #endif
 #ifndef DEC_B1
 #define DEC_B1 0 /* 1: batch 1 runs decode_b1 (version 3 without the locate scan; gqa_paged_decode_sm90_b1.cuh) */
+#endif
+#if DEC_B1 && (DECODE_V1 || DEC_PERSIST)
+#error "DEC_B1 (decode_b1) is version 3's batch-1 kernel: not with DECODE_V1 or DEC_PERSIST"
 #endif
 #ifndef DEC_B1_ITEMS
 #define DEC_B1_ITEMS DEC_ITEMS /* DEC_B1: the chunk count aimed at for batch 1 (33: one wave at 2 CTAs/SM) */
