@@ -738,6 +738,18 @@ static void tests()
 	test_decode(ragged_lens(9, 5 * C), 16, 2, "persist-ragged");
 	test_decode({ 3 * C, 0, 5, C / 2 + 1, 0 }, 1, 2, "persist-empties");
 #endif
+#if DEC_B1
+	/* decode_b1 (the list line sets DEC_B1 1, so len1 above ran on it too): one sequence of several
+	 * chunks whose ring wraps, called twice (counters back to 0, merge order fixed); ps16 with a
+	 * partial last page; a last chunk ending inside a step (rows past the end: the dependent id load);
+	 * the runtime page size; an empty sequence; batch 2 right after (decode_fused, same counters) */
+	test_decode({ 4 * C + 77 }, 1, 2, "b1-chunks");
+	test_decode({ 3 * C + 5 }, 16, 2, "b1-ps16");
+	test_decode({ 130 }, 1, 1, "b1-short");
+	test_decode({ C + 9 }, 8, 1, "b1-ps8-runtime");
+	test_decode({ 0 }, 16, 1, "b1-empty");
+	test_decode({ 2 * C + 1, C }, 1, 1, "b2-after-b1");
+#endif
 #if DEC_CLUSTER
 	/* version 5 (the list line sets DEC_CLUSTER 4 and DEC_CLUSTER_MAXB 4, so the cases above with up
 	 * to 4 sequences ran on clusters too): one sequence over 4 ranks with a ring that wraps (chunk

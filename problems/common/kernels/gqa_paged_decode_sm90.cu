@@ -27,7 +27,11 @@
  * sequence ends (decode_persist; gqa_paged_decode_sm90_persist.cuh).
  * Version 5 (-DDEC_CLUSTER=CS, candidate): batch <= DEC_CLUSTER_MAXB (1) as one thread-block cluster of CS
  * chunks per (sequence, kv head), merged through distributed shared memory: no locate scan, partials,
- * fences or atomics (decode_cluster; gqa_paged_decode_sm90_cluster.cuh). DEC_EXP_*: timing-only knobs.
+ * fences or atomics (decode_cluster; gqa_paged_decode_sm90_cluster.cuh; -DDEC_CLUSTER_MAXKV=K: only below K
+ * kv positions). DEC_EXP_*: timing-only knobs.
+ * Batch 1 (-DDEC_B1=1, candidate): version 3 without the locate scan, the first page ids loaded beside
+ * kv_indptr, its own chunk count DEC_B1_ITEMS (decode_b1; gqa_paged_decode_sm90_b1.cuh). Host helpers
+ * (scratch, counters, setup): gqa_paged_decode_sm90_host.cuh.
  * Version 1 (-DDECODE_V1=1, kept for side-by-side timing): three kernels - plan (one CTA writes the
  * item list), attend, merge (one warp per (sequence, q head) with >= 2 chunks).
  * Tuning (-D): DEC_ITEMS (66: target chunk count over the batch, ~2 waves of 2 CTAs/SM x 8 kv heads)
@@ -78,6 +82,15 @@
 #endif
 #ifndef DEC_CLUSTER
 #define DEC_CLUSTER 0 /* CS > 1: version 5 (candidate): batch <= DEC_CLUSTER_MAXB as clusters of CS chunks, DSMEM merge */
+#endif
+#ifndef DEC_B1
+#define DEC_B1 0 /* 1: batch 1 runs decode_b1 (version 3 without the locate scan; gqa_paged_decode_sm90_b1.cuh) */
+#endif
+#if DEC_B1 && (DECODE_V1 || DEC_PERSIST)
+#error "DEC_B1 (decode_b1) is version 3's batch-1 kernel: not with DECODE_V1 or DEC_PERSIST"
+#endif
+#ifndef DEC_B1_ITEMS
+#define DEC_B1_ITEMS DEC_ITEMS /* DEC_B1: the chunk count aimed at for batch 1 (33: one wave at 2 CTAs/SM) */
 #endif
 /* Timing-only knobs (session 8's latency budget, DECODE_NOTES.md; results stay exact where noted):
  * DEC_EXP_UNIFORM 1: items from blockIdx for a batch of equal lengths (no locate scan; kv_len and the
@@ -315,6 +328,9 @@ decode_fused(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restric
 #if DEC_CLUSTER
 #include "gqa_paged_decode_sm90_cluster.cuh"
 #endif
+#if DEC_B1
+#include "gqa_paged_decode_sm90_b1.cuh"
+#endif
 
 #if DEC_PERSIST
 #include "gqa_paged_decode_sm90_persist.cuh"
@@ -550,107 +566,7 @@ decode_merge(const int *__restrict__ start, const float *__restrict__ part_o, co
 }
 #endif /* DECODE_V1 */
 
-static void *g_scratch;
-static size_t g_scratch_bytes;
-
-/* Returns scratch of at least `bytes` (grown by cudaMalloc, old block freed), NULL on failure. */
-static void *scratch(size_t bytes)
-{
-	if (bytes <= g_scratch_bytes)
-		return g_scratch;
-	if (g_scratch)
-		cudaFree(g_scratch);
-	g_scratch = NULL;
-	g_scratch_bytes = 0;
-	size_t want = bytes + bytes / 4;
-	if (cudaMalloc(&g_scratch, want) != cudaSuccess)
-		return NULL;
-	g_scratch_bytes = want;
-	return g_scratch;
-}
-
-#if !DECODE_V1
-static unsigned *g_counters;
-static size_t g_counters_n;
-
-/*
- * Returns n zeroed merge counters (grown by cudaMalloc and cleared on `stream` when n is more than
- * before; afterwards every kernel leaves them zero), NULL on failure.
- */
-static unsigned *counters(size_t n, cudaStream_t stream)
-{
-	if (n <= g_counters_n)
-		return g_counters;
-	if (g_counters)
-		cudaFree(g_counters);
-	g_counters = NULL;
-	g_counters_n = 0;
-	size_t want = n + n / 4;
-	if (cudaMalloc((void **)&g_counters, want * sizeof(unsigned)) != cudaSuccess)
-		return NULL;
-	if (cudaMemsetAsync(g_counters, 0, want * sizeof(unsigned), stream) != cudaSuccess) {
-		cudaFree(g_counters);
-		g_counters = NULL;
-		return NULL;
-	}
-	g_counters_n = want;
-	return g_counters;
-}
-#endif
-
-#if !DECODE_V1
-#if DEC_PERSIST
-#define DEC_KFN(P) decode_persist<P>
-#else
-#define DEC_KFN(P) decode_fused<P>
-#endif
-static int g_setup[3];
-static int64_t g_ranges[3]; /* version 4: item ranges per kv head, by page-size kind */
-
-/*
- * Once per kernel kind (0: ps 1, 1: ps 16, 2: runtime ps): opts in to the ring's dynamic shared
- * memory (more than the default 48 KiB) with the largest carveout (2 CTAs x 96 KiB per SM), and for
- * version 4 sets g_ranges[kind] = SMs x resident CTAs per SM / HKV (one wave of CTAs;
- * DEC_PERSIST_CTAS overrides). Returns the first CUDA error.
- */
-static cudaError_t dec_setup(int kind)
-{
-	if (g_setup[kind])
-		return cudaSuccess;
-	cudaError_t e = cudaSuccess;
-	if (DEC_RING_BYTES > 0) {
-		e = kind == 0   ? cudaFuncSetAttribute(DEC_KFN(1), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)DEC_RING_BYTES)
-		    : kind == 1 ? cudaFuncSetAttribute(DEC_KFN(16), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)DEC_RING_BYTES)
-				: cudaFuncSetAttribute(DEC_KFN(0), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)DEC_RING_BYTES);
-		if (e == cudaSuccess)
-			e = kind == 0   ? cudaFuncSetAttribute(DEC_KFN(1), cudaFuncAttributePreferredSharedMemoryCarveout, 100)
-			    : kind == 1 ? cudaFuncSetAttribute(DEC_KFN(16), cudaFuncAttributePreferredSharedMemoryCarveout, 100)
-					: cudaFuncSetAttribute(DEC_KFN(0), cudaFuncAttributePreferredSharedMemoryCarveout, 100);
-	}
-#if DEC_PERSIST
-	int sms = 0, occ = 0;
-	if (e == cudaSuccess)
-		e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-	if (e == cudaSuccess)
-		e = kind == 0   ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, DEC_KFN(1), ATT_THREADS, DEC_RING_BYTES)
-		    : kind == 1 ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, DEC_KFN(16), ATT_THREADS, DEC_RING_BYTES)
-				: cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, DEC_KFN(0), ATT_THREADS, DEC_RING_BYTES);
-	if (e != cudaSuccess)
-		return e;
-	g_ranges[kind] = DEC_PERSIST_CTAS > 0 ? DEC_PERSIST_CTAS : (int64_t)sms * (occ > 0 ? occ : 1) / HKV;
-	if (g_ranges[kind] < 1)
-		g_ranges[kind] = 1;
-#endif
-	if (e == cudaSuccess)
-		g_setup[kind] = 1;
-	return e;
-}
-#endif
-
-static size_t align256(size_t x)
-{
-	return (x + 255) & ~(size_t)255;
-}
+#include "gqa_paged_decode_sm90_host.cuh"
 
 SF_EXPORT int run(const sf_call *call)
 {
@@ -688,7 +604,8 @@ SF_EXPORT int run(const sf_call *call)
 	if (chunk < DEC_PERSIST_MIN_CHUNK)
 		chunk = DEC_PERSIST_MIN_CHUNK;
 #else
-	int64_t chunk = (total_kv_max + DEC_ITEMS - 1) / DEC_ITEMS;
+	const int64_t items_aim = DEC_B1 && batch == 1 ? DEC_B1_ITEMS : DEC_ITEMS; /* (DEC_B1 0: DEC_ITEMS) */
+	int64_t chunk = (total_kv_max + items_aim - 1) / items_aim;
 	chunk = (chunk + POS_PER_STEP - 1) / POS_PER_STEP * POS_PER_STEP;
 	if (chunk < DEC_MIN_CHUNK)
 		chunk = DEC_MIN_CHUNK;
@@ -775,6 +692,23 @@ SF_EXPORT int run(const sf_call *call)
 										 scale_log2, batch, (int)chunk, (int)nranges,
 										 part_o, part_lse, cnt, out, lse);
 #else
+#if DEC_B1
+	if (batch == 1) { /* version 3 without the locate scan (n_idx: the speculative page-id loads' bound) */
+		if (dec_b1_setup(kind) != cudaSuccess)
+			return SF_ERR_CUDA;
+		const int ni = (int)n_idx;
+		if (kind == 0)
+			decode_b1<1><<<grid, ATT_THREADS, DEC_RING_BYTES + DEC_B1_EXTRA, stream>>>(
+				q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, (int)chunk, ni, part_o, part_lse, cnt, out, lse);
+		else if (kind == 1)
+			decode_b1<16><<<grid, ATT_THREADS, DEC_RING_BYTES + DEC_B1_EXTRA, stream>>>(
+				q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, (int)chunk, ni, part_o, part_lse, cnt, out, lse);
+		else
+			decode_b1<0><<<grid, ATT_THREADS, DEC_RING_BYTES + DEC_B1_EXTRA, stream>>>(
+				q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, (int)chunk, ni, part_o, part_lse, cnt, out, lse);
+		return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
+	}
+#endif
 	if (kind == 0)
 		decode_fused<1><<<grid, ATT_THREADS, DEC_RING_BYTES, stream>>>(q, kc, vc, kv_indptr, kv_indices, last, ps,
 									       scale_log2, batch, (int)chunk, part_o,

@@ -251,18 +251,20 @@ attend_range(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restric
  * DECODE_MMA (version 3) mma_step on rows warp * 8 .. + 7 on tensor cores, the rows then stored
  * swizzled (16-byte chunk c of row r at c ^ (r % 8), conflict-free ldmatrix). ring: dynamic shared
  * memory of DEC_STAGES * 32 KiB; sm_acc may alias it (it is written after the last step).
+ * PRE 1 (the batch-1 path, -DDEC_B1_IDS): pre[s][j] already holds the page id of row t / 16 + 16 j of
+ * step s < DEC_STAGES (what DEC_FETCH_IDS would load); the ring's first copies are issued from it.
  */
 #if DECODE_MMA
 #define DEC_SWZ(r, c) ((c) ^ ((r) & 7))
 #else
 #define DEC_SWZ(r, c) (c)
 #endif
-template <int PS>
+template <int PS, int PRE = 0>
 __device__ __forceinline__ void
 attend_range_cp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k_cache,
 		const __nv_bfloat16 *__restrict__ v_cache, const int32_t *__restrict__ pages, int ps, float scale_log2,
 		int b, int kvh, int p_begin, int p_end, uint4 *ring, float (*sm_m)[GRP], float (*sm_l)[GRP],
-		float (*sm_acc)[GRP][D])
+		float (*sm_acc)[GRP][D], const int (*pre)[POS_PER_STEP * (D / 8) / ATT_THREADS] = nullptr)
 {
 	constexpr int ROWS = POS_PER_STEP, COLS = D / 8;          /* 64 rows of 16 x 16 B per tensor */
 	constexpr int RPT = ROWS * COLS / ATT_THREADS;            /* rows per thread per tensor: 4 */
@@ -294,10 +296,16 @@ attend_range_cp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__rest
 	{
 		/* the first DEC_STAGES steps: every page id load first, then every copy (one latency) */
 		int pg0[DEC_STAGES][RPT];
+		if constexpr (PRE) {
 #pragma unroll
-		for (int s = 0; s < DEC_STAGES; s++)
-			if (s < nsteps)
-				DEC_FETCH_IDS(pg0[s], s);
+			for (int s = 0; s < DEC_STAGES; s++)
+				_Pragma("unroll") for (int j = 0; j < RPT; j++) pg0[s][j] = pre[s][j];
+		} else {
+#pragma unroll
+			for (int s = 0; s < DEC_STAGES; s++)
+				if (s < nsteps)
+					DEC_FETCH_IDS(pg0[s], s);
+		}
 #if DEC_EXP_IDS2 /* timing only: the same ids again, through L2, each dependent on the first (never < 0) */
 #pragma unroll
 		for (int s = 0; s < DEC_STAGES; s++)

@@ -40,6 +40,9 @@
 #ifndef DEC_CLUSTER_MAXB
 #define DEC_CLUSTER_MAXB 1 /* the largest batch that takes the cluster path */
 #endif
+#ifndef DEC_CLUSTER_MAXKV
+#define DEC_CLUSTER_MAXKV 0 /* > 0: the cluster path only when pages x page size < this (session 10's size rule) */
+#endif
 #ifndef DEC_CL_PREFETCH
 #define DEC_CL_PREFETCH 1 /* sequence 0's CTAs prefetch their first page ids into L2 before kv_indptr arrives */
 #endif
@@ -251,7 +254,9 @@ static cudaError_t dec_cluster_launch(const __nv_bfloat16 *q, const __nv_bfloat1
 }
 
 /*
- * The cluster path for one call, when it applies (batch <= DEC_CLUSTER_MAXB): chunk = ceil(total_kv_max
+ * The cluster path for one call, when it applies (batch <= DEC_CLUSTER_MAXB and, with DEC_CLUSTER_MAXKV > 0,
+ * total_kv_max = pages x page size < DEC_CLUSTER_MAXKV: session 9 measured cl16 -7% at b1-kv4096 and +4%
+ * at b1-kv32768): chunk = ceil(total_kv_max
  * / CS) rounded up to 64 positions. Returns 1 when it applied (*err: the launch's error, or
  * cudaErrorNotSupported when clusters of CS CTAs do not fit on this device: the call then fails, so a
  * timed knob line can never be version 3 under the candidate's name), 0 when version 3 must run (the
@@ -263,6 +268,8 @@ static int dec_cluster_try(const __nv_bfloat16 *q, const __nv_bfloat16 *kc, cons
 			   cudaStream_t stream, cudaError_t *err)
 {
 	if (batch > DEC_CLUSTER_MAXB || (int64_t)batch * HKV * DEC_CLUSTER > INT32_MAX)
+		return 0;
+	if (DEC_CLUSTER_MAXKV > 0 && total_kv_max >= DEC_CLUSTER_MAXKV) /* long: version 3 (or decode_b1) streams better */
 		return 0;
 	int64_t chunk = (total_kv_max + DEC_CLUSTER - 1) / DEC_CLUSTER;
 	chunk = (chunk + POS_PER_STEP - 1) / POS_PER_STEP * POS_PER_STEP;

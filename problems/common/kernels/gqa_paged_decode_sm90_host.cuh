@@ -1,0 +1,133 @@
+/*
+ * gqa_paged_decode_sm90_host.cuh - the host-side helpers of gqa_paged_decode_sm90.cu (which includes it
+ * just before run()): the scratch block for partials (scratch), the merge counters (counters), the
+ * once-per-kernel-kind setup (dec_setup: shared-memory opt-in, carveout, version 4's range count) and
+ * align256. Moved here unchanged in session 10 to keep the main file under ~800 lines (PTX md5 of
+ * every entry unchanged); no device code, so the CPU emulation's rewrite of the main file is unaffected.
+ */
+#ifndef SF_DECODE_HOST_CUH
+#define SF_DECODE_HOST_CUH
+
+static void *g_scratch;
+static size_t g_scratch_bytes;
+
+/* Returns scratch of at least `bytes` (grown by cudaMalloc, old block freed), NULL on failure. */
+static void *scratch(size_t bytes)
+{
+	if (bytes <= g_scratch_bytes)
+		return g_scratch;
+	if (g_scratch)
+		cudaFree(g_scratch);
+	g_scratch = NULL;
+	g_scratch_bytes = 0;
+	size_t want = bytes + bytes / 4;
+	if (cudaMalloc(&g_scratch, want) != cudaSuccess)
+		return NULL;
+	g_scratch_bytes = want;
+	return g_scratch;
+}
+
+#if !DECODE_V1
+static unsigned *g_counters;
+static size_t g_counters_n;
+
+/*
+ * Returns n zeroed merge counters (grown by cudaMalloc and cleared on `stream` when n is more than
+ * before; afterwards every kernel leaves them zero), NULL on failure.
+ */
+static unsigned *counters(size_t n, cudaStream_t stream)
+{
+	if (n <= g_counters_n)
+		return g_counters;
+	if (g_counters)
+		cudaFree(g_counters);
+	g_counters = NULL;
+	g_counters_n = 0;
+	size_t want = n + n / 4;
+	if (cudaMalloc((void **)&g_counters, want * sizeof(unsigned)) != cudaSuccess)
+		return NULL;
+	if (cudaMemsetAsync(g_counters, 0, want * sizeof(unsigned), stream) != cudaSuccess) {
+		cudaFree(g_counters);
+		g_counters = NULL;
+		return NULL;
+	}
+	g_counters_n = want;
+	return g_counters;
+}
+#endif
+
+#if !DECODE_V1
+#if DEC_PERSIST
+#define DEC_KFN(P) decode_persist<P>
+#else
+#define DEC_KFN(P) decode_fused<P>
+#endif
+static int g_setup[3];
+static int64_t g_ranges[3]; /* version 4: item ranges per kv head, by page-size kind */
+
+/*
+ * Once per kernel kind (0: ps 1, 1: ps 16, 2: runtime ps): opts in to the ring's dynamic shared
+ * memory (more than the default 48 KiB) with the largest carveout (2 CTAs x 96 KiB per SM), and for
+ * version 4 sets g_ranges[kind] = SMs x resident CTAs per SM / HKV (one wave of CTAs;
+ * DEC_PERSIST_CTAS overrides). Returns the first CUDA error.
+ */
+static cudaError_t dec_setup(int kind)
+{
+	if (g_setup[kind])
+		return cudaSuccess;
+	cudaError_t e = cudaSuccess;
+	if (DEC_RING_BYTES > 0) {
+		e = kind == 0   ? cudaFuncSetAttribute(DEC_KFN(1), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)DEC_RING_BYTES)
+		    : kind == 1 ? cudaFuncSetAttribute(DEC_KFN(16), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)DEC_RING_BYTES)
+				: cudaFuncSetAttribute(DEC_KFN(0), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)DEC_RING_BYTES);
+		if (e == cudaSuccess)
+			e = kind == 0   ? cudaFuncSetAttribute(DEC_KFN(1), cudaFuncAttributePreferredSharedMemoryCarveout, 100)
+			    : kind == 1 ? cudaFuncSetAttribute(DEC_KFN(16), cudaFuncAttributePreferredSharedMemoryCarveout, 100)
+					: cudaFuncSetAttribute(DEC_KFN(0), cudaFuncAttributePreferredSharedMemoryCarveout, 100);
+	}
+#if DEC_PERSIST
+	int sms = 0, occ = 0;
+	if (e == cudaSuccess)
+		e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+	if (e == cudaSuccess)
+		e = kind == 0   ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, DEC_KFN(1), ATT_THREADS, DEC_RING_BYTES)
+		    : kind == 1 ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, DEC_KFN(16), ATT_THREADS, DEC_RING_BYTES)
+				: cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, DEC_KFN(0), ATT_THREADS, DEC_RING_BYTES);
+	if (e != cudaSuccess)
+		return e;
+	g_ranges[kind] = DEC_PERSIST_CTAS > 0 ? DEC_PERSIST_CTAS : (int64_t)sms * (occ > 0 ? occ : 1) / HKV;
+	if (g_ranges[kind] < 1)
+		g_ranges[kind] = 1;
+#endif
+	if (e == cudaSuccess)
+		g_setup[kind] = 1;
+	return e;
+}
+#endif
+
+static size_t align256(size_t x)
+{
+	return (x + 255) & ~(size_t)255;
+}
+#if DEC_B1
+static int g_b1_setup[3];
+/* Once per kernel kind (0: ps 1, 1: ps 16, 2: runtime ps): decode_b1's dynamic shared memory (the ring
+ * and DEC_B1_EXTRA) opt-in and the largest carveout. Returns the first CUDA error. */
+static cudaError_t dec_b1_setup(int kind)
+{
+	if (g_b1_setup[kind])
+		return cudaSuccess;
+	const int bytes = (int)(DEC_RING_BYTES + DEC_B1_EXTRA);
+	cudaError_t e = kind == 0   ? cudaFuncSetAttribute(decode_b1<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)
+			: kind == 1 ? cudaFuncSetAttribute(decode_b1<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)
+				    : cudaFuncSetAttribute(decode_b1<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+	if (e == cudaSuccess)
+		e = kind == 0   ? cudaFuncSetAttribute(decode_b1<1>, cudaFuncAttributePreferredSharedMemoryCarveout, 100)
+		    : kind == 1 ? cudaFuncSetAttribute(decode_b1<16>, cudaFuncAttributePreferredSharedMemoryCarveout, 100)
+				: cudaFuncSetAttribute(decode_b1<0>, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
+	if (e == cudaSuccess)
+		g_b1_setup[kind] = 1;
+	return e;
+}
+#endif
+#endif
