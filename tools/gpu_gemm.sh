@@ -103,7 +103,7 @@
 #   'CANDS=v3a+mc+mcr+mcn,MS=1000+1024+2048+4096+5000+8192,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:200'
 # The v9 large-M run (GEMM_NOTES_LARGE_M.md "Version 9"; v3a = the default at M > 512):
 #   'CANDS=v3a+c256+c256n+c256d,MS=1000+1024+2048+4096+5000+8192,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:200'
-#   'CANDS=v3a+v10+v10r,MS=1024+2048+4096+8192,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:150'
+#   'CANDS=v3a+v10+v10r,MS=1000+1024+2048+4096+5000+8192,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:150'
 # The v5 small-M run (GEMM_NOTES.md "Version 5"; ~3 min on one H200):
 #   CANDS=sm5,sm5c,sm5r,midm_s1 MS=1,2,3,4,7,8,9,12,16,17,64 MS_MIDM=17,64 STEPS=build,precheck,check tools/gpu_gemm.sh
 # Every build's .so is checked for STB_GNU_UNIQUE symbols (`nm` type u): gemm_check.py loads all variants
