@@ -78,6 +78,13 @@
 #   c256d   c256 with -DSF_GEMM_COOP_ORDER=1 (diagnostic): each row block's four k16 wgmmas back to back (dependent
 #                                                  chains) instead of alternating the two accumulators
 #           c256 / c256n / c256d run a new kernel: their precheck ($MS_COOP) runs them alone under a timeout
+#   v10     the default (v3a, v6) + -DSF_GEMM_V10=1 (+ SF_GEMM_V3_TRACE=1): every unsplit persistent 128 x BN launch at
+#                                                  M >= 513 (v3a's and v2's) on the version-10 kernel: the same K loop, the
+#                                                  epilogue through shared memory and TMA stores (GEMM_NOTES_LARGE_M.md
+#                                                  "Version 10"; the trace says "v10 plan ...: launched v10")
+#   v10r    v10 with -DSF_GEMM_V10_EPI=0 (control): the version-10 kernel with the default's register-store epilogue
+#           v10 / v10r run a new kernel: their precheck ($MS_V10) runs them alone under a timeout;
+#           with v3a among CANDS the summary adds each candidate's geomean time ratio against v3a
 #   sm5old  sm5 with the first, racy release order (-DSF_GEMM_SM5_RELEASE=0): the control, expected to FAIL
 #                                                  at 28672 x 4096 (GEMM_NOTES.md "Version 5: the ring race")
 # v3, v3p, midm (and midm_s*) and sm5 print the plan of each new shape to stderr (SF_GEMM_V3_TRACE / SF_GEMM_MIDM_TRACE, in
@@ -96,6 +103,7 @@
 #   'CANDS=v3a+mc+mcr+mcn,MS=1000+1024+2048+4096+5000+8192,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:200'
 # The v9 large-M run (GEMM_NOTES_LARGE_M.md "Version 9"; v3a = the default at M > 512):
 #   'CANDS=v3a+c256+c256n+c256d,MS=1000+1024+2048+4096+5000+8192,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:200'
+#   'CANDS=v3a+v10+v10r,MS=1000+1024+2048+4096+5000+8192,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:150'
 # The v5 small-M run (GEMM_NOTES.md "Version 5"; ~3 min on one H200):
 #   CANDS=sm5,sm5c,sm5r,midm_s1 MS=1,2,3,4,7,8,9,12,16,17,64 MS_MIDM=17,64 STEPS=build,precheck,check tools/gpu_gemm.sh
 # Every build's .so is checked for STB_GNU_UNIQUE symbols (`nm` type u): gemm_check.py loads all variants
@@ -128,6 +136,8 @@ MS_MC=${MS_MC:-513,1000,2900,5000} # v8 precheck: a padded tile row in one wave 
 MS_MC=${MS_MC//+/,}
 MS_COOP=${MS_COOP:-513,1000,1300,2900,5000} # v9 precheck: M edges in 256-row tiles (513, 1000, 2900, 5000), a plan declined for a wave (1300)
 MS_COOP=${MS_COOP//+/,}
+MS_V10=${MS_V10:-513,1000,2900,5000} # v10 precheck: M edges clipped by the TMA store box (513, 1000, 2900, 5000), BN 192 at 6144 (1000, 2900, 5000)
+MS_V10=${MS_V10//+/,}
 MS_MID=${MS_MID//+/,} # every M list may use '+' (a gpu_round.sh spec), gemm_check.py wants commas
 MS_MIDM=${MS_MIDM//+/,}
 MS_MIDM2=${MS_MIDM2//+/,}
@@ -176,7 +186,9 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0||" "v4|-DSF_GEMM_V3=0 -DSF_GEMM_MI
 	"mcn|$v3a -DSF_GEMM_MCAST=1 -DSF_GEMM_MCAST_SHARE=0 -DSF_GEMM_V3_TRACE=1|513-|$MS_MC"
 	"c256|$v3a -DSF_GEMM_COOP256=1 -DSF_GEMM_V3_TRACE=1|513-|$MS_COOP"
 	"c256n|$v3a -DSF_GEMM_COOP256=2 -DSF_GEMM_V3_TRACE=1|513-|$MS_COOP"
-	"c256d|$v3a -DSF_GEMM_COOP256=1 -DSF_GEMM_COOP_ORDER=1 -DSF_GEMM_V3_TRACE=1|513-|$MS_COOP")
+	"c256d|$v3a -DSF_GEMM_COOP256=1 -DSF_GEMM_COOP_ORDER=1 -DSF_GEMM_V3_TRACE=1|513-|$MS_COOP"
+	"v10|$v3a -DSF_GEMM_V10=1 -DSF_GEMM_V3_TRACE=1|513-|$MS_V10"
+	"v10r|$v3a -DSF_GEMM_V10=1 -DSF_GEMM_V10_EPI=0 -DSF_GEMM_V3_TRACE=1|513-|$MS_V10")
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	keep=()
@@ -214,7 +226,7 @@ if has build; then
 			note "build $name: FAILED: $nu STB_GNU_UNIQUE symbols (shared across the libraries of one process): $(nm -C "$dev/$name.so" | grep ' u ' | head -3 | tr '\n' ';')"
 			status=1
 		elif [ -f "$dev/$name.so" ]; then
-			[ "$name" = v2 ] || [ "$name" = v3 ] || [ "$name" = midm ] || [ "$name" = midm2 ] || [ "$name" = sm5 ] || [ "$name" = sm5c ] || [ "$name" = v6 ] || [ "$name" = pp ] || [ "$name" = pp64 ] || [ "$name" = mc ] || [ "$name" = c256 ] || [ "$name" = c256n ] || [ "$name" = c256d ] && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); else if (match(k, /ILi[0-9]+E/)) t = substr(k, RSTART + 3, RLENGTH - 4); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
+			[ "$name" = v2 ] || [ "$name" = v3 ] || [ "$name" = midm ] || [ "$name" = midm2 ] || [ "$name" = sm5 ] || [ "$name" = sm5c ] || [ "$name" = v6 ] || [ "$name" = pp ] || [ "$name" = pp64 ] || [ "$name" = mc ] || [ "$name" = c256 ] || [ "$name" = c256n ] || [ "$name" = c256d ] || [ "$name" = v10 ] || [ "$name" = v10r ] && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); else if (match(k, /ILi[0-9]+E/)) t = substr(k, RSTART + 3, RLENGTH - 4); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
 		else
 			note "build $name: FAILED (see logs/ptxas_$name.log)"
 			tail -20 "$logs/ptxas_$name.log"
@@ -232,11 +244,11 @@ if has eval && [ -x build/solforge ]; then
 fi
 
 if has sass; then
-	for name in v2 v3 midm pp mc c256 c256n c256d; do
+	for name in v2 v3 midm pp mc c256 c256n c256d v10; do
 		[ -f "$dev/$name.so" ] || continue
 		cuobjdump --dump-sass "$dev/$name.so" >"$logs/sass_$name.txt" 2>&1
 		n=$(grep -c HGMMA "$logs/sass_$name.txt")
-		note "sass $name: HGMMA $n (64x128x16: $(grep -c 'HGMMA.64x128x16' "$logs/sass_$name.txt")) UTMALDG $(grep -c UTMALDG "$logs/sass_$name.txt") (MULTICAST $(grep -c 'UTMALDG.*MULTICAST' "$logs/sass_$name.txt"), MEMBAR.ALL.GPU $(grep -c 'MEMBAR.ALL.GPU' "$logs/sass_$name.txt")) HMMA $(grep -c 'HMMA\.' "$logs/sass_$name.txt") LDG.E.NA.128 $(grep -c 'LDG.E.NA.128' "$logs/sass_$name.txt")"
+		note "sass $name: HGMMA $n (64x128x16: $(grep -c 'HGMMA.64x128x16' "$logs/sass_$name.txt")) UTMALDG $(grep -c UTMALDG "$logs/sass_$name.txt") (MULTICAST $(grep -c 'UTMALDG.*MULTICAST' "$logs/sass_$name.txt"), MEMBAR.ALL.GPU $(grep -c 'MEMBAR.ALL.GPU' "$logs/sass_$name.txt")) HMMA $(grep -c 'HMMA\.' "$logs/sass_$name.txt") LDG.E.NA.128 $(grep -c 'LDG.E.NA.128' "$logs/sass_$name.txt") UTMASTG $(grep -c 'UTMASTG' "$logs/sass_$name.txt")"
 		[ "${n:-0}" -gt 0 ] || { note "sass: no HGMMA in $name"; status=1; }
 	done
 fi
@@ -288,6 +300,7 @@ if has check; then
 	rc=$?
 	nfail=$(grep -c ' FAIL' "$logs/check.log")
 	nok=$(grep -c ' ok ' "$logs/check.log")
+	grep -q '^v10 plan' "$logs/check.log" && note "v10 plans (SF_GEMM_V3_TRACE of v10 / v10r): $(grep -c '^v10 plan.*: launched v10' "$logs/check.log") launched, $(grep -c '^v10 plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^v10 plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
 	note "v3 plans (SF_GEMM_V3_TRACE of v3 / v3p / mc*): $(grep -c '^v3 plan.*: launched' "$logs/check.log") launched ($(grep -c '^v3 plan.*: launched mcast' "$logs/check.log") of them mcast, $(grep -c '^v3 plan.*: launched coop' "$logs/check.log") coop; $(grep -c '^v3 plan.*mcast adds a wave' "$logs/check.log") mcast and $(grep -c '^v3 plan.*coop adds a wave' "$logs/check.log") coop plans declined for a wave), $(grep -c '^v3 plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^v3 plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
 	note "midm plans (SF_GEMM_MIDM_TRACE of midm / midm2): $(grep -c '^midm plan.*: launched' "$logs/check.log") launched, $(grep -c '^midm plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^midm plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
 	grep '^midm plan' "$logs/check.log" | grep -E ' M=(17|64|128|256):' | sort -u | sed 's/^/   /' | head -24
@@ -357,7 +370,7 @@ table=""
 if [ -f "$logs/check.log" ]; then
 	table=$(python3 tools/gemm_dev/gemm_table.py "$logs/check.log" --default v2 --side)
 	# the v8 / v9 runs' question is mc* / c256* against v3a (the default's large-M plan), not against v2
-	case " ${CANDS//[,+]/ } " in *" v3a "*" mc"* | *" mc"*" v3a "* | *" v3a "*" c256"* | *" c256"*" v3a "*)
+	case " ${CANDS//[,+]/ } " in *" v3a "*" mc"* | *" mc"*" v3a "* | *" v3a "*" c256"* | *" c256"*" v3a "* | *" v3a "*" v10"* | *" v10"*" v3a "*)
 		table+=$'\n'"against v3a instead of v2:"$'\n'$(python3 tools/gemm_dev/gemm_table.py "$logs/check.log" --default v3a |
 			sed -n '/^candidates vs the default/,/^failed/p' | grep -v '^failed')
 		;;

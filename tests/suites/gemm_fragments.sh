@@ -12,12 +12,15 @@
 # consumer tiles, and the named-barrier turn order with the ring under all interleavings); the v8 clustered
 # kernel (tools/gemm_dev/emulate_mcast.py: pair schedule, W halves, wave rule, two-CTA ring protocol); the v9
 # kernel's index math (tools/gemm_dev/emulate_coop.py: 256 x 128 / 128 x 256 tiles, consumer offsets, wave rule) and
-# launch decision (tests/gemm/coop_plan_test.cu); the
+# launch decision (tests/gemm/coop_plan_test.cu); the v10 kernel's TMA-store epilogue (tools/gemm_dev/emulate_v10.py:
+# swizzled chunk writes, clipped TMA boxes, the store buffers' wait_group.read protocol with reads as late as
+# allowed, three mutations); the
 # generated wgmma wrappers are up to date (gen_wgmma_ops.py --check); and, where nvcc exists, the v3 host
 # plan's, the v4 mid-M plan's and the v5 small-M plan's invariants on random shapes and GPUs (tests/gemm/v3_plan_test.cu, host
 # code only); the v6 mid-M plan (tests/gemm/v6_plan_test.cpp, g++); the v7 ping-pong kernel compiles with no
 # spill (tests/gemm/pingpong_compile.cu, nvcc), and so do the v8 and v9 kernels (tests/gemm/mcast_compile.cu,
-# tests/gemm/coop_compile.cu: the latter also 16 HGMMA.64x128x16 in SASS where cuobjdump is on PATH or in $CUOBJDUMP). No GPU needed. Ends with "N passed, M failed".
+# tests/gemm/coop_compile.cu: the latter also 16 HGMMA.64x128x16 in SASS where cuobjdump is on PATH or in $CUOBJDUMP),
+# and the v10 kernel (tests/gemm/v10_compile.cu: 7 UTMASTG in SASS). No GPU needed. Ends with "N passed, M failed".
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
 if ! python3 -c 'import numpy' 2>/dev/null; then
@@ -32,7 +35,7 @@ fail=0
 # emulate_mcast.py --quick: the v8 clustered kernel's schedule, W halves and wave rule, and its two-CTA ring
 # protocol (multicast landings, 16-arrival empty barriers, exit barrier) over all interleavings of small
 # cases, plus six mutations that must be caught (~4 s)
-for script in emulate_fragments.py emulate_wgmma.py emulate_smallm5.py "emulate_pingpong.py --quick" "emulate_mcast.py --quick" "emulate_coop.py --quick"; do
+for script in emulate_fragments.py emulate_wgmma.py emulate_smallm5.py "emulate_pingpong.py --quick" "emulate_mcast.py --quick" "emulate_coop.py --quick" "emulate_v10.py --quick"; do
 	# shellcheck disable=SC2086
 	out=$(python3 tools/gemm_dev/$script 2>&1)
 	if [ $? = 0 ]; then
@@ -107,5 +110,7 @@ kernel_compile pingpong_compile
 kernel_compile mcast_compile
 # the v9 kernel (candidate SF_GEMM_COOP256=1 / 2): both tile shapes, each K loop issuing 8 wgmma m64n128k16 per stage
 kernel_compile coop_compile 'HGMMA.64x128x16.F32.BF16' 16
+# the v10 kernel (candidate SF_GEMM_V10=1): widths 256 and 192, the epilogue's TMA stores (4 + 3 UTMASTG in SASS)
+kernel_compile v10_compile 'UTMASTG' 7
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]

@@ -29,6 +29,9 @@
  *                     of 2 CTAs sharing the W block by TMA multicast (gemm_bf16_sm90_mcast.cuh, "Version 8");
  *                     with SF_GEMM_COOP256 == 1 or 2 (candidate), v3a's unsplit 256-wide plans (M >= 513) on two
  *                     consumers of 128 x 128 issuing two m64n128k16 per k16 step (gemm_bf16_sm90_coop.cuh, "Version 9");
+ *                     with SF_GEMM_V10 == 1 (candidate), the unsplit persistent launches (M >= 513) with the epilogue
+ *                     through shared memory and TMA stores (gemm_bf16_sm90_v10.cuh, "Version 10"); the candidates'
+ *                     includes and host hooks: gemm_bf16_sm90_hooks.cuh;
  *                     SF_GEMM_LARGE == 1: cp.async + ldmatrix + mma.sync (gemm_bf16_sm90_mma.cuh), ~0.4x;
  *                     also taken when a TMA descriptor cannot be encoded;
  *   anything the fast paths cannot take (K % 8 != 0, unaligned pointers, odd N) goes to a plain
@@ -46,7 +49,7 @@
  * SF_GEMM_MCAST_MIN_M, SF_GEMM_MCAST_FENCE, SF_GEMM_MCAST_SHARE (candidate: v3a's large-M plan on 2-CTA clusters
  * sharing W by TMA multicast, gemm_bf16_sm90_mcast.cuh, GEMM_NOTES_LARGE_M.md "Version 8"), SF_GEMM_COOP256,
  * SF_GEMM_COOP_MIN_M, SF_GEMM_COOP_ORDER (candidate: cuBLASLt's consumer shape, gemm_bf16_sm90_coop.cuh,
- * "Version 9"); their defaults: gemm_bf16_sm90_config.cuh (and the header).
+ * "Version 9"), SF_GEMM_V10, SF_GEMM_V10_MIN_M (candidate: TMA-store epilogue, "Version 10"); their defaults: gemm_bf16_sm90_config.cuh (and the header).
  *
  * State kept between calls (lazily, never pointers to inputs or outputs): the SM count, the wgmma
  * split-K scratch (fp32 slabs and two counters per tile, grown on demand; counters are zero between
@@ -69,16 +72,7 @@
 #include "gemm_bf16_sm90_v6plan.cuh"
 #include "gemm_bf16_sm90_config.cuh" /* the tuning macros (SF_GEMM_*) and their defaults */
 #include "gemm_bf16_sm90_v3plan.cuh" /* the v3 host plan (needs the config macros) */
-#if SF_GEMM_PINGPONG /* compiled only in the candidate's build: the default PTX is unchanged */
-#include "gemm_bf16_sm90_pingpong.cuh"
-#endif
-#if SF_GEMM_MCAST /* compiled only in the candidate's build: the default PTX is unchanged */
-#include "gemm_bf16_sm90_mcast.cuh"
-#endif
-#if SF_GEMM_COOP256 /* compiled only in the candidate's build: the default PTX is unchanged */
-#include "gemm_bf16_sm90_coop.cuh"
-static_assert(SF_GEMM_COOP256 == 1 || SF_GEMM_COOP256 == 2, "SF_GEMM_COOP256: 0, 1 (256 x 128) or 2 (128 x 256)");
-#endif
+#include "gemm_bf16_sm90_hooks.cuh" /* the candidates' kernels and host hooks (none in the default build) */
 
 namespace {
 
@@ -243,6 +237,10 @@ template <int BN>
 int launch_persistent(const CUtensorMap &ma, const CUtensorMap &mb, __nv_bfloat16 *C, int M, int N, int K, int splits,
 		      int units, cudaStream_t stream)
 {
+#if SF_GEMM_V10 /* version 10 (gemm_bf16_sm90_hooks.cuh): the unsplit launches' epilogue through TMA stores */
+	if (v10_hook<BN>(ma, mb, C, M, N, K, splits, stream))
+		return SF_OK;
+#endif
 	if (wg_attr<BN, sfgemm::kWgPersistent>())
 		return SF_ERR_CUDA;
 	const int grid = units < sm_count() ? units : sm_count();
@@ -427,20 +425,9 @@ int launch_v3(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, 
 {
 	const V3Plan p = v3_plan(M, N, K, sm_count(), v3_max_clusters, SF_GEMM_V3_BN, SF_GEMM_V3_SPLIT_BN,
 				 SF_GEMM_V3_CLUSTER, SF_GEMM_V3_PAIR ? v3_pair_clusters : nullptr);
-#if SF_GEMM_COOP256 /* version 9: an unsplit 128 x 256 plan (v3a's, or v2's where it would not split K: 4096 x 4096 at
-		    * M 1024, 128 tiles) on the two-m64n128k16 consumers; its own maps, box TM and 384 - TM rows */
-	const int ctm = SF_GEMM_COOP256 == 1 ? 256 : 128;
-	const int cd = sfgemm::coop_decide<SF_GEMM_COOP256 == 1 ? 256 : 128>(p.pair, p.cluster, p.splits, p.bn, v2_splits(M, N, K),
-									   M, N, SF_GEMM_COOP_MIN_M, sm_count());
-	CUtensorMap ca, cb;
-	if (cd == sfgemm::kCoopNotTaken)
-		v3_trace(M, N, K, p, "coop adds a wave: v3a");
-	if (cd == sfgemm::kCoopTake && !make_map(&ca, A, M, K, ctm) && !make_map(&cb, B, N, K, 384 - ctm)) {
-		const int rc = sfgemm::coop_launch<SF_GEMM_COOP256 == 1 ? 256 : 128>(ca, cb, C, M, N, K, sm_count(), stream);
-		v3_trace(M, N, K, p, rc == 0 ? "launched coop" : "FALLBACK v3a (coop launch failed)");
-		if (rc == 0)
-			return SF_OK;
-	}
+#if SF_GEMM_COOP256 /* version 9 (gemm_bf16_sm90_hooks.cuh) */
+	if (coop_hook(A, B, C, M, N, K, p, stream))
+		return SF_OK;
 #endif
 	if (p.splits == 0) {
 		v3_trace(M, N, K, p, "v2 split-K");
@@ -451,16 +438,9 @@ int launch_v3(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, 
 		v3_trace(M, N, K, p, "FALLBACK mma.sync (no TMA map)");
 		return launch_mma(A, B, C, M, N, K, stream);
 	}
-#if SF_GEMM_MCAST /* version 8: v3a's unsplit 256 / 192 plan on clusters of 2 sharing W (its map: box BN / 2) */
-	CUtensorMap mbh;
-	if (!p.pair && !p.cluster && p.splits == 1 && M >= SF_GEMM_MCAST_MIN_M && (p.bn == 256 || p.bn == 192) &&
-	    !make_map(&mbh, B, N, K, p.bn / 2)) {
-		const int rc = p.bn == 256 ? sfgemm::mc_launch<256>(ma, mbh, C, M, N, K, sm_count(), stream)
-					   : sfgemm::mc_launch<192>(ma, mbh, C, M, N, K, sm_count(), stream);
-		v3_trace(M, N, K, p, rc == 0 ? "launched mcast" : (rc < 0 ? "FALLBACK v3a (mcast launch refused)" : "mcast adds a wave: v3a"));
-		if (rc == 0)
-			return SF_OK;
-	}
+#if SF_GEMM_MCAST /* version 8 (gemm_bf16_sm90_hooks.cuh) */
+	if (mcast_hook(ma, B, C, M, N, K, p, stream))
+		return SF_OK;
 #endif
 	if (p.pair || p.cluster) {
 		int rc;
@@ -481,30 +461,6 @@ int launch_v3(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, 
 	return launch_persistent<128>(ma, mb, C, M, N, K, 1, units, stream);
 }
 
-#if SF_GEMM_PINGPONG
-/* The ping-pong large-M path (GEMM_NOTES_LARGE_M.md "Version 7"): gemm_pingpong_kernel<WM> with WM x (WM == 128 ? 128 :
- * 256) consumer tiles, persistent, grid min(tiles, SMs); the v3 path when a TMA descriptor cannot be made. */
-template <int WM>
-int launch_pp(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K, cudaStream_t stream)
-{
-	typedef sfgemm::PpCfg<WM> Cfg;
-	static bool attr = false;
-	if (!attr) {
-		if (cudaFuncSetAttribute(sfgemm::gemm_pingpong_kernel<WM>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-					 Cfg::kSmemBytes) != cudaSuccess)
-			return SF_ERR_CUDA;
-		attr = true;
-	}
-	CUtensorMap ma, mb;
-	if (make_map(&ma, A, M, K, WM) || make_map(&mb, B, N, K, Cfg::kBN))
-		return launch_v3(A, B, C, M, N, K, stream);
-	const int tiles = ((M + WM - 1) / WM) * ((N + Cfg::kBN - 1) / Cfg::kBN);
-	const int grid = tiles < sm_count() ? tiles : sm_count();
-	sfgemm::gemm_pingpong_kernel<WM><<<grid, sfgemm::kWgThreads, Cfg::kSmemBytes, stream>>>(ma, mb, C, M, N, K);
-	return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
-}
-static_assert(SF_GEMM_PP_WM == 64 || SF_GEMM_PP_WM == 128, "SF_GEMM_PP_WM: 64 or 128");
-#endif
 
 #if SF_GEMM_V6
 /* The v6 mid-M path (GEMM_NOTES.md "Version 6"): v6_plan, then the persistent (unsplit) or the cluster

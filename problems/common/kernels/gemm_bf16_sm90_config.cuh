@@ -127,6 +127,18 @@
 #ifndef SF_GEMM_COOP_MIN_M /* smallest M the version-9 kernel takes (below: v3a / v6 as without it) */
 #define SF_GEMM_COOP_MIN_M 513
 #endif
+#ifndef SF_GEMM_V10 /* candidate: the unsplit persistent 128 x BN launches at M >= SF_GEMM_V10_MIN_M on the version-10
+		     * kernel (gemm_bf16_sm90_v10.cuh: the default's K loop, the epilogue through shared memory and TMA
+		     * stores; GEMM_NOTES_LARGE_M.md "Version 10"); 0: not compiled */
+#define SF_GEMM_V10 0
+#endif
+#ifndef SF_GEMM_V10_MIN_M /* smallest M the version-10 kernel takes (below: the default kernel as without it) */
+#define SF_GEMM_V10_MIN_M 513
+#endif
+#ifndef SF_GEMM_V10_EPI /* version-10 diagnostic: 1 the epilogue through shared memory and TMA stores, 0 (the control)
+			 * the default's register stores in the version-10 kernel */
+#define SF_GEMM_V10_EPI 1
+#endif
 #ifndef SF_GEMM_SMALL_MAX_M /* 16: M 17..64 go to wgmma (see GEMM_NOTES.md, version 2) */
 #define SF_GEMM_SMALL_MAX_M 16
 #endif

@@ -1,0 +1,129 @@
+/*
+ * gemm_bf16_sm90_hooks.cuh - the large-M candidates' kernels and host hooks of gemm_bf16_sm90.cu, moved out of it
+ * to keep that file under the size limit: each part is compiled only when its opt-in macro is set
+ * (SF_GEMM_PINGPONG, SF_GEMM_MCAST, SF_GEMM_COOP256, SF_GEMM_V10; gemm_bf16_sm90_config.cuh), so the default
+ * build includes no candidate kernel and its PTX is unchanged (tools/ptx_md5.sh). Included once, at file scope,
+ * by gemm_bf16_sm90.cu after the config and v3-plan headers; the hooks live in that file's anonymous namespace
+ * and call its host helpers, declared here and defined there.
+ */
+#pragma once
+#include "gemm_bf16_sm90_config.cuh"
+#include "gemm_bf16_sm90_v3plan.cuh"
+#if SF_GEMM_PINGPONG /* compiled only in the candidate's build: the default PTX is unchanged */
+#include "gemm_bf16_sm90_pingpong.cuh"
+#endif
+#if SF_GEMM_MCAST /* compiled only in the candidate's build: the default PTX is unchanged */
+#include "gemm_bf16_sm90_mcast.cuh"
+#endif
+#if SF_GEMM_COOP256 /* compiled only in the candidate's build: the default PTX is unchanged */
+#include "gemm_bf16_sm90_coop.cuh"
+static_assert(SF_GEMM_COOP256 == 1 || SF_GEMM_COOP256 == 2, "SF_GEMM_COOP256: 0, 1 (256 x 128) or 2 (128 x 256)");
+#endif
+#if SF_GEMM_V10 /* compiled only in the candidate's build: the default PTX is unchanged */
+#include "gemm_bf16_sm90_v10.cuh"
+#endif
+
+#if SF_GEMM_PINGPONG || SF_GEMM_MCAST || SF_GEMM_COOP256 || SF_GEMM_V10
+namespace {
+/* gemm_bf16_sm90.cu's host helpers (defined there, in this anonymous namespace) */
+int sm_count(void);
+int make_map(CUtensorMap *map, const void *ptr, int rows, int K, int box_rows);
+int v2_splits(int M, int N, int K);
+void v3_trace(int M, int N, int K, V3Plan p, const char *what);
+int launch_v3(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K, cudaStream_t stream);
+
+#if SF_GEMM_COOP256
+/* Version 9 (GEMM_NOTES_LARGE_M.md), called first in launch_v3 with its plan p: an unsplit 128 x 256 plan (v3a's, or
+ * v2's where it would not split K: 4096 x 4096 at M 1024, 128 tiles) on the two-m64n128k16 consumers, with its own
+ * maps (box TM and 384 - TM rows). true when it launched (launch_v3 returns SF_OK), false: v3a as without it. */
+bool coop_hook(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K, const V3Plan &p,
+	       cudaStream_t stream)
+{
+	const int ctm = SF_GEMM_COOP256 == 1 ? 256 : 128;
+	const int cd = sfgemm::coop_decide<SF_GEMM_COOP256 == 1 ? 256 : 128>(p.pair, p.cluster, p.splits, p.bn, v2_splits(M, N, K),
+									   M, N, SF_GEMM_COOP_MIN_M, sm_count());
+	CUtensorMap ca, cb;
+	if (cd == sfgemm::kCoopNotTaken)
+		v3_trace(M, N, K, p, "coop adds a wave: v3a");
+	if (cd == sfgemm::kCoopTake && !make_map(&ca, A, M, K, ctm) && !make_map(&cb, B, N, K, 384 - ctm)) {
+		const int rc = sfgemm::coop_launch<SF_GEMM_COOP256 == 1 ? 256 : 128>(ca, cb, C, M, N, K, sm_count(), stream);
+		v3_trace(M, N, K, p, rc == 0 ? "launched coop" : "FALLBACK v3a (coop launch failed)");
+		if (rc == 0)
+			return true;
+	}
+	return false;
+}
+#endif
+
+#if SF_GEMM_MCAST
+/* Version 8, called in launch_v3 once A's map ma (box 128 rows) is made: v3a's unsplit 256 / 192 plan on clusters of
+ * 2 sharing W (its map: box BN / 2). true when it launched, false: v3a as without it. */
+bool mcast_hook(const CUtensorMap &ma, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K, const V3Plan &p,
+		cudaStream_t stream)
+{
+	CUtensorMap mbh;
+	if (!p.pair && !p.cluster && p.splits == 1 && M >= SF_GEMM_MCAST_MIN_M && (p.bn == 256 || p.bn == 192) &&
+	    !make_map(&mbh, B, N, K, p.bn / 2)) {
+		const int rc = p.bn == 256 ? sfgemm::mc_launch<256>(ma, mbh, C, M, N, K, sm_count(), stream)
+					   : sfgemm::mc_launch<192>(ma, mbh, C, M, N, K, sm_count(), stream);
+		v3_trace(M, N, K, p, rc == 0 ? "launched mcast" : (rc < 0 ? "FALLBACK v3a (mcast launch refused)" : "mcast adds a wave: v3a"));
+		if (rc == 0)
+			return true;
+	}
+	return false;
+}
+#endif
+
+#if SF_GEMM_PINGPONG
+/* The ping-pong large-M path (GEMM_NOTES_LARGE_M.md "Version 7"): gemm_pingpong_kernel<WM> with WM x (WM == 128 ? 128 :
+ * 256) consumer tiles, persistent, grid min(tiles, SMs); the v3 path when a TMA descriptor cannot be made. */
+template <int WM>
+int launch_pp(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K, cudaStream_t stream)
+{
+	typedef sfgemm::PpCfg<WM> Cfg;
+	static bool attr = false;
+	if (!attr) {
+		if (cudaFuncSetAttribute(sfgemm::gemm_pingpong_kernel<WM>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+					 Cfg::kSmemBytes) != cudaSuccess)
+			return SF_ERR_CUDA;
+		attr = true;
+	}
+	CUtensorMap ma, mb;
+	if (make_map(&ma, A, M, K, WM) || make_map(&mb, B, N, K, Cfg::kBN))
+		return launch_v3(A, B, C, M, N, K, stream);
+	const int tiles = ((M + WM - 1) / WM) * ((N + Cfg::kBN - 1) / Cfg::kBN);
+	const int grid = tiles < sm_count() ? tiles : sm_count();
+	sfgemm::gemm_pingpong_kernel<WM><<<grid, sfgemm::kWgThreads, Cfg::kSmemBytes, stream>>>(ma, mb, C, M, N, K);
+	return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
+}
+static_assert(SF_GEMM_PP_WM == 64 || SF_GEMM_PP_WM == 128, "SF_GEMM_PP_WM: 64 or 128");
+#endif
+
+#if SF_GEMM_V10
+/* Version 10 (GEMM_NOTES_LARGE_M.md), called first in launch_persistent: an unsplit persistent 128 x BN launch (v3a's
+ * unsplit plans and v2's where it does not split K) at M >= SF_GEMM_V10_MIN_M on gemm_v10_kernel<BN> (the same K loop,
+ * the epilogue through shared memory and TMA stores). Needs C's TMA map (N % 8 == 0: C's row stride a multiple of 16
+ * bytes; make_map refuses otherwise). true when it launched, false: the default kernel as without it. */
+template <int BN>
+bool v10_hook(const CUtensorMap &ma, const CUtensorMap &mb, __nv_bfloat16 *C, int M, int N, int K, int splits,
+	      cudaStream_t stream)
+{
+	CUtensorMap mc;
+	if (splits != 1 || M < SF_GEMM_V10_MIN_M)
+		return false;
+	const int rc = N % 8 != 0 || make_map(&mc, C, M, N, 64) ? 1 : sfgemm::v10_launch<BN>(ma, mb, mc, C, M, N, K, sm_count(), stream);
+#if SF_GEMM_V3_TRACE /* one stderr line per new shape, as v3_trace: a silent fallback must show in the log */
+	static int last[3];
+	if (last[0] != M || last[1] != N || last[2] != K) {
+		last[0] = M;
+		last[1] = N;
+		last[2] = K;
+		fprintf(stderr, "v10 plan %dx%d M=%d: bn %d: %s\n", N, K, M, BN,
+			rc == 0 ? "launched v10" : (rc > 0 ? "FALLBACK default (no C map)" : "FALLBACK default (launch failed)"));
+	}
+#endif
+	return rc == 0;
+}
+#endif
+} /* namespace */
+#endif
