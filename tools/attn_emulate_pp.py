@@ -2,10 +2,11 @@
 """attn_emulate_pp.py - CPU emulation of the prefill's version 3 ("v3pp",
 problems/common/kernels/gqa_paged_prefill_sm90_pp.cuh, -DSF_PREFILL_WGMMA=3): two consumer warpgroups
 per CTA sharing a 4-stage cp.async ring, mbarrier publication / release, ping-pong turns on named
-barriers; of version 5 ("v5", gqa_paged_prefill_sm90_p5.cuh, -DSF_PREFILL_WGMMA=5, --variant 5) and of
-version 6 ("v6", gqa_paged_prefill_sm90_p6.cuh, -DSF_PREFILL_WGMMA=6, --variant 6).
+barriers; of version 5 ("v5", gqa_paged_prefill_sm90_p5.cuh, -DSF_PREFILL_WGMMA=5, --variant 5), of
+version 6 ("v6", gqa_paged_prefill_sm90_p6.cuh, -DSF_PREFILL_WGMMA=6, --variant 6) and of version 8
+("v8", gqa_paged_prefill_sm90_p8.cuh, -DSF_PREFILL_WGMMA=8, --variant 8: v6 plus the consumers' turns).
 
-usage: attn_emulate_pp.py [--seeds N] [--schedules N] [--quick] [--pingpong 0|1] [--variant 3|5|6]
+usage: attn_emulate_pp.py [--seeds N] [--schedules N] [--quick] [--pingpong 0|1] [--variant 3|5|6|7|8]
                           [--mutate NAME] [--protocol-only]
 
 --pingpong 0 checks -DSF_PREFILL_WGMMA=4 ("v3np"): the same kernel without the turn barriers.
@@ -22,6 +23,10 @@ published after group g is committed ({Q, K0} after V0's), empty waits before re
 producer's arrival, empty ones on both consumers'. p6_events() transcribes prefill_attend_p6 with its
 loop-carried stage / parity; the data path uses the producer's row mapping (rows p / 16 + 8 i) and its
 one slot set, refetched for tile t + 1 after V(t).
+--variant 8 checks v8: v6 plus the consumers' turns (named barriers 1, 2; count = both consumers; a second
+arrival of one consumer in a phase, a partial phase at the end or S issues not alternating 0, 1, 0, 1 fail),
+then per warp in tools/attn_emulate_p8.py (its docstring). Mutations: turn, noturn0, turnown, skipmasked
+(consumer 0 stops one tile early), count128, noturnend (tools/attn_emulate_p8.py).
 
 Part 1, the protocol (no data): pp_events() transcribes one warpgroup's program order of
 prefill_attend_pp for a given tile count (gathers, cp.async commits / wait_group counts, proxy fences,
@@ -81,6 +86,7 @@ def set_variant(v):
     VAR = v
     KB, ST = (128, 3) if v >= 5 else (BN, 4)
     ROWS = KB * 16 // (128 if v == 6 else 256)
+    TURN8[0] = 0
     TILE_BYTES = KB * ROW_BYTES
     PING[0] = 1 if v == 3 else 0
 
@@ -134,6 +140,9 @@ def p5_events(n, w):
     return ev
 
 
+TURN8 = [0]  # --variant 8: v6's events plus the consumers' turns (set_variant(6) first, then TURN8[0] = 1)
+
+
 def p6_events(n, w):
     """v6 (prefill_attend_p6): agent 0 is the producer warpgroup, agents 1 and 2 the consumers. Producer:
     cp.async groups {Q, K0}, V0, K1, V1, ...; after committing group g >= 3 it retires group g - 2
@@ -172,16 +181,25 @@ def p6_events(n, w):
         if n >= 2:
             ev += [("cpwait", 1), ("fence",), ("arrive", ("FK", sl))]
         return ev + [("cpwait", 0), ("fence",), ("arrive", ("FV", sl))]
+    c = w - 1  # v8: consumer index; turn barriers 1 + c (mine) and 2 - c (the other's)
+    if TURN8[0] and c == 0 and "skipmasked" in MUT and n >= 2:
+        n -= 1  # consumer 0 skips the last tile (fully masked for it): the other's last turn never comes
+    if TURN8[0] and c == 1 and "noturn0" not in MUT:
+        ev.append(("barrive", 1))
     for t in range(n):
         sp = 2 if st == 0 else st - 1
         php = ph ^ 1 if st == 0 else ph
         ev.append(("mwait", ("FK", st), ph ^ (1 if "parity" in MUT else 0), t))
         if t > 0:
             ev.append(("mwait", ("FV", sp), php, t - 1))
+        if TURN8[0]:
+            ev.append(("bsync", 1 + c))
         ev += [("read", "Q", 0, t), ("read", f"K{st}", t, t), ("wcommit",)]
         if t > 0:
             ev.append(("read", f"V{sp}", t - 1, t - 1))
         ev.append(("wcommit",))
+        if TURN8[0]:
+            ev.append(("barrive", 1 + c if "turnown" in MUT else 2 - c))
         if "ekearly" in MUT:  # K(t) released before S(t) retired
             ev += [("arrive", ("EK", st)), ("wwait", 1)]
         else:
@@ -193,8 +211,11 @@ def p6_events(n, w):
         st = 0 if st == 2 else st + 1
         ph ^= 1 if st == 0 else 0
     sl = (n - 1) % ST
-    return ev + [("mwait", ("FV", sl), ((n - 1) // ST) & 1, n - 1), ("read", f"V{sl}", n - 1, n - 1),
-                 ("wcommit",), ("wwait", 0)]
+    ev += [("mwait", ("FV", sl), ((n - 1) // ST) & 1, n - 1), ("read", f"V{sl}", n - 1, n - 1),
+           ("wcommit",), ("wwait", 0)]
+    if TURN8[0] and c == 0 and "turn" not in MUT:
+        ev.append(("bsync", 1))  # consumer 1's arrival after its last tile: both barriers end balanced
+    return ev
 
 
 def pp_events(n, w):
@@ -277,6 +298,7 @@ class Sim:
         self.reads = {}                 # buf -> list of [tile, reader, "running"|"retired"]
         self.read_rel = [set() for _ in self.ag]  # (buf, tile, reader) retired reads released / acquired
         self.loads, self.seen = {}, {}
+        self.issue = []                 # v8: the consumer of each S issue, in issue order (Q reads)
 
     def per(self, key):
         """tiles per phase of mbarrier `key` (a ring barrier completes once per ST tiles)"""
@@ -381,6 +403,8 @@ class Sim:
                 if (buf, tile, wr) not in self.acq[w]:
                     raise ProtocolError(f"{at}: reads wg{wr}'s half of {buf} (tile {tile}) without an acquired "
                                         f"release of it (retired, fenced, arrived, waited)")
+            if buf == "Q":
+                self.issue.append(w)
             self.wcur[w].append((buf, tile, e[3]))
             self.reads.setdefault(buf, []).append([tile, w, "running"])
             key = (buf[0], tile, w)
@@ -423,7 +447,10 @@ class Sim:
         self.final_checks()
 
     def final_checks(self):
-        """balanced named barriers; every tile gathered once and read once per reader"""
+        """balanced named barriers; v8: the S issues alternate consumer 0, 1, 0, 1, ...; every tile gathered
+        once and read once per reader"""
+        if TURN8[0] and self.issue != [1, 2] * self.n:
+            raise ProtocolError(f"v8 issue order {self.issue[:12]}... is not consumer 0, 1, 0, 1, ... per tile")
         for b in (1, 2):
             if self.nb[b]:
                 raise ProtocolError(f"named barrier {b} ends with a partial phase {sorted(self.nb[b])}")
@@ -438,7 +465,7 @@ class Sim:
 
 
 def vname():
-    return f"v{VAR}" if VAR >= 5 else "v3pp" if PING[0] else "v3np"
+    return "v8" if TURN8[0] else f"v{VAR}" if VAR >= 5 else "v3pp" if PING[0] else "v3np"
 
 
 PROTO_TILES = list(range(1, 24)) + [31, 32, 33, 64, 65, 129]
@@ -701,15 +728,17 @@ def main():
     ap.add_argument("--schedules", type=int, default=6, help="random interleavings per tile count")
     ap.add_argument("--mutate", choices=("noempty", "pubearly", "parity", "turn", "arrive2", "slotv", "vote", "limmin",
                                          "evpar", "khalf", "nofence", "ekearly", "noeq", "infoearly", "noflush",
-                                         "nolastv", "acc1", "eqearly"))
+                                         "nolastv", "acc1", "eqearly", "noturn0", "turnown", "skipmasked",
+                                         "count128", "noturnend"))
     ap.add_argument("--protocol-only", action="store_true")
     ap.add_argument("--quick", action="store_true", help="one small ragged ps16 composition, early mode (CI)")
     ap.add_argument("--pingpong", type=int, choices=(0, 1), default=1,
                     help="0: the variant without turn barriers (-DSF_PREFILL_WGMMA=4, v3np)")
-    ap.add_argument("--variant", type=int, choices=(3, 5, 6, 7), default=3,
+    ap.add_argument("--variant", type=int, choices=(3, 5, 6, 7, 8), default=3,
                     help="5: version 5 (-DSF_PREFILL_WGMMA=5: 128-key tiles, 3 stages, no turns); 6: version 6 "
                          "(-DSF_PREFILL_WGMMA=6: v5 with a producer warpgroup); 7: version 7 (persistent v6: "
-                         "tools/attn_emulate_p7.py)")
+                         "tools/attn_emulate_p7.py); 8: version 8 (-DSF_PREFILL_WGMMA=8: v6 with the "
+                         "consumers' ping-pong turns)")
     ap.add_argument("--ctas", type=int, default=3, help="--variant 7: persistent CTAs per composition")
     args = ap.parse_args()
     if args.variant == 7:
@@ -717,10 +746,15 @@ def main():
         return attn_emulate_p7.main7(args)
     if args.mutate:
         MUT.add(args.mutate)
-    set_variant(args.variant if args.variant >= 5 or args.pingpong else 4)
+    set_variant(6 if args.variant == 8 else args.variant if args.variant >= 5 or args.pingpong else 4)
+    TURN8[0] = 1 if args.variant == 8 else 0
     # a data-path mutation leaves the event lists alone: its run skips the (then redundant) sweep
     if args.mutate not in ("slotv", "vote", "limmin", "khalf") and protocol_sweep(args.schedules):
         return 1
+    if TURN8[0]:  # the turns once more, each consumer warp its own agent (tools/attn_emulate_p8.py)
+        import attn_emulate_p8
+        if attn_emulate_p8.warp_sweep(max(args.schedules, 4), {args.mutate} - {None}):
+            return 1
     if args.protocol_only:
         return 0
     cases = [
@@ -742,8 +776,13 @@ def main():
                                                      fixed=([0, 33, 5, 1], [0, 33, 125, 520]))))
         # long prefixes: 8 tiles of 128 keys (every stage reused twice), 3 items of a 70-token sequence
         cases.append(("ps1 long128", make_case(np.random.default_rng(25), 1, 0, True, fixed=([70, 40], [1000, 300]))))
+    # prefix 16, 128 tokens: the last item (tokens 96..127, 144 keys, 2 tiles) gives consumer 0 (limits
+    # 112..127) a fully masked tile 1, which it still walks (v8: its turns must stay balanced)
+    masked = ("ps1 masked tail", make_case(np.random.default_rng(26), 1, 0, True, fixed=([128], [144])))
     if args.quick:
-        cases = cases[1:2]
+        cases = cases[1:2] + ([masked] if TURN8[0] else [])
+    elif VAR >= 5:
+        cases.append(masked)
     for sd in range(0 if args.quick else args.seeds):
         for ps in (1, 16):
             rng = np.random.default_rng(7000 + 100 * sd + ps)

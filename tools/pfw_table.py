@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """pfw_table.py - side-by-side table of tools/gpu_pfw.sh: variants of the paged prefill (v1 mma.sync,
-v2 wgmma, v2o wgmma with the overlapped tile order, v3pp two warpgroups with ping-pong) from `solforge eval --json` traces.
+v2 wgmma, v2o wgmma with the overlapped tile order, v3pp two warpgroups with ping-pong, ... v6 with a
+producer warpgroup, v7 persistent, v8 v6 with the consumers' ping-pong) from `solforge eval --json` traces.
 
-usage: pfw_table.py --col LABEL TRACES.jsonl... [--col LABEL TRACES.jsonl...]...
+usage: pfw_table.py [--ratio A/B] --col LABEL TRACES.jsonl... [--col LABEL TRACES.jsonl...]...
 
 The first column is the reference (v1, live or recorded). One row per workload (matched by uuid;
 first-seen order, then the workloads of killed evals that never got a trace): T_k of each column in us
@@ -23,6 +24,9 @@ killed while writing it, or a solforge older than the per-line flush, whose bloc
 only its first 4 KiB when killed) is tolerated and shows as "trace cut": that workload had FINISHED (its
 trace was being written), so the hang, if any, is in a later one - reading the cut line as the hung
 workload is how a slow eval was once taken for a hang at q1000. Last lines: pass counts per column.
+--ratio A/B (two column labels, e.g. v8/v6 from gpu_pfw.sh's first two variants) adds, after the table,
+T_k(A) / T_k(B) per workload that both passed and their geometric mean (below 1: A is faster); a
+label that is no column is a usage error (exit 2).
 Exit status 1 when a non-reference workload that ran did not pass (hang/timeout and trace cut
 included) or a non-reference column has no traces at all.
 """
@@ -143,9 +147,30 @@ def fields(tr):
     return st, t, (sf.get("flops") or {}).get("bf16_tensor"), sf.get("sol_ms")
 
 
+def print_ratio(data, keys, a, b):
+    """T_k(a) / T_k(b) for every workload both columns passed, then their geometric mean."""
+    got = {label: g for label, g, _ in data}
+    rs = []
+    for k in keys:
+        ta = fields(got[a][k])[1] if k in got[a] else None
+        tb = fields(got[b][k])[1] if k in got[b] else None
+        if ta and tb:
+            rs.append(ta / tb)
+            print(f"{a}/{b} {k.replace('gqa_paged_prefill_causal_h32_kv8_d128_', ''):40.40s} {ta / tb:.3f}")
+    if rs:
+        gm = 1.0
+        for r in rs:
+            gm *= r ** (1.0 / len(rs))
+        print(f"{a}/{b} geometric mean over {len(rs)} workloads: {gm:.3f}")
+    else:
+        print(f"{a}/{b}: no workload passed in both")
+
+
 def main():
     argv = sys.argv[1:]
-    cols = []
+    cols, ratio = [], None
+    if len(argv) >= 2 and argv[0] == "--ratio":
+        ratio, argv = argv[1].split("/"), argv[2:]
     for a in argv:
         if a == "--col":
             cols.append([None, []])
@@ -154,7 +179,10 @@ def main():
         elif cols:
             cols[-1][1].append(a)
     if len(cols) < 2 or any(c[0] is None for c in cols):
-        print("usage: pfw_table.py --col LABEL TRACES.jsonl... --col LABEL TRACES.jsonl...")
+        print("usage: pfw_table.py [--ratio A/B] --col LABEL TRACES.jsonl... --col LABEL TRACES.jsonl...")
+        return 2
+    if ratio and (len(ratio) != 2 or any(r not in [c[0] for c in cols] for r in ratio)):
+        print(f"pfw_table.py: --ratio {'/'.join(ratio)}: two column labels A/B, from {[c[0] for c in cols]}")
         return 2
     data = [(label,) + load(paths) for label, paths in cols]
     keys = []
@@ -188,6 +216,8 @@ def main():
             ev = got[k].get("evaluation") if k in got else None
             if ev and ev["status"] not in ("PASSED", "SKIPPED") and ev.get("log"):
                 print(f"    {label}: " + ev["log"].splitlines()[0][:160])
+    if ratio:
+        print_ratio(data, keys, *ratio)
     empty = 0
     for i, (label, got, bad) in enumerate(data):
         for path, why in bad:

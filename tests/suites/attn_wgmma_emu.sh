@@ -35,7 +35,13 @@
 # flush at a unit's end, the last V never released, parity off, no empty wait, a unit's first PV onto
 # the stale O); with nvcc the compile rules (no C7520, 168 registers at launch, setmaxnreg honoured: no
 # C7508, 0 spills in the ps1 / ps16 kernels; its runtime page-size kernel, which no bundled workload
-# uses, spills 4 B: PREFILL_NOTES.md). No GPU needed. Ends with "N passed, M failed".
+# uses, spills 4 B: PREFILL_NOTES.md). Version 8 (v8, -DSF_PREFILL_WGMMA=8, gqa_paged_prefill_sm90_p8.cuh: v6
+# with the two consumers' ping-pong turns on named barriers 1 and 2) by attn_emulate_pp.py --variant 8 --quick
+# (v6's agents plus the turns; the S issues must alternate consumer 0, 1, 0, 1), its mutations (no
+# balancing sync: partial phase; no first arrival: deadlock; the turn passed to itself: double arrival;
+# consumer 0 skipping a fully masked last tile: deadlock; parity off; no empty wait; and in the per-warp
+# model of the turns, tools/attn_emulate_p8.py: a 128-thread phase, no balancing sync); with nvcc v6's
+# compile rules (168 registers, 0 spills, no C7520 / C7508). No GPU needed. Ends with "N passed, M failed".
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
 if ! python3 -c 'import numpy' 2>/dev/null; then
@@ -115,10 +121,13 @@ variant_check 6 1 "noempty --protocol-only" "pubearly --protocol-only" "parity -
 variant_check 7 1 "noeq --protocol-only" "infoearly --protocol-only" "eqearly --protocol-only" \
 	"noflush --protocol-only" "nolastv --protocol-only" "parity --protocol-only" "noempty --protocol-only" \
 	"acc1 --quick"
+variant_check 8 1 "turn --protocol-only" "noturn0 --protocol-only" "turnown --protocol-only" \
+	"skipmasked --protocol-only" "parity --protocol-only" "noempty --protocol-only" "count128 --protocol-only" \
+	"noturnend --protocol-only"
 if command -v nvcc >/dev/null 2>&1; then
 	tmp=$(mktemp -d)
 	src=problems/llama/gqa_paged_prefill_causal_h32_kv8_d128_ps1/solutions/fast.cu
-	for v in 3 5 6 7; do # v3pp, v5, v6, v7
+	for v in 3 5 6 7 8; do # v3pp, v5, v6, v7, v8
 		if nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Xcompiler -Wall,-Wextra \
 			-Werror all-warnings -Xptxas -v -DSF_PREFILL_WGMMA=$v -c "$src" -o "$tmp/v$v.o" >"$tmp/log$v" 2>&1 &&
 			! grep -q C7520 "$tmp/log$v" && ! grep -q C7508 "$tmp/log$v" &&
@@ -127,7 +136,7 @@ if command -v nvcc >/dev/null 2>&1; then
 			{ [ $v -lt 6 ] || [ "$(grep -c 'Used 168 registers' "$tmp/log$v")" = 3 ]; }; then
 			pass=$((pass + 1))
 		else
-			echo "FAIL -DSF_PREFILL_WGMMA=$v: sm_90a compile with -Werror, 0 spills (v7: but its runtime page size), no serialized wgmma, no ignored setmaxnreg (v6, v7: 168 registers)"
+			echo "FAIL -DSF_PREFILL_WGMMA=$v: sm_90a compile with -Werror, 0 spills (v7: but its runtime page size), no serialized wgmma, no ignored setmaxnreg (v6, v7, v8: 168 registers)"
 			sed 's/^/    /' "$tmp/log$v" | grep -v "Compiling entry\|Compile time" | head -20
 			fail=$((fail + 1))
 		fi

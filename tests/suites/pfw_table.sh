@@ -49,6 +49,21 @@ grep -q "p-w3 .* -\$" "$tmp/cut.out"; check "the workload after the cut one: -" 
 grep -q "p-w2 .*hang/timeout" "$tmp/hang.out"; check "in progress longer than --timeout: hang/timeout" $?
 grep -q "p-w2 .*hang/timeout" "$tmp/noend.out"; check "no TRACES.end: hang/timeout" $?
 [ "$(cat "$tmp/cut.rc2")" = 1 ]; check "a cut column is not a pass (exit 1)" $?
+# --ratio A/B: T_k(A) / T_k(B) on the workloads both passed (ref has 4, cut 2: p-w0, p-w1) and their
+# geometric mean, recomputed here from the traces; an unknown label is a usage error
+python3 tools/pfw_table.py --ratio cut/ref --col ref "$tmp/ref.jsonl" --col cut "$tmp/cut.jsonl" >"$tmp/ratio.out" 2>&1
+want=$(python3 - "$tmp" <<'PY'
+import json, math, sys
+t = {n: {json.loads(l)["workload"]["uuid"]: json.loads(l)["evaluation"]["performance"]["latency_ms"]
+         for l in open(f"{sys.argv[1]}/{n}.jsonl")} for n in ("ref", "cut")}
+r = [t["cut"][k] / t["ref"][k] for k in t["cut"]]
+print(f"{math.exp(sum(map(math.log, r)) / len(r)):.3f} {len(r)}")
+PY
+)
+grep -q "cut/ref geometric mean over ${want#* } workloads: ${want% *}\$" "$tmp/ratio.out"; check "--ratio cut/ref: geometric mean ${want% *} over ${want#* } workloads" $?
+[ "$(grep -c '^cut/ref p-w' "$tmp/ratio.out")" = 2 ]; check "--ratio: one line per workload both passed (2)" $?
+python3 tools/pfw_table.py --ratio v9/ref --col ref "$tmp/ref.jsonl" --col cut "$tmp/cut.jsonl" >/dev/null 2>&1
+[ $? = 2 ]; check "--ratio with a label that is no column: exit 2" $?
 echo "seed $seed"
 echo "$P passed, $F failed"
 [ "$F" = 0 ]

@@ -27,8 +27,10 @@
  * workload of both page sizes and the 7 held-out ps1 compositions PASSED on the H200, 1.09-1.50x v5
  * on 7 of the 9 ps1 workloads of >= 512 tokens, q1000 1% and b16-q8192 4.4% slower: ATTN_NOTES.md); 7
  * version 7 (gqa_paged_prefill_sm90_p7.cuh: v6 made persistent, at most one CTA per SM walking work
- * units from a counter that prefill_plan zeroes; opt-in, not yet run on a GPU: PREFILL_NOTES.md); 0
- * keeps the mma.sync kernel below.
+ * units from a counter that prefill_plan zeroes; opt-in, 2-3% faster than v6 on the H200:
+ * PREFILL_NOTES.md); 8 version 8 (gqa_paged_prefill_sm90_p8.cuh: v6 with FlashAttention-3's ping-pong
+ * of the two consumers on named barriers; opt-in, not yet run on a GPU: PREFILL_NOTES.md); 0 keeps the
+ * mma.sync kernel below.
  */
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
@@ -468,6 +470,12 @@ __device__ __forceinline__ void wg_store_rows(const float *o, float l_a, float l
 #define ATTEND_KERNEL(PS) prefill_attend_p7<PS>
 #define ATTEND_SMEM P7_SMEM_BYTES
 #define ATTEND_THREADS P7_THREADS
+#define ITEM_TOK PP_TOK
+#elif SF_PREFILL_WGMMA == 8
+#include "gqa_paged_prefill_sm90_p8.cuh"
+#define ATTEND_KERNEL(PS) prefill_attend_p8<PS>
+#define ATTEND_SMEM P8_SMEM_BYTES
+#define ATTEND_THREADS P8_THREADS
 #define ITEM_TOK PP_TOK
 #elif SF_PREFILL_WGMMA == 5
 #include "gqa_paged_prefill_sm90_p5.cuh"
