@@ -85,6 +85,8 @@
 #   v10r    v10 with -DSF_GEMM_V10_EPI=0 (control): the version-10 kernel with the default's register-store epilogue
 #           v10 / v10r run a new kernel: their precheck ($MS_V10) runs them alone under a timeout;
 #           with v3a among CANDS the summary adds each candidate's geomean time ratio against v3a
+#   dflt    the solution's defaults as they are (no -D but the trace): since session 10 v3a + v6 + v10; v3a and v2
+#           pin v10 off (-DSF_GEMM_V10=0) so they stay the session-9 controls
 #   sm5old  sm5 with the first, racy release order (-DSF_GEMM_SM5_RELEASE=0): the control, expected to FAIL
 #                                                  at 28672 x 4096 (GEMM_NOTES.md "Version 5: the ring race")
 # v3, v3p, midm (and midm_s*) and sm5 print the plan of each new shape to stderr (SF_GEMM_V3_TRACE / SF_GEMM_MIDM_TRACE, in
@@ -159,8 +161,11 @@ nv="nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Xcompiler -fPIC -
 # name, flags, M range it can change (gemm_check's @MAXM or @MINM-[MAXM]; empty: all M), the M list of its
 # precheck when it launches clusters (empty: none)
 v3a="-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0 -DSF_GEMM_V3_AUTO=1" # the default's v3 macros, pinned for the v6 candidates
-variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0||" "v4|-DSF_GEMM_V3=0 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_MIDM" "v3|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=1 -DSF_GEMM_V3_AUTO=0 -DSF_GEMM_V3_TRACE=1|17-|$MS_MID" "v3w|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0 -DSF_GEMM_V3_AUTO=0|17-|"
-	"v3a|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0 -DSF_GEMM_V3_AUTO=1 -DSF_GEMM_V3_TRACE=1|17-|"
+# (v10 is the default since session 10: the v2 / v3* / v3a controls below pin it off with -DSF_GEMM_V10=0, the
+# candidates built on "$v3a" keep it unless they say otherwise)
+variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V3=0 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_MIDM" "v3|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=1 -DSF_GEMM_V3_AUTO=0 -DSF_GEMM_V3_TRACE=1|17-|$MS_MID" "v3w|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0 -DSF_GEMM_V3_AUTO=0|17-|"
+	"v3a|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0 -DSF_GEMM_V3_AUTO=1 -DSF_GEMM_V10=0 -DSF_GEMM_V3_TRACE=1|17-|"
+	"dflt|-DSF_GEMM_V3_TRACE=1||"
 	"v3c256|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=1 -DSF_GEMM_V3_AUTO=0 -DSF_GEMM_V3_SPLIT_BN=256|17-512|$MS_MID" "v3c128|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=1 -DSF_GEMM_V3_AUTO=0 -DSF_GEMM_V3_SPLIT_BN=128|17-512|$MS_MID"
 	"v3n192|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=1 -DSF_GEMM_V3_AUTO=0 -DSF_GEMM_V3_BN=192|513-|" "v3n128|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=1 -DSF_GEMM_V3_AUTO=0 -DSF_GEMM_V3_BN=128|513-|"
 	"v3p|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=1 -DSF_GEMM_V3_AUTO=0 -DSF_GEMM_V3_PAIR=1 -DSF_GEMM_V3_TRACE=1|17-|128,256,640,1000,1024,2048"

@@ -93,8 +93,9 @@ PY
 
 # the list lines: kernel macro, source, extra flags. EMU_EXTRA=1 adds the variants kept only for
 # side-by-side timing (not in CI: time): decode versions 2 and 1, GroupNorm's L2 window and ring; and the
-# decode's cluster candidate (version 5, -DDEC_CLUSTER=4 here: batches up to 4 on clusters of 4 CTAs) and its
-# batch-1 kernel (-DDEC_B1=1, session 10: decode_b1 without the locate scan, page ids loaded beside kv_indptr),
+# decode's cluster candidate (version 5, -DDEC_CLUSTER=4 here: batches up to 4 on clusters of 4 CTAs), the old
+# batch-1 path on decode_fused (-DDEC_B1=0; since session 10 the default is decode_b1, which the CI lines run: no
+# locate scan, page ids loaded beside kv_indptr; the first CI line with DEC_B1_ITEMS as DEC_ITEMS, many chunks),
 # and both with the cluster size rule (-DDEC_CLUSTER_MAXKV=1000: shorter batches on clusters, longer on decode_b1).
 list=$(cat <<'LIST'
 EMU_RMSNORM problems/llama/rmsnorm_h4096/solutions/fast.cu -Iproblems/llama/rmsnorm_h4096/solutions
@@ -116,7 +117,7 @@ EMU_GEGLU problems/gemma/geglu_tanh_h5376_i21504/solutions/fast.cu
 EMU_GEGLU problems/gemma/geglu_tanh_h5376_i21504/solutions/fast.cu -DGG_GRID=2 -DGG_BPS=2 -DUNROLL=2 -DGG_HINT=3
 EMU_COPY tools/calibration/copy/solutions/copy.cu -DCOPY_BLOCKED=1
 EMU_COPY tools/calibration/copy/solutions/copy.cu -DCOPY_BPS=4 -DCOPY_UNROLL=4 -DCOPY_THREADS=512
-EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2 -DDECODE_MMA=1
+EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=100000 -DDEC_SCAN_PASS=2 -DDECODE_MMA=1
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DEMU_DECODE_HELDOUT
 LIST
 )
@@ -126,7 +127,7 @@ EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Ipro
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2 -DDECODE_MMA=0
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDECODE_V1=1 -DDEC_MIN_CHUNK=64 -DDEC_ITEMS=100000
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_CLUSTER=4 -DDEC_CLUSTER_MAXB=4 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2
-EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_B1=1 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2
+EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_B1=0 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_CLUSTER=4 -DDEC_CLUSTER_MAXB=4 -DDEC_CLUSTER_MAXKV=1000 -DDEC_B1=1 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_L2WIN=1 -DEMU_GN_L2W -DGN_L2W_THREADS=64 -DGN_L2W_VPT=1 -DGN_L2W_KB=8 -DGN_FUSED_MAX=0
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_RING=1 -DEMU_GN_WIDE -DGN_RING_THREADS=128 -DGN_RING_SLOT_VALUES=4096 -DGN_RING_SLOTS=4 -DGN_FUSED_MAX=0 -DGN_SPLIT_FAST=0

@@ -127,10 +127,10 @@
 #ifndef SF_GEMM_COOP_MIN_M /* smallest M the version-9 kernel takes (below: v3a / v6 as without it) */
 #define SF_GEMM_COOP_MIN_M 513
 #endif
-#ifndef SF_GEMM_V10 /* candidate: the unsplit persistent 128 x BN launches at M >= SF_GEMM_V10_MIN_M on the version-10
-		     * kernel (gemm_bf16_sm90_v10.cuh: the default's K loop, the epilogue through shared memory and TMA
-		     * stores; GEMM_NOTES_LARGE_M.md "Version 10"); 0: not compiled */
-#define SF_GEMM_V10 0
+#ifndef SF_GEMM_V10 /* 1 (default since session 10): the unsplit persistent 128 x BN launches at M >= SF_GEMM_V10_MIN_M
+		     * on the version-10 kernel (gemm_bf16_sm90_v10.cuh: the K loop of gemm_wgmma_kernel, the epilogue
+		     * through shared memory and TMA stores; GEMM_NOTES_LARGE_M.md "Version 10 measured"); 0: not compiled */
+#define SF_GEMM_V10 1
 #endif
 #ifndef SF_GEMM_V10_MIN_M /* smallest M the version-10 kernel takes (below: the default kernel as without it) */
 #define SF_GEMM_V10_MIN_M 513

@@ -29,7 +29,7 @@
  * chunks per (sequence, kv head), merged through distributed shared memory: no locate scan, partials,
  * fences or atomics (decode_cluster; gqa_paged_decode_sm90_cluster.cuh; -DDEC_CLUSTER_MAXKV=K: only below K
  * kv positions). DEC_EXP_*: timing-only knobs.
- * Batch 1 (-DDEC_B1=1, candidate): version 3 without the locate scan, the first page ids loaded beside
+ * Batch 1 (DEC_B1, default since session 10): version 3 without the locate scan, the first page ids loaded beside
  * kv_indptr, its own chunk count DEC_B1_ITEMS (decode_b1; gqa_paged_decode_sm90_b1.cuh). Host helpers
  * (scratch, counters, setup): gqa_paged_decode_sm90_host.cuh.
  * Version 1 (-DDECODE_V1=1, kept for side-by-side timing): three kernels - plan (one CTA writes the
@@ -83,14 +83,21 @@
 #ifndef DEC_CLUSTER
 #define DEC_CLUSTER 0 /* CS > 1: version 5 (candidate): batch <= DEC_CLUSTER_MAXB as clusters of CS chunks, DSMEM merge */
 #endif
-#ifndef DEC_B1
-#define DEC_B1 0 /* 1: batch 1 runs decode_b1 (version 3 without the locate scan; gqa_paged_decode_sm90_b1.cuh) */
+#ifndef DEC_B1 /* 1 (default since session 10 wherever version 3 runs: b1-kv4096 14.69 -> 13.63 us, b1-kv32768 53.73 ->
+		* 47.33, DECODE_NOTES.md "Session 10"): batch 1 runs decode_b1 (version 3 without the locate scan;
+		* gqa_paged_decode_sm90_b1.cuh); 0: batch 1 on decode_fused like every batch */
+#if DECODE_V1 || DEC_PERSIST || !DECODE_MMA || DEC_STAGES == 0
+#define DEC_B1 0
+#else
+#define DEC_B1 1
+#endif
 #endif
 #if DEC_B1 && (DECODE_V1 || DEC_PERSIST)
 #error "DEC_B1 (decode_b1) is version 3's batch-1 kernel: not with DECODE_V1 or DEC_PERSIST"
 #endif
 #ifndef DEC_B1_ITEMS
-#define DEC_B1_ITEMS DEC_ITEMS /* DEC_B1: the chunk count aimed at for batch 1 (33: one wave at 2 CTAs/SM) */
+#define DEC_B1_ITEMS 33 /* DEC_B1: the chunk count aimed at for batch 1 (33: one wave at 2 CTAs/SM; 66 measured 51.26 us
+			* at b1-kv32768, 33 47.33) */
 #endif
 /* Timing-only knobs (session 8's latency budget, DECODE_NOTES.md; results stay exact where noted):
  * DEC_EXP_UNIFORM 1: items from blockIdx for a batch of equal lengths (no locate scan; kv_len and the

@@ -1,5 +1,5 @@
 /*
- * gqa_paged_decode_sm90_b1.cuh - decode version 3 specialized for batch 1 (-DDEC_B1=1; off by default):
+ * gqa_paged_decode_sm90_b1.cuh - decode version 3 specialized for batch 1 (DEC_B1; the default since session 10):
  * the kernel decode_b1, which gqa_paged_decode_sm90.cu launches instead of decode_fused when the call's
  * batch is 1 (it includes this file after decode_fused and uses that file's macros, dec_ring and the
  * attend header's attend_range_cp / combine_store / merge_partials). Notes: problems/llama/DECODE_NOTES.md,
@@ -18,7 +18,7 @@
  *   as decode_fused's clamp does, so a masked row never reads an unreferenced page).
  * - DEC_B1_PF (1 when DEC_B1_IDS): an L2 prefetch of the rest of the chunk's page ids at entry, so the
  *   ring loop's per-step id loads (one step ahead of their copies) hit L2 instead of DRAM.
- * The host picks the chunk for batch 1 from DEC_B1_ITEMS (default DEC_ITEMS, 66) instead of DEC_ITEMS.
+ * The host picks the chunk for batch 1 from DEC_B1_ITEMS (default 33) instead of DEC_ITEMS (66).
  * Everything after attend_range_cp is decode_fused's end (dec_b1_tail: partial, fence, counter, the
  * last CTA's merge), with sequence 0 and first item 0.
  *
