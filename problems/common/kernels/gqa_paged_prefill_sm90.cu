@@ -52,8 +52,9 @@
 #define SMEM_BYTES (BM * ROW_BYTES + 4 * TILE_BYTES) /* Q, K[2], V[2]: 80 KiB */
 #define PLAN_THREADS 1024
 #define LOG2E 1.4426950408889634f
-#ifndef SF_PREFILL_WGMMA /* 6 (v6) the default since the H200 runs of session 8 (ATTN_NOTES.md) */
-#define SF_PREFILL_WGMMA 6
+#ifndef SF_PREFILL_WGMMA /* 8 (v8: v6 + the consumers' ping-pong) the default since session 10 (PREFILL_NOTES.md, "Version 8
+			  * on the H200"); 6 (v6) before, since session 8 (ATTN_NOTES.md) */
+#define SF_PREFILL_WGMMA 8
 #endif
 
 struct work_item {
