@@ -125,7 +125,7 @@ def run(A, B, nt, splits, cps=1, mut=None):
             for a in staged:  # 2-byte writes into this CTA's memory: a slab float they hit is garbage from now on
                 if (a & ~3) in smem[rank]:
                     smem[rank][a & ~3] = np.nan
-            if p0 < p1:
+            if p0 < p1 and 4 * p0 < M:  # as the kernel: no box wholly past M
                 for c in range(2):
                     chunk = (0 if mut == "overlap" else nt * 512) + c * (4 * share) * 128
                     tma_store(staged, chunk, rows, band * MIDM_ROWS + 64 * c, 4 * p0, M, N, store)

@@ -264,7 +264,7 @@ __global__ void __launch_bounds__(kWgThreads, CPS)
 		}
 	}
 #if SF_GEMM_MIDM_TMA
-	if (tma_epi && p0 < p1) /* an empty share (p0 >= NT / 4) stores nothing */
+	if (tma_epi && p0 < p1 && 4 * p0 < M) /* an empty share, or one of tokens >= M only (NT > M), stores nothing */
 		midm_tma_flush(&tm_c, chunk, band * kMidmRows + 64 * c, 4 * p0, c, tid);
 #endif
 	cluster_sync();
