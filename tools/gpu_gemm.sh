@@ -85,6 +85,17 @@
 #   v10r    v10 with -DSF_GEMM_V10_EPI=0 (control): the version-10 kernel with the default's register-store epilogue
 #           v10 / v10r run a new kernel: their precheck ($MS_V10) runs them alone under a timeout;
 #           with v3a among CANDS the summary adds each candidate's geomean time ratio against v3a
+#   v11p    the defaults + -DSF_GEMM_V10_MIN_M=129 (+ V3 / V6 traces): every unsplit persistent launch at M 129..512
+#           (v6's persistent plans and its v2 plans that do not split K) on the version-10 kernel, i.e. the
+#           TMA-store epilogue at mid M with no new device code (GEMM_NOTES_MID_M.md "Version 11")
+#   v11r    v11p with -DSF_GEMM_V10_EPI=0 (control): the version-10 kernel with register stores at mid M
+#   v11pp   v11p with -DSF_GEMM_V6_PIN_MODE=0: every v6 plan persistent, so M 200..256 on 4096^2 / 4096x14336
+#           (cluster / global split-K by default) also get the TMA-store epilogue
+#   v11m    the defaults + -DSF_GEMM_MIDM_TMA=1 (+ _TRACE=1): v4's swap-AB kernel (M 17..128) stores through a
+#           transposing shared-memory stage and TMA stores, unsplit and in the cluster reduction where a rank's
+#           share is even (the trace line ends "(TMA stores)" or "(register stores)"); precheck $MS_V11M
+#           v11p / v11r / v11pp precheck ($MS_V11) alone under a timeout; with dflt among CANDS the summary adds each
+#           candidate's geomean time ratio against dflt
 #   dflt    the solution's defaults as they are (no -D but the trace): since session 10 v3a + v6 + v10; v3a and v2
 #           pin v10 off (-DSF_GEMM_V10=0) so they stay the session-9 controls
 #   sm5old  sm5 with the first, racy release order (-DSF_GEMM_SM5_RELEASE=0): the control, expected to FAIL
@@ -106,6 +117,8 @@
 # The v9 large-M run (GEMM_NOTES_LARGE_M.md "Version 9"; v3a = the default at M > 512):
 #   'CANDS=v3a+c256+c256n+c256d,MS=1000+1024+2048+4096+5000+8192,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:200'
 #   'CANDS=v3a+v10+v10r,MS=1000+1024+2048+4096+5000+8192,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:150'
+# The v11 mid-M run (GEMM_NOTES_MID_M.md "Version 11"; dflt = the defaults, v3a = the same code at M <= 512):
+#   'CANDS=v3a+dflt+v11p+v11r+v11pp+v11m,MS=64+128+200+256+384+512,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
 # The v5 small-M run (GEMM_NOTES.md "Version 5"; ~3 min on one H200):
 #   CANDS=sm5,sm5c,sm5r,midm_s1 MS=1,2,3,4,7,8,9,12,16,17,64 MS_MIDM=17,64 STEPS=build,precheck,check tools/gpu_gemm.sh
 # Every build's .so is checked for STB_GNU_UNIQUE symbols (`nm` type u): gemm_check.py loads all variants
@@ -140,6 +153,10 @@ MS_COOP=${MS_COOP:-513,1000,1300,2900,5000} # v9 precheck: M edges in 256-row ti
 MS_COOP=${MS_COOP//+/,}
 MS_V10=${MS_V10:-513,1000,2900,5000} # v10 precheck: M edges clipped by the TMA store box (513, 1000, 2900, 5000), BN 192 at 6144 (1000, 2900, 5000)
 MS_V10=${MS_V10//+/,}
+MS_V11=${MS_V11:-129,200,256,333,384,511,512} # v11 precheck: the TMA store box clipped at odd M past 128 (as v6's)
+MS_V11=${MS_V11//+/,}
+MS_V11M=${MS_V11M:-17,33,64,77,96,128} # v11m precheck: every token tile of v4 (32..128), boxes taller than M (17, 33, 77)
+MS_V11M=${MS_V11M//+/,}
 MS_MID=${MS_MID//+/,} # every M list may use '+' (a gpu_round.sh spec), gemm_check.py wants commas
 MS_MIDM=${MS_MIDM//+/,}
 MS_MIDM2=${MS_MIDM2//+/,}
@@ -193,7 +210,11 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"c256n|$v3a -DSF_GEMM_COOP256=2 -DSF_GEMM_V3_TRACE=1|513-|$MS_COOP"
 	"c256d|$v3a -DSF_GEMM_COOP256=1 -DSF_GEMM_COOP_ORDER=1 -DSF_GEMM_V3_TRACE=1|513-|$MS_COOP"
 	"v10|$v3a -DSF_GEMM_V10=1 -DSF_GEMM_V3_TRACE=1|513-|$MS_V10"
-	"v10r|$v3a -DSF_GEMM_V10=1 -DSF_GEMM_V10_EPI=0 -DSF_GEMM_V3_TRACE=1|513-|$MS_V10")
+	"v10r|$v3a -DSF_GEMM_V10=1 -DSF_GEMM_V10_EPI=0 -DSF_GEMM_V3_TRACE=1|513-|$MS_V10"
+	"v11p|-DSF_GEMM_V10_MIN_M=129 -DSF_GEMM_V3_TRACE=1 -DSF_GEMM_V6_TRACE=1|129-512|$MS_V11"
+	"v11r|-DSF_GEMM_V10_MIN_M=129 -DSF_GEMM_V10_EPI=0 -DSF_GEMM_V3_TRACE=1 -DSF_GEMM_V6_TRACE=1|129-512|$MS_V11"
+	"v11pp|-DSF_GEMM_V10_MIN_M=129 -DSF_GEMM_V6_PIN_MODE=0 -DSF_GEMM_V3_TRACE=1 -DSF_GEMM_V6_TRACE=1|129-512|$MS_V11"
+	"v11m|-DSF_GEMM_MIDM_TMA=1 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V11M")
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	keep=()
@@ -231,7 +252,7 @@ if has build; then
 			note "build $name: FAILED: $nu STB_GNU_UNIQUE symbols (shared across the libraries of one process): $(nm -C "$dev/$name.so" | grep ' u ' | head -3 | tr '\n' ';')"
 			status=1
 		elif [ -f "$dev/$name.so" ]; then
-			[ "$name" = v2 ] || [ "$name" = v3 ] || [ "$name" = midm ] || [ "$name" = midm2 ] || [ "$name" = sm5 ] || [ "$name" = sm5c ] || [ "$name" = v6 ] || [ "$name" = pp ] || [ "$name" = pp64 ] || [ "$name" = mc ] || [ "$name" = c256 ] || [ "$name" = c256n ] || [ "$name" = c256d ] || [ "$name" = v10 ] || [ "$name" = v10r ] && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); else if (match(k, /ILi[0-9]+E/)) t = substr(k, RSTART + 3, RLENGTH - 4); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
+			[ "$name" = v2 ] || [ "$name" = v3 ] || [ "$name" = midm ] || [ "$name" = midm2 ] || [ "$name" = sm5 ] || [ "$name" = sm5c ] || [ "$name" = v6 ] || [ "$name" = pp ] || [ "$name" = pp64 ] || [ "$name" = mc ] || [ "$name" = c256 ] || [ "$name" = c256n ] || [ "$name" = c256d ] || [ "$name" = v10 ] || [ "$name" = v10r ] || [ "$name" = v11p ] || [ "$name" = v11m ] && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); else if (match(k, /ILi[0-9]+E/)) t = substr(k, RSTART + 3, RLENGTH - 4); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
 		else
 			note "build $name: FAILED (see logs/ptxas_$name.log)"
 			tail -20 "$logs/ptxas_$name.log"
@@ -249,7 +270,7 @@ if has eval && [ -x build/solforge ]; then
 fi
 
 if has sass; then
-	for name in v2 v3 midm pp mc c256 c256n c256d v10; do
+	for name in v2 v3 midm pp mc c256 c256n c256d v10 v11p v11m; do
 		[ -f "$dev/$name.so" ] || continue
 		cuobjdump --dump-sass "$dev/$name.so" >"$logs/sass_$name.txt" 2>&1
 		n=$(grep -c HGMMA "$logs/sass_$name.txt")
@@ -305,9 +326,9 @@ if has check; then
 	rc=$?
 	nfail=$(grep -c ' FAIL' "$logs/check.log")
 	nok=$(grep -c ' ok ' "$logs/check.log")
-	grep -q '^v10 plan' "$logs/check.log" && note "v10 plans (SF_GEMM_V3_TRACE of v10 / v10r): $(grep -c '^v10 plan.*: launched v10' "$logs/check.log") launched, $(grep -c '^v10 plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^v10 plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
+	grep -q '^v10 plan' "$logs/check.log" && note "v10 plans (SF_GEMM_V3_TRACE of v10 / v10r / v11*): $(grep -c '^v10 plan.*: launched v10' "$logs/check.log") launched, $(grep -c '^v10 plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^v10 plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
 	note "v3 plans (SF_GEMM_V3_TRACE of v3 / v3p / mc*): $(grep -c '^v3 plan.*: launched' "$logs/check.log") launched ($(grep -c '^v3 plan.*: launched mcast' "$logs/check.log") of them mcast, $(grep -c '^v3 plan.*: launched coop' "$logs/check.log") coop; $(grep -c '^v3 plan.*mcast adds a wave' "$logs/check.log") mcast and $(grep -c '^v3 plan.*coop adds a wave' "$logs/check.log") coop plans declined for a wave), $(grep -c '^v3 plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^v3 plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
-	note "midm plans (SF_GEMM_MIDM_TRACE of midm / midm2): $(grep -c '^midm plan.*: launched' "$logs/check.log") launched, $(grep -c '^midm plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^midm plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
+	note "midm plans (SF_GEMM_MIDM_TRACE of midm / midm2 / v11m): $(grep -c '^midm plan.*: launched' "$logs/check.log") launched ($(grep -c '^midm plan.*: launched (TMA stores)' "$logs/check.log") with TMA stores), $(grep -c '^midm plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^midm plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
 	grep '^midm plan' "$logs/check.log" | grep -E ' M=(17|64|128|256):' | sort -u | sed 's/^/   /' | head -24
 	if grep -q '^v6 plan' "$logs/check.log"; then
 		note "v6 plans (SF_GEMM_V6_TRACE of v6, v6rt, v6p, v6c, v6pf): $(grep -c '^v6 plan.*: launched' "$logs/check.log") launched, $(grep -c '^v6 plan.*: v2 split-K' "$logs/check.log") planned on v2, $(grep -c '^v6 plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^v6 plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
@@ -377,6 +398,12 @@ if [ -f "$logs/check.log" ]; then
 	# the v8 / v9 runs' question is mc* / c256* against v3a (the default's large-M plan), not against v2
 	case " ${CANDS//[,+]/ } " in *" v3a "*" mc"* | *" mc"*" v3a "* | *" v3a "*" c256"* | *" c256"*" v3a "* | *" v3a "*" v10"* | *" v10"*" v3a "*)
 		table+=$'\n'"against v3a instead of v2:"$'\n'$(python3 tools/gemm_dev/gemm_table.py "$logs/check.log" --default v3a |
+			sed -n '/^candidates vs the default/,/^failed/p' | grep -v '^failed')
+		;;
+	esac
+	# the v11 run's question is v11* against the defaults (dflt: v6 at mid M, v10 from M 513)
+	case " ${CANDS//[,+]/ } " in *" dflt "*" v11"* | *" v11"*" dflt "*)
+		table+=$'\n'"against dflt instead of v2:"$'\n'$(python3 tools/gemm_dev/gemm_table.py "$logs/check.log" --default dflt |
 			sed -n '/^candidates vs the default/,/^failed/p' | grep -v '^failed')
 		;;
 	esac

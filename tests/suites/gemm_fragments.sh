@@ -20,7 +20,10 @@
 # code only); the v6 mid-M plan (tests/gemm/v6_plan_test.cpp, g++); the v7 ping-pong kernel compiles with no
 # spill (tests/gemm/pingpong_compile.cu, nvcc), and so do the v8 and v9 kernels (tests/gemm/mcast_compile.cu,
 # tests/gemm/coop_compile.cu: the latter also 16 HGMMA.64x128x16 in SASS where cuobjdump is on PATH or in $CUOBJDUMP),
-# and the v10 kernel (tests/gemm/v10_compile.cu: 7 UTMASTG in SASS). No GPU needed. Ends with "N passed, M failed".
+# and the v10 kernel (tests/gemm/v10_compile.cu: 7 UTMASTG in SASS); the v11 candidate epilogue of the v4 mid-M
+# kernel (tools/gemm_dev/emulate_midm_tma.py: the host's box-row rule, transposed swizzled stage writes at the
+# kernel's addresses, the stage's place beside the reduction slab, clipped TMA boxes; four mutations) and its
+# compile (tests/gemm/midm_tma_compile.cu: 4 UTMASTG). No GPU needed. Ends with "N passed, M failed".
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
 if ! python3 -c 'import numpy' 2>/dev/null; then
@@ -35,7 +38,7 @@ fail=0
 # emulate_mcast.py --quick: the v8 clustered kernel's schedule, W halves and wave rule, and its two-CTA ring
 # protocol (multicast landings, 16-arrival empty barriers, exit barrier) over all interleavings of small
 # cases, plus six mutations that must be caught (~4 s)
-for script in emulate_fragments.py emulate_wgmma.py emulate_smallm5.py "emulate_pingpong.py --quick" "emulate_mcast.py --quick" "emulate_coop.py --quick" "emulate_v10.py --quick"; do
+for script in emulate_fragments.py emulate_wgmma.py emulate_smallm5.py "emulate_pingpong.py --quick" "emulate_mcast.py --quick" "emulate_coop.py --quick" "emulate_v10.py --quick" "emulate_midm_tma.py --quick"; do
 	# shellcheck disable=SC2086
 	out=$(python3 tools/gemm_dev/$script 2>&1)
 	if [ $? = 0 ]; then
@@ -112,5 +115,8 @@ kernel_compile mcast_compile
 kernel_compile coop_compile 'HGMMA.64x128x16.F32.BF16' 16
 # the v10 kernel (candidate SF_GEMM_V10=1): widths 256 and 192, the epilogue's TMA stores (4 + 3 UTMASTG in SASS)
 kernel_compile v10_compile 'UTMASTG' 7
+# the v4 mid-M kernel with the version-11 epilogue (candidate SF_GEMM_MIDM_TMA=1): NT 64 at one CTA per SM and NT 96
+# at two (80 registers), each with its unsplit and its cluster-reduction TMA store (2 + 2 UTMASTG in SASS)
+kernel_compile midm_tma_compile 'UTMASTG' 4
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]

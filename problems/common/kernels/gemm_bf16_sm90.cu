@@ -565,33 +565,48 @@ int launch_midm(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C
 	const MidmPlan p = midm_plan(M, N, K, sm_count(), SF_GEMM_MIDM_SPLITS, two, midm_max_clusters);
 	CUtensorMap mw, mx;
 	int rc = -1;
+#if SF_GEMM_MIDM_TMA /* version 11: C's map for the TMA-store epilogue where the plan allows it (else register stores) */
+	CUtensorMap mc = {}; /* unused by the kernel when tma is 0 */
+	const int tma_rows = N % 8 == 0 ? midm_tma_rows(p.nt, p.splits) : 0;
+	const int tma = tma_rows > 0 && !make_map(&mc, C, M, N, tma_rows);
+#define SF_MIDM_C mc, tma, C
+#else
+#define SF_MIDM_C C
+#endif
 	if (!make_map(&mw, B, N, K, kMidmRows) && !make_map(&mx, A, M, K, p.nt)) {
 #if SF_GEMM_MIDM_2CTA
 		if (p.cps == 2) {
 			switch (p.nt) {
-			case 32: rc = midm_launch_nt<32, 2>(mw, mx, C, M, N, K, p.splits, stream); break;
-			case 64: rc = midm_launch_nt<64, 2>(mw, mx, C, M, N, K, p.splits, stream); break;
-			default: rc = midm_launch_nt<96, 2>(mw, mx, C, M, N, K, p.splits, stream); break;
+			case 32: rc = midm_launch_nt<32, 2>(mw, mx, SF_MIDM_C, M, N, K, p.splits, stream); break;
+			case 64: rc = midm_launch_nt<64, 2>(mw, mx, SF_MIDM_C, M, N, K, p.splits, stream); break;
+			default: rc = midm_launch_nt<96, 2>(mw, mx, SF_MIDM_C, M, N, K, p.splits, stream); break;
 			}
 		} else
 #endif
 		switch (p.nt) {
-		case 32: rc = midm_launch_nt<32, 1>(mw, mx, C, M, N, K, p.splits, stream); break;
-		case 64: rc = midm_launch_nt<64, 1>(mw, mx, C, M, N, K, p.splits, stream); break;
-		case 96: rc = midm_launch_nt<96, 1>(mw, mx, C, M, N, K, p.splits, stream); break;
-		case 128: rc = midm_launch_nt<128, 1>(mw, mx, C, M, N, K, p.splits, stream); break;
-		case 192: rc = midm_launch_nt<192, 1>(mw, mx, C, M, N, K, p.splits, stream); break;
-		default: rc = midm_launch_nt<256, 1>(mw, mx, C, M, N, K, p.splits, stream); break;
+		case 32: rc = midm_launch_nt<32, 1>(mw, mx, SF_MIDM_C, M, N, K, p.splits, stream); break;
+		case 64: rc = midm_launch_nt<64, 1>(mw, mx, SF_MIDM_C, M, N, K, p.splits, stream); break;
+		case 96: rc = midm_launch_nt<96, 1>(mw, mx, SF_MIDM_C, M, N, K, p.splits, stream); break;
+		case 128: rc = midm_launch_nt<128, 1>(mw, mx, SF_MIDM_C, M, N, K, p.splits, stream); break;
+		case 192: rc = midm_launch_nt<192, 1>(mw, mx, SF_MIDM_C, M, N, K, p.splits, stream); break;
+		default: rc = midm_launch_nt<256, 1>(mw, mx, SF_MIDM_C, M, N, K, p.splits, stream); break;
 		}
 	}
+#undef SF_MIDM_C
 #if SF_GEMM_MIDM_TRACE
 	static int last[3];
 	if (last[0] != M || last[1] != N || last[2] != K) {
 		last[0] = M;
 		last[1] = N;
 		last[2] = K;
-		fprintf(stderr, "midm plan %dx%d M=%d: nt %d cps %d splits %d ctas %d: %s\n", N, K, M, p.nt, p.cps, p.splits,
-			(N + kMidmRows - 1) / kMidmRows * p.splits, rc == 0 ? "launched" : "FALLBACK v2");
+		fprintf(stderr, "midm plan %dx%d M=%d: nt %d cps %d splits %d ctas %d: %s%s\n", N, K, M, p.nt, p.cps, p.splits,
+			(N + kMidmRows - 1) / kMidmRows * p.splits, rc == 0 ? "launched" : "FALLBACK v2",
+#if SF_GEMM_MIDM_TMA
+			tma ? " (TMA stores)" : " (register stores)"
+#else
+			""
+#endif
+		);
 	}
 #endif
 	return rc == 0 ? SF_OK : launch_wgmma(A, B, C, M, N, K, stream);

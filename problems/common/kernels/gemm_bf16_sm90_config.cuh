@@ -58,6 +58,11 @@
                            * more than a wave: 28672 x 4096), 0 never */
 #define SF_GEMM_MIDM_2CTA 1
 #endif
+#ifndef SF_GEMM_MIDM_TMA /* version-11 candidate (GEMM_NOTES_MID_M.md): 1 the v4 swap-AB kernel's stores (unsplit, and the
+			  * cluster reduction's where a rank's share is a whole number of 8-token groups) through a
+			  * transposing shared-memory stage and TMA stores; 0 (default): its 2-byte register stores */
+#define SF_GEMM_MIDM_TMA 0
+#endif
 #ifndef SF_GEMM_MIDM_TRACE /* 1: print the v4 plan of each new shape to stderr (dev builds only) */
 #define SF_GEMM_MIDM_TRACE 0
 #endif

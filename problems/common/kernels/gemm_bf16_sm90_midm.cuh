@@ -26,6 +26,14 @@
  * weight row c * 64 + 16 w + g + 8 (e >= 2) of the band and token 8 j + 2 q + (e & 1): the store is
  * transposed (C[token][band * 128 + row], 2-byte stores; C is at most 256 x N, a few % of the bytes).
  *
+ * Version 11 candidate (-DSF_GEMM_MIDM_TMA=1, GEMM_NOTES_MID_M.md; default 0: not compiled): when the host passes
+ * tma_epi = 1, the stores go through shared memory instead: consumer c's outputs are C[tokens][64 columns band * 128
+ * + 64 c ..], one 128-byte row per token, staged transposed (st.shared.b16, 128-byte swizzle: conflict-free) as a
+ * [R][64] chunk and written by one TMA store (box 64 columns x R tokens, clipped at M and N). Unsplit: R = NT, the
+ * chunk in the idle ring; cluster split-K: rank r's share of pairs [p0, p1) is tokens [4 p0, 4 p0 + R), R = 4 share
+ * (the host takes this path only for an even share, so a rank owns whole 8-token groups), its chunk after its slab
+ * (which the other ranks still read). Needs N % 8 == 0 (C's TMA row stride).
+ *
  * Requirements (checked by the host): K % 8 == 0, A and B 16-byte aligned (TMA), M <= 256.
  */
 #pragma once
@@ -34,6 +42,7 @@
 #include <cuda_bf16.h>
 #include <stdint.h>
 #include "gemm_bf16_sm90_wgmma.cuh"
+#include "gemm_bf16_sm90_config.cuh" /* SF_GEMM_MIDM_TMA */
 
 namespace sfgemm {
 
@@ -55,7 +64,35 @@ template <int NT, int CPS> struct MidmCfg {
 	static const int kSmemBytes = kStages * kStageBytes + 1024 /* alignment slack */ + 256 /* barriers */;
 	static_assert(CPS == 1 || (CPS == 2 && NT <= 96), "two CTAs per SM only for NT <= 96 (registers)");
 	static_assert(NT * 512 <= kStages * kStageBytes, "the reduction slab must fit in the stage ring");
+	/* v11: the slab and the stage of a share (2 x R x 128 bytes, R <= NT / 2 when split) fit too */
+	static_assert(NT * 512 + NT * 128 <= kStages * kStageBytes, "the slab and the store stage must fit in the ring");
 };
+
+#if SF_GEMM_MIDM_TMA /* version 11 candidate: compiled only in its build (the default PTX is unchanged) */
+/* Output (token lr of the stage, column cc of the consumer's 64) of value v into the [R][64] bf16 stage at chunk
+ * (1024-aligned): row lr at 128 lr, 16-byte group cc / 8 swizzled by lr % 8 (what a 128B-swizzled TMA box reads). */
+__device__ __forceinline__ void midm_stage(uint32_t chunk, int lr, int cc, float v)
+{
+	const uint32_t a = chunk + (uint32_t)(lr * 128 + ((((cc >> 3) ^ (lr & 7)) << 4) | ((cc & 7) * 2)));
+	const __nv_bfloat16 b = __float2bfloat16_rn(v);
+	asm volatile("st.shared.b16 [%0], %1;" ::"r"(a), "h"(*(const unsigned short *)&b) : "memory");
+}
+
+/* The consumer warpgroup c's stage written (all 128 threads call it): visible to the TMA, then one thread stores the
+ * box at (column col, token row) and waits until the store has read the stage (the CTA may exit after). */
+__device__ __forceinline__ void midm_tma_flush(const CUtensorMap *map, uint32_t chunk, int col, int row, int c, int tid)
+{
+	asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+	asm volatile("bar.sync %0, 128;" ::"r"(2 + c) : "memory");
+	if (tid == 0) {
+		asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];" ::"l"((uint64_t)map),
+			     "r"(chunk), "r"(col), "r"(row)
+			     : "memory");
+		asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+		asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+	}
+}
+#endif
 
 /*
  * One launch: grid bands * splits, kWgThreads threads, MidmCfg<NT, CPS>::kSmemBytes dynamic shared memory,
@@ -66,6 +103,9 @@ template <int NT, int CPS> struct MidmCfg {
 template <int NT, int CPS>
 __global__ void __launch_bounds__(kWgThreads, CPS)
 	gemm_midm_kernel(const __grid_constant__ CUtensorMap tm_w, const __grid_constant__ CUtensorMap tm_x,
+#if SF_GEMM_MIDM_TMA
+			 const __grid_constant__ CUtensorMap tm_c, int tma_epi,
+#endif
 			 __nv_bfloat16 *__restrict__ C, int M, int N, int K, int splits)
 {
 	typedef MidmCfg<NT, CPS> Cfg;
@@ -145,6 +185,19 @@ __global__ void __launch_bounds__(kWgThreads, CPS)
 	/* weight row of this thread's registers 4 j + e: n_b (+ 8 for e >= 2); token 8 j + 2 q + (e & 1) */
 	const int n_b = band * kMidmRows + c * 64 + warp * 16 + g;
 	if (splits == 1) {
+#if SF_GEMM_MIDM_TMA
+		if (tma_epi) { /* stage [NT][64] per consumer at the ring's start (free once both are past their wgmma) */
+			const uint32_t chunk = base + (uint32_t)(c * NT * 128);
+			asm volatile("bar.sync 1, 256;" ::: "memory");
+#pragma unroll
+			for (int j = 0; j < NT / 8; j++)
+#pragma unroll
+				for (int e = 0; e < 4; e++)
+					midm_stage(chunk, 8 * j + 2 * q + (e & 1), 16 * warp + g + (e >= 2 ? 8 : 0), d[4 * j + e]);
+			midm_tma_flush(&tm_c, chunk, band * kMidmRows + 64 * c, 0, c, tid);
+			return;
+		}
+#endif
 #pragma unroll
 		for (int j = 0; j < NT / 8; j++) {
 			const int m = 8 * j + 2 * q;
@@ -170,6 +223,9 @@ __global__ void __launch_bounds__(kWgThreads, CPS)
 	const int S = splits, share = (kNR / 2 + S - 1) / S, rank = (int)cluster_rank();
 	const int p0 = rank * share, p1 = min(p0 + share, kNR / 2);
 	const int kTrip = CPS == 1 ? kMidmPairsPerTrip : 2; /* 80 registers at CPS 2: 2 pairs per trip */
+#if SF_GEMM_MIDM_TMA /* the share's stage after the slab: tokens [4 p0, 4 p0 + 4 share) (p0 even: the host's rule) */
+	const uint32_t chunk = base + (uint32_t)(NT * 512 + c * (4 * share) * 128);
+#endif
 	for (int p = p0; p < p1; p += kTrip) { /* kTrip * S DSMEM loads in flight */
 		float2 v[kTrip][kMidmMaxSplit];
 #pragma unroll
@@ -189,6 +245,16 @@ __global__ void __launch_bounds__(kWgThreads, CPS)
 				}
 			/* pair ph = registers (2 ph, 2 ph + 1): j = ph / 2, e = 2 (ph % 2) and 2 (ph % 2) + 1 */
 			const int ph = p + h, n = n_b + ((ph & 1) ? 8 : 0), m = (ph >> 1) * 8 + 2 * q;
+#if SF_GEMM_MIDM_TMA
+			if (tma_epi) {
+				if (ph < p1) {
+					const int cc = 16 * warp + g + ((ph & 1) ? 8 : 0);
+					midm_stage(chunk, m - 4 * p0, cc, s0);
+					midm_stage(chunk, m + 1 - 4 * p0, cc, s1);
+				}
+				continue;
+			}
+#endif
 			if (ph < p1 && n < N) {
 				if (m < M)
 					C[(size_t)m * N + n] = __float2bfloat16_rn(s0);
@@ -197,7 +263,20 @@ __global__ void __launch_bounds__(kWgThreads, CPS)
 			}
 		}
 	}
+#if SF_GEMM_MIDM_TMA
+	if (tma_epi && p0 < p1 && 4 * p0 < M) /* an empty share, or one of tokens >= M only (NT > M), stores nothing */
+		midm_tma_flush(&tm_c, chunk, band * kMidmRows + 64 * c, 4 * p0, c, tid);
+#endif
 	cluster_sync();
+}
+
+/* Version 11 (SF_GEMM_MIDM_TMA): the token rows R of one TMA store of the plan (nt tokens, s K splits): nt unsplit, 4 x
+ * a rank's share of the nt / 4 output pairs when that share is even (whole 8-token groups); 0: the register stores.
+ * Plain host code (emulate_wgmma.py mirrors it). */
+inline int midm_tma_rows(int nt, int s)
+{
+	const int share = (nt / 4 + s - 1) / s;
+	return s == 1 ? nt : (share % 2 == 0 ? 4 * share : 0);
 }
 
 /* The v4 mid-M plan: token tile nt and K split count. */
@@ -277,8 +356,11 @@ template <int NT, int CPS> static int midm_max_clusters_nt(int s, int sms)
 
 /* One launch of gemm_midm_kernel<NT, CPS>: grid bands * splits, clusters of splits along x when > 1; 0 on success. */
 template <int NT, int CPS>
-int midm_launch_nt(const CUtensorMap &mw, const CUtensorMap &mx, __nv_bfloat16 *C, int M, int N, int K, int splits,
-		   cudaStream_t stream)
+int midm_launch_nt(const CUtensorMap &mw, const CUtensorMap &mx,
+#if SF_GEMM_MIDM_TMA /* version 11: C's map (box 64 columns x midm_tma_rows tokens) and whether to use it */
+		   const CUtensorMap &mc, int tma_epi,
+#endif
+		   __nv_bfloat16 *C, int M, int N, int K, int splits, cudaStream_t stream)
 {
 	if (midm_attr<NT, CPS>())
 		return -1;
@@ -286,7 +368,11 @@ int midm_launch_nt(const CUtensorMap &mw, const CUtensorMap &mx, __nv_bfloat16 *
 	cudaLaunchAttribute at[1];
 	const cudaLaunchConfig_t cfg =
 		cluster_launch_config(at, bands * splits, kWgThreads, MidmCfg<NT, CPS>::kSmemBytes, splits, stream);
-	if (cudaLaunchKernelEx(&cfg, gemm_midm_kernel<NT, CPS>, mw, mx, C, M, N, K, splits) != cudaSuccess) {
+	if (cudaLaunchKernelEx(&cfg, gemm_midm_kernel<NT, CPS>, mw, mx,
+#if SF_GEMM_MIDM_TMA
+			       mc, tma_epi,
+#endif
+			       C, M, N, K, splits) != cudaSuccess) {
 		(void)cudaGetLastError();
 		return -1;
 	}
