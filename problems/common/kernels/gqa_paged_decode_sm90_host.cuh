@@ -1,58 +1,38 @@
 /*
  * gqa_paged_decode_sm90_host.cuh - the host-side helpers of gqa_paged_decode_sm90.cu (which includes it
- * just before run()): the scratch block for partials (scratch), the merge counters (counters), the
+ * just before run()): the scratch block for partials (scratch, from gqa_paged_sm90_scratch.cuh, shared
+ * with the prefill solution), the merge counters (counters, grown by that header's grow_block), the
  * once-per-kernel-kind setup (dec_setup: shared-memory opt-in, carveout, version 4's range count) and
  * align256. Moved here unchanged in session 10 to keep the main file under ~800 lines (PTX md5 of
- * every entry unchanged); no device code, so the CPU emulation's rewrite of the main file is unaffected.
+ * every entry unchanged; scratch and counters grow through grow_block since the prefill solution shares
+ * it); no device code, so the CPU emulation's rewrite of the main file is unaffected.
  */
 #ifndef SF_DECODE_HOST_CUH
 #define SF_DECODE_HOST_CUH
 
-static void *g_scratch;
-static size_t g_scratch_bytes;
-
-/* Returns scratch of at least `bytes` (grown by cudaMalloc, old block freed), NULL on failure. */
-static void *scratch(size_t bytes)
-{
-	if (bytes <= g_scratch_bytes)
-		return g_scratch;
-	if (g_scratch)
-		cudaFree(g_scratch);
-	g_scratch = NULL;
-	g_scratch_bytes = 0;
-	size_t want = bytes + bytes / 4;
-	if (cudaMalloc(&g_scratch, want) != cudaSuccess)
-		return NULL;
-	g_scratch_bytes = want;
-	return g_scratch;
-}
+#include "gqa_paged_sm90_scratch.cuh" /* grow_block, scratch */
 
 #if !DECODE_V1
-static unsigned *g_counters;
-static size_t g_counters_n;
+static void *g_counters;
+static size_t g_counters_bytes;
 
 /*
- * Returns n zeroed merge counters (grown by cudaMalloc and cleared on `stream` when n is more than
+ * Returns n zeroed merge counters (grown by grow_block and cleared on `stream` when n is more than
  * before; afterwards every kernel leaves them zero), NULL on failure.
  */
 static unsigned *counters(size_t n, cudaStream_t stream)
 {
-	if (n <= g_counters_n)
-		return g_counters;
-	if (g_counters)
-		cudaFree(g_counters);
-	g_counters = NULL;
-	g_counters_n = 0;
-	size_t want = n + n / 4;
-	if (cudaMalloc((void **)&g_counters, want * sizeof(unsigned)) != cudaSuccess)
-		return NULL;
-	if (cudaMemsetAsync(g_counters, 0, want * sizeof(unsigned), stream) != cudaSuccess) {
-		cudaFree(g_counters);
+	const size_t had = g_counters_bytes;
+	void *c = grow_block(&g_counters, &g_counters_bytes, n * sizeof(unsigned));
+	if (c == NULL || g_counters_bytes == had)
+		return (unsigned *)c;
+	if (cudaMemsetAsync(c, 0, g_counters_bytes, stream) != cudaSuccess) {
+		cudaFree(c);
 		g_counters = NULL;
+		g_counters_bytes = 0;
 		return NULL;
 	}
-	g_counters_n = want;
-	return g_counters;
+	return (unsigned *)c;
 }
 #endif
 

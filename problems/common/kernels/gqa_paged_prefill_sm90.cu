@@ -504,24 +504,7 @@ __device__ __forceinline__ void wg_store_rows(const float *o, float l_a, float l
 #define ITEM_TOK TOK /* new tokens per work item (CTA) */
 #endif
 
-static void *g_scratch;
-static size_t g_scratch_bytes;
-
-/* Returns scratch of at least `bytes` (grown by cudaMalloc, old block freed), NULL on failure. */
-static void *scratch(size_t bytes)
-{
-	if (bytes <= g_scratch_bytes)
-		return g_scratch;
-	if (g_scratch)
-		cudaFree(g_scratch);
-	g_scratch = NULL;
-	g_scratch_bytes = 0;
-	size_t want = bytes + bytes / 4;
-	if (cudaMalloc(&g_scratch, want) != cudaSuccess)
-		return NULL;
-	g_scratch_bytes = want;
-	return g_scratch;
-}
+#include "gqa_paged_sm90_scratch.cuh" /* scratch */
 
 #if SF_PREFILL_WGMMA == 7
 /* The SM count of the current device (cudaDevAttrMultiProcessorCount, queried once per device), 0 when

@@ -34,6 +34,8 @@
  * its empty waits (tile i - 3) need consumer work that needs groups <= 2 i - 4, published by then
  * (tools/attn_emulate_pp.py --variant 6 replays this under random interleavings of the three roles).
  * A CTA whose item has no key (n_kv < 1, impossible for valid inputs) returns whole before any barrier.
+ * Version 8 (gqa_paged_prefill_sm90_p8.cuh) is this kernel's body with its consumers' turns on: p6_attend
+ * <PS, kTurns>, instantiated by P6_KERNEL for both (PTX of v6 and v8 byte-identical to the separate bodies).
  */
 #pragma once
 #include "gqa_paged_prefill_sm90_p5.cuh"
@@ -48,6 +50,8 @@
 #define P6_PROWS (P5_BN * 16 / 128) /* rows of a kv tile one producer thread gathers: 16 */
 #define P6_LAG 2		    /* cp.async groups in flight after a publication */
 #define P6_SMEM_BYTES P5_SMEM_BYTES
+#define P8_TURN_BAR 1		  /* version 8: named barriers 1 (consumer 0's turn) and 2 (consumer 1's); 0 = __syncthreads */
+#define P8_TURN_THREADS (2 * 128) /* both consumer warpgroups: 128 bar.sync + 128 bar.arrive per phase */
 
 namespace sfp6 {
 
@@ -118,18 +122,22 @@ __device__ __forceinline__ void publish(uint32_t bar)
 
 } /* namespace sfp6 */
 
-/* Same contract and arguments as prefill_attend (version 1), but the items are 32-token tiles
- * (prefill_plan<PP_TOK>), P6_THREADS threads and P6_SMEM_BYTES of dynamic shared memory. */
-template <int PS>
-__global__ void __launch_bounds__(P6_THREADS, 1)
-prefill_attend_p6(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k_cache,
-		  const __nv_bfloat16 *__restrict__ v_cache, const int32_t *__restrict__ qo_indptr,
-		  const int32_t *__restrict__ kv_indptr, const int32_t *__restrict__ kv_indices,
-		  const int32_t *__restrict__ last_len, int ps_rt, float scale_log2, const work_item *__restrict__ items,
-		  const int *__restrict__ n_items, __nv_bfloat16 *__restrict__ out, float *__restrict__ lse)
+/* The kernel body of versions 6 (kTurns = false: prefill_attend_p6) and 8 (kTurns = true: prefill_attend_p8,
+ * gqa_paged_prefill_sm90_p8.cuh): prefill_attend's contract (version 1) on 32-token items
+ * (prefill_plan<PP_TOK>), P6_THREADS threads, P6_SMEM_BYTES of dynamic shared memory; `bars` = the
+ * kernel's 4 * P5_STAGES mbarriers (full_k, full_v, empty_k, empty_v), declared in the __global__ function
+ * so that their PTX names stay the kernel's (p6_attend stands at global scope for smem's PTX name to stay
+ * `smem`: in namespace sfp6 it would be _ZN4sfp64smemE). kTurns adds version 8's consumer turns on named
+ * barriers P8_TURN_BAR + 0 / + 1 (p8.cuh's header); without it the code is version 6's. */
+template <int PS, bool kTurns>
+__device__ __forceinline__ void p6_attend(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k_cache,
+				       const __nv_bfloat16 *__restrict__ v_cache, const int32_t *__restrict__ qo_indptr,
+				       const int32_t *__restrict__ kv_indptr, const int32_t *__restrict__ kv_indices,
+				       const int32_t *__restrict__ last_len, int ps_rt, float scale_log2,
+				       const work_item *__restrict__ items, const int *__restrict__ n_items,
+				       __nv_bfloat16 *__restrict__ out, float *__restrict__ lse, uint64_t *bars)
 {
 	extern __shared__ __align__(128) unsigned char smem[]; /* rounded up to 1024 below */
-	__shared__ __align__(8) uint64_t bars[4 * P5_STAGES];	 /* full_k, full_v, empty_k, empty_v */
 	const int ps = PS ? PS : ps_rt;
 	const int kvh = blockIdx.x % HKV;
 	const int idx = *n_items - 1 - (int)(blockIdx.x / HKV);
@@ -198,7 +206,7 @@ prefill_attend_p6(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__re
 		return; /* no CTA-wide barrier follows */
 	}
 
-	/* ---- consumer warpgroups 1, 2: wait full -> S -> softmax -> PV -> release ---- */
+	/* ---- consumer warpgroups 1, 2: wait full -> [turn ->] S, PV -> [pass the turn ->] softmax -> release ---- */
 	sfp6::setmaxnreg_inc();
 	const int ct = tid - 128, lane = ct & 31, wg = ct >> 7, wi = (ct >> 5) & 3;
 	const int g = lane >> 2, c = lane & 3;
@@ -218,12 +226,16 @@ prefill_attend_p6(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__re
 	uint32_t pa[P5_BN / 16][4];
 	int st = 0;	 /* t % 3 */
 	uint32_t ph = 0; /* (t / 3) & 1 */
+	if (kTurns && wg == 1)
+		sfpp::bar_arrive(P8_TURN_BAR, P8_TURN_THREADS); /* consumer 0 issues first */
 	for (int t = 0; t < n; t++) {
 		const int sp = st == 0 ? 2 : st - 1;	/* (t - 1) % 3 */
 		const uint32_t php = st == 0 ? ph ^ 1 : ph; /* ((t - 1) / 3) & 1 */
 		sfwg::mbar_wait(FULL_K(st), ph);
 		if (t > 0)
 			sfwg::mbar_wait(FULL_V(sp), php);
+		if (kTurns)
+			sfpp::bar_sync(P8_TURN_BAR + wg, P8_TURN_THREADS); /* my turn on the tensor core */
 		float s[64];
 		sfwg::wgmma_fence();
 		const uint64_t dkt = sfpp::desc_add(dk, st * P5_TILE);
@@ -235,6 +247,8 @@ prefill_attend_p6(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__re
 		if (t > 0)
 			sfp5::pv128(o, pa, sfpp::desc_add(dv, sp * P5_TILE));
 		sfwg::wgmma_commit();
+		if (kTurns)
+			sfpp::bar_arrive(P8_TURN_BAR + 1 - wg, P8_TURN_THREADS); /* the other consumer's turn */
 
 		sfwg::wgmma_wait<1>(); /* S(t) complete: K(t) read; PV(t - 1) may still run */
 		sfwg::fence_regs(s);
@@ -267,6 +281,8 @@ prefill_attend_p6(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__re
 	sfwg::wgmma_commit();
 	sfwg::wgmma_wait<0>();
 	sfwg::fence_regs(o);
+	if (kTurns && wg == 0) /* takes consumer 1's arrival after its last tile: both barriers end balanced */
+		sfpp::bar_sync(P8_TURN_BAR, P8_TURN_THREADS);
 #undef FULL_K
 #undef FULL_V
 #undef EMPTY_K
@@ -275,3 +291,22 @@ prefill_attend_p6(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__re
 	/* finish: the row sums, O / l and the log-sum-exp of rows a and b */
 	wg_store_rows(o, l_a, l_b, m_a, m_b, tok_a, tok_b, ntok, g, c, q_start + j0, kvh, out, lse);
 }
+
+/* prefill_attend_p6 (P6_KERNEL(prefill_attend_p6, false)) and prefill_attend_p8 (p8.cuh): one template
+ * kernel NAME<PS> of prefill_attend's arguments (version 1), P6_THREADS threads, running p6_attend<PS,
+ * TURNS> on its own mbarriers (their PTX names carry the kernel's name, as before the bodies were shared). */
+#define P6_KERNEL(NAME, TURNS)                                                                                          \
+	template <int PS>                                                                                               \
+	__global__ void __launch_bounds__(P6_THREADS, 1)                                                                \
+	NAME(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k_cache,                            \
+	     const __nv_bfloat16 *__restrict__ v_cache, const int32_t *__restrict__ qo_indptr,                          \
+	     const int32_t *__restrict__ kv_indptr, const int32_t *__restrict__ kv_indices,                             \
+	     const int32_t *__restrict__ last_len, int ps_rt, float scale_log2, const work_item *__restrict__ items,     \
+	     const int *__restrict__ n_items, __nv_bfloat16 *__restrict__ out, float *__restrict__ lse)                 \
+	{                                                                                                               \
+		__shared__ __align__(8) uint64_t bars[4 * P5_STAGES]; /* full_k, full_v, empty_k, empty_v */            \
+		p6_attend<PS, TURNS>(q, k_cache, v_cache, qo_indptr, kv_indptr, kv_indices, last_len, ps_rt,            \
+				     scale_log2, items, n_items, out, lse, bars);                                     \
+	}
+
+P6_KERNEL(prefill_attend_p6, false)
