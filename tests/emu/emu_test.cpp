@@ -756,6 +756,7 @@ static void tests()
 	 * 18 / 16 / 17 steps (a last unit of 2 and of 1 step, a last step ending inside), ps16 with a partial
 	 * last page, a short sequence with one unit, an empty ps1 sequence, called twice where the claims
 	 * must reset and the merge must not depend on who took which unit; then batch 2 */
+	emu_resident = 12; /* CTAs j = 0 and 1 of kv heads 0-3 run at once: they race for the same units */
 	test_decode({ 1100 }, 1, 2, "dyn-18steps");
 	test_decode({ 1000 }, 16, 2, "dyn-ps16");
 	test_decode({ 1050 }, 1, 2, "dyn-17steps");
@@ -763,6 +764,7 @@ static void tests()
 	test_decode({ 0 }, 1, 1, "dyn-empty");
 	test_decode({ 1100 }, 8, 1, "dyn-ps8-runtime");
 	test_decode({ 700, 5 }, 1, 1, "b2-after-dyn");
+	emu_resident = 4;
 #endif
 #if DEC_CLUSTER
 	/* version 5 (the list line sets DEC_CLUSTER 4 and DEC_CLUSTER_MAXB 4, so the cases above with up
