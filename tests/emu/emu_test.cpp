@@ -750,6 +750,22 @@ static void tests()
 	test_decode({ 0 }, 16, 1, "b1-empty");
 	test_decode({ 2 * C + 1, C }, 1, 1, "b2-after-b1");
 #endif
+#if DEC_B1_DYN
+	/* decode_b1dyn (the list lines set DEC_B1_ITEMS 3-4 and DEC_B1_DYN_MIN 1, so batch 1 above ran on it):
+	 * static runs + claimed units of 2 steps, ring and claim counters across runs, one partial per run;
+	 * 18 / 16 / 17 steps (a last unit of 2 and of 1 step, a last step ending inside), ps16 with a partial
+	 * last page, a short sequence with one unit, an empty ps1 sequence, called twice where the claims
+	 * must reset and the merge must not depend on who took which unit; then batch 2 */
+	emu_resident = 12; /* CTAs j = 0 and 1 of kv heads 0-3 run at once: they race for the same units */
+	test_decode({ 1100 }, 1, 2, "dyn-18steps");
+	test_decode({ 1000 }, 16, 2, "dyn-ps16");
+	test_decode({ 1050 }, 1, 2, "dyn-17steps");
+	test_decode({ 300 }, 16, 2, "dyn-short");
+	test_decode({ 0 }, 1, 1, "dyn-empty");
+	test_decode({ 1100 }, 8, 1, "dyn-ps8-runtime");
+	test_decode({ 700, 5 }, 1, 1, "b2-after-dyn");
+	emu_resident = 4;
+#endif
 #if DEC_CLUSTER
 	/* version 5 (the list line sets DEC_CLUSTER 4 and DEC_CLUSTER_MAXB 4, so the cases above with up
 	 * to 4 sequences ran on clusters too): one sequence over 4 ranks with a ring that wraps (chunk

@@ -96,7 +96,8 @@ PY
 # decode's cluster candidate (version 5, -DDEC_CLUSTER=4 here: batches up to 4 on clusters of 4 CTAs), the old
 # batch-1 path on decode_fused (-DDEC_B1=0; since session 10 the default is decode_b1, which the CI lines run: no
 # locate scan, page ids loaded beside kv_indptr; the first CI line with DEC_B1_ITEMS as DEC_ITEMS, many chunks),
-# and both with the cluster size rule (-DDEC_CLUSTER_MAXKV=1000: shorter batches on clusters, longer on decode_b1).
+# the session-11 candidate decode_b1dyn (-DDEC_B1_DYN=1 with 3-4 CTAs per kv head: static runs of 50% and 10%,
+# the rest claimed), and both with the cluster size rule (-DDEC_CLUSTER_MAXKV=1000: shorter batches on clusters, longer on decode_b1).
 list=$(cat <<'LIST'
 EMU_RMSNORM problems/llama/rmsnorm_h4096/solutions/fast.cu -Iproblems/llama/rmsnorm_h4096/solutions
 EMU_RMSNORM problems/llama/rmsnorm_h4096/solutions/fast.cu -Iproblems/llama/rmsnorm_h4096/solutions -DRMS_SMALL_T=0
@@ -128,6 +129,8 @@ EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/ke
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDECODE_V1=1 -DDEC_MIN_CHUNK=64 -DDEC_ITEMS=100000
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_CLUSTER=4 -DDEC_CLUSTER_MAXB=4 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_B1=0 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2
+EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_B1_DYN=1 -DDEC_B1_ITEMS=4 -DDEC_B1_DYN_MIN=1 -DDEC_B1_DYN_PCT=50 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2
+EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_B1_DYN=1 -DDEC_B1_ITEMS=3 -DDEC_B1_DYN_MIN=1 -DDEC_B1_DYN_PCT=10 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_CLUSTER=4 -DDEC_CLUSTER_MAXB=4 -DDEC_CLUSTER_MAXKV=1000 -DDEC_B1=1 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_L2WIN=1 -DEMU_GN_L2W -DGN_L2W_THREADS=64 -DGN_L2W_VPT=1 -DGN_L2W_KB=8 -DGN_FUSED_MAX=0
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_RING=1 -DEMU_GN_WIDE -DGN_RING_THREADS=128 -DGN_RING_SLOT_VALUES=4096 -DGN_RING_SLOTS=4 -DGN_FUSED_MAX=0 -DGN_SPLIT_FAST=0

@@ -30,7 +30,8 @@
  * fences or atomics (decode_cluster; gqa_paged_decode_sm90_cluster.cuh; -DDEC_CLUSTER_MAXKV=K: only below K
  * kv positions). DEC_EXP_*: timing-only knobs.
  * Batch 1 (DEC_B1, default since session 10): version 3 without the locate scan, the first page ids loaded beside
- * kv_indptr, its own chunk count DEC_B1_ITEMS (decode_b1; gqa_paged_decode_sm90_b1.cuh). Host helpers
+ * kv_indptr, its own chunk count DEC_B1_ITEMS (decode_b1; gqa_paged_decode_sm90_b1.cuh); -DDEC_B1_DYN=1
+ * (candidate, session 11): static runs plus units claimed from a counter (decode_b1dyn; _b1dyn.cuh). Host helpers
  * (scratch, counters, setup): gqa_paged_decode_sm90_host.cuh.
  * Version 1 (-DDECODE_V1=1, kept for side-by-side timing): three kernels - plan (one CTA writes the
  * item list), attend, merge (one warp per (sequence, q head) with >= 2 chunks).
@@ -98,6 +99,13 @@
 #ifndef DEC_B1_ITEMS
 #define DEC_B1_ITEMS 33 /* DEC_B1: the chunk count aimed at for batch 1 (33: one wave at 2 CTAs/SM; 66 measured 51.26 us
 			* at b1-kv32768, 33 47.33) */
+#endif
+#ifndef DEC_B1_DYN
+#define DEC_B1_DYN 0 /* 1 (candidate, session 11): batch 1 runs decode_b1dyn (static runs + claimed units of steps,
+		      * gqa_paged_decode_sm90_b1dyn.cuh) instead of decode_b1 */
+#endif
+#if DEC_B1_DYN && !DEC_B1
+#error "DEC_B1_DYN replaces decode_b1: it needs DEC_B1"
 #endif
 /* Timing-only knobs (session 8's latency budget, DECODE_NOTES.md; results stay exact where noted):
  * DEC_EXP_UNIFORM 1: items from blockIdx for a batch of equal lengths (no locate scan; kv_len and the
@@ -337,6 +345,9 @@ decode_fused(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restric
 #endif
 #if DEC_B1
 #include "gqa_paged_decode_sm90_b1.cuh"
+#endif
+#if DEC_B1_DYN
+#include "gqa_paged_decode_sm90_b1dyn.cuh"
 #endif
 
 #if DEC_PERSIST
@@ -673,9 +684,36 @@ SF_EXPORT int run(const sf_call *call)
 			    &cl_err))
 		return cl_err == cudaSuccess ? SF_OK : SF_ERR_CUDA;
 #endif
+#if DEC_B1_DYN
+	/* batch 1: C CTAs per kv head (<= DEC_B1_ITEMS), static runs of Fs steps, the rest in claimed units;
+	 * partial rows <= C + units (+1: the tests' mutation writes one row off) */
+	const int64_t nst = (total_kv_max + POS_PER_STEP - 1) / POS_PER_STEP;
+	int64_t dyn_c = nst < DEC_B1_ITEMS ? nst : DEC_B1_ITEMS, dyn_f;
+	if (dyn_c < 1)
+		dyn_c = 1;
+	if (nst < (int64_t)DEC_B1_DYN_MIN * dyn_c) { /* short: all static (as decode_b1) */
+		dyn_f = (nst + dyn_c - 1) / dyn_c;
+		if (dyn_f < 1)
+			dyn_f = 1;
+		dyn_c = (nst + dyn_f - 1) / dyn_f;
+		if (dyn_c < 1)
+			dyn_c = 1;
+	} else {
+		dyn_f = nst * DEC_B1_DYN_PCT / (100 * dyn_c);
+		if (dyn_f < 1)
+			dyn_f = 1;
+	}
+	const int64_t dyn_left = nst > dyn_c * dyn_f ? nst - dyn_c * dyn_f : 0;
+	const int64_t dyn_rows = dyn_c + (dyn_left + DEC_B1_DYN_U - 1) / DEC_B1_DYN_U + 1;
+	const int64_t p_rows = batch == 1 && dyn_rows > max_items ? dyn_rows : max_items;
+	const size_t o_po = align256(sizeof(float) * (size_t)p_rows * HQ);
+	char *s = (char *)scratch(o_po + sizeof(float) * (size_t)p_rows * HQ * D);
+	unsigned *cnt = counters((size_t)batch * HKV + HKV, stream); /* + the claim counters */
+#else
 	const size_t o_po = align256(sizeof(float) * (size_t)max_items * HQ);
 	char *s = (char *)scratch(o_po + sizeof(float) * (size_t)max_items * HQ * D);
 	unsigned *cnt = counters((size_t)batch * HKV, stream);
+#endif
 	if (!s || !cnt)
 		return SF_ERR_CUDA;
 	float *part_lse = (float *)s;
@@ -704,6 +742,22 @@ SF_EXPORT int run(const sf_call *call)
 		if (dec_b1_setup(kind) != cudaSuccess)
 			return SF_ERR_CUDA;
 		const int ni = (int)n_idx;
+#if DEC_B1_DYN
+		const unsigned dgrid = (unsigned)(dyn_c * HKV);
+		if (kind == 0)
+			decode_b1dyn<1><<<dgrid, ATT_THREADS, DEC_RING_BYTES + DEC_B1_EXTRA, stream>>>(
+				q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, (int)dyn_c, (int)dyn_f, ni, part_o, part_lse,
+				cnt, out, lse);
+		else if (kind == 1)
+			decode_b1dyn<16><<<dgrid, ATT_THREADS, DEC_RING_BYTES + DEC_B1_EXTRA, stream>>>(
+				q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, (int)dyn_c, (int)dyn_f, ni, part_o, part_lse,
+				cnt, out, lse);
+		else
+			decode_b1dyn<0><<<dgrid, ATT_THREADS, DEC_RING_BYTES + DEC_B1_EXTRA, stream>>>(
+				q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, (int)dyn_c, (int)dyn_f, ni, part_o, part_lse,
+				cnt, out, lse);
+		return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
+#endif
 		if (kind == 0)
 			decode_b1<1><<<grid, ATT_THREADS, DEC_RING_BYTES + DEC_B1_EXTRA, stream>>>(
 				q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, (int)chunk, ni, part_o, part_lse, cnt, out, lse);

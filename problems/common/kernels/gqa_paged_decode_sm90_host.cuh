@@ -98,6 +98,18 @@ static cudaError_t dec_b1_setup(int kind)
 	if (g_b1_setup[kind])
 		return cudaSuccess;
 	const int bytes = (int)(DEC_RING_BYTES + DEC_B1_EXTRA);
+#if DEC_B1_DYN /* (the candidate replaces decode_b1 at batch 1) */
+	cudaError_t e = kind == 0   ? cudaFuncSetAttribute(decode_b1dyn<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)
+			: kind == 1 ? cudaFuncSetAttribute(decode_b1dyn<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)
+				    : cudaFuncSetAttribute(decode_b1dyn<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+	if (e == cudaSuccess)
+		e = kind == 0   ? cudaFuncSetAttribute(decode_b1dyn<1>, cudaFuncAttributePreferredSharedMemoryCarveout, 100)
+		    : kind == 1 ? cudaFuncSetAttribute(decode_b1dyn<16>, cudaFuncAttributePreferredSharedMemoryCarveout, 100)
+				: cudaFuncSetAttribute(decode_b1dyn<0>, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
+	if (e == cudaSuccess)
+		g_b1_setup[kind] = 1;
+	return e;
+#else
 	cudaError_t e = kind == 0   ? cudaFuncSetAttribute(decode_b1<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)
 			: kind == 1 ? cudaFuncSetAttribute(decode_b1<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)
 				    : cudaFuncSetAttribute(decode_b1<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
@@ -108,6 +120,7 @@ static cudaError_t dec_b1_setup(int kind)
 	if (e == cudaSuccess)
 		g_b1_setup[kind] = 1;
 	return e;
+#endif
 }
 #endif
 #endif
