@@ -5,7 +5,7 @@
  * Blocks are dispatched in blockIdx order to emu_resident slots (default 1: one block after another;
  * a test of a kernel whose blocks wait for each other sets more, with emu_sm_count / emu_occupancy
  * to match what the occupancy API reports); the threads of a block are std::threads, __syncthreads is
- * a barrier over the block, __shfl_xor_sync exchanges through a per-warp slot array between two warp
+ * a barrier over the block (a few sched_yield turns, then a futex sleep: emu_barrier), __shfl_xor_sync exchanges through a per-warp slot array between two warp
  * barriers (every lane of a warp must call it, as on the GPU with a full mask; __shfl_up_sync likewise,
  * for ints; __shfl_sync for floats). The tensor-core primitives mma.sync m16n8k16 bf16 -> f32 and
  * ldmatrix x1/x2/x4 (.trans) are emulated from the PTX ISA fragment layouts (emu_mma_m16n8k16_bf16,
@@ -27,7 +27,13 @@
 #include <atomic>
 #include <cassert>
 #include <cmath>
+#include <atomic>
+#include <climits>
 #include <condition_variable>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <sched.h>
+#include <unistd.h>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -190,23 +196,31 @@ template <class T> static inline void __stcs(T *p, T v)
 	*p = v;
 }
 
-/* a reusable barrier for n threads */
+/* a reusable barrier for n threads: arrivals counted atomically, the waiters sleep on the generation
+ * word with a Linux futex (no mutex: a condition variable's wake-all made every waiter take the mutex
+ * in turn, most of the emulation's time went to the kernel) */
+#ifndef EMU_SPIN
+#define EMU_SPIN 16
+#endif
 struct emu_barrier {
-	std::mutex m;
-	std::condition_variable cv;
-	int n = 0, count = 0;
-	unsigned gen = 0;
+	std::atomic<int> count{ 0 };
+	std::atomic<unsigned> gen{ 0 };
+	int n = 0;
+	emu_barrier() = default;
+	emu_barrier(const emu_barrier &o) : count(0), gen(0), n(o.n) {} /* (vectors of warps copy them unused) */
 	void wait()
 	{
-		std::unique_lock<std::mutex> l(m);
-		unsigned g = gen;
-		if (++count == n) {
-			count = 0;
-			gen++;
-			cv.notify_all();
-		} else {
-			cv.wait(l, [&] { return gen != g; });
+		const unsigned g = gen.load(std::memory_order_acquire);
+		if (count.fetch_add(1, std::memory_order_acq_rel) + 1 == n) {
+			count.store(0, std::memory_order_relaxed); /* before the release below: the next round starts at 0 */
+			gen.fetch_add(1, std::memory_order_release);
+			syscall(SYS_futex, reinterpret_cast<unsigned *>(&gen), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+			return;
 		}
+		for (int spin = 0; spin < EMU_SPIN && gen.load(std::memory_order_acquire) == g; spin++)
+			sched_yield();
+		while (gen.load(std::memory_order_acquire) == g)
+			syscall(SYS_futex, reinterpret_cast<unsigned *>(&gen), FUTEX_WAIT_PRIVATE, g, nullptr, nullptr, 0);
 	}
 };
 struct emu_warp {

@@ -478,8 +478,11 @@ static void tests()
 	test_gn(1, 512, 64, 64, 0);      /* ring 4 chunks, look 1 / coop VPT 8, 4 chunks */
 #if !GN_RING /* (the ring's larger cases run in the wide build: 512 emulated threads per block are slow) */
 	test_gn(1, 256, 99, 99, 0);      /* coop VPT 16, 3 chunks, channels end mid-vector */
+#ifdef EMU_GN_BIG /* (the two largest: ~100 of the line's ~200 CPU-seconds, EMU_EXTRA only; the split path's
+		   * chunks, partial last chunks and channel ends are in the cases above) */
 	test_gn(1, 64, 200, 200, 0);     /* coop VPT 16, 3 chunks, the last one partial */
 	test_gn(1, 32, 400, 400, 0);     /* over the coop capacity: split, 10 chunks (one call: 37 s emulated each) */
+#endif
 #endif
 	test_gn(1, 64, 99, 101, 0);      /* cnt % 8 != 0: scalar split, 2 chunks */
 	test_gn(1, 64, 33, 35, 0);       /* scalar split, 1 chunk */

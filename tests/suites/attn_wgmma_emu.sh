@@ -51,66 +51,64 @@ if ! python3 -c 'import numpy' 2>/dev/null; then
 fi
 pass=0
 fail=0
-out=$(cd tools && python3 attn_emulate_wg.py --seeds 0 2>&1)
-if [ $? = 0 ]; then
-	pass=$((pass + $(echo "$out" | grep -c '^ok ')))
-else
-	echo "$out" | grep -v '^ok ' | sed 's/^/FAIL /'
-	fail=$((fail + 1))
-fi
+jobdir=$(mktemp -d)
+trap 'rm -rf "$jobdir"' EXIT
+njobs=0
+# the checks run side by side (one per core, each a python process or an nvcc), their reports read
+# back in order at the end. run_check LABEL ARGS...: attn_emulate ARGS (from tools/) must pass, its
+# "ok" lines count; mutant LABEL ARGS...: it must FAIL (the mutation is caught)
+spawn() {
+	njobs=$((njobs + 1))
+	"$@" >"$jobdir/$njobs.txt" 2>&1 </dev/null &
+	while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n; done
+}
+run_body() {
+	local label=$1 out
+	shift
+	# shellcheck disable=SC2068
+	if out=$(cd tools && python3 $@ 2>&1); then
+		echo "PASS $(echo "$out" | grep -c '^ok ')"
+	else
+		echo "$out" | grep -v '^ok ' | sed "s/^/FAIL $label/"
+		echo "FAILED 1"
+	fi
+}
+mutant_body() {
+	local label=$1
+	shift
+	# shellcheck disable=SC2068
+	if (cd tools && python3 $@ >/dev/null 2>&1); then
+		echo "FAIL $label was not caught"
+		echo "FAILED 1"
+	else
+		echo "PASS 1"
+	fi
+}
+run_check() { spawn run_body "$@"; }
+mutant() { spawn mutant_body "$@"; }
+
+run_check "" attn_emulate_wg.py --seeds 0
 for m in "lbo_sbo --order plain --mode early" "tail --order ovl --mode late" "tailskip --protocol-only" \
 	"nofence --protocol-only" "nobar2 --protocol-only"; do
-	# shellcheck disable=SC2086
-	if (cd tools && python3 attn_emulate_wg.py --seeds 0 --mutate $m >/dev/null 2>&1); then
-		echo "FAIL mutation '$m' was not caught"
-		fail=$((fail + 1))
-	else
-		pass=$((pass + 1))
-	fi
+	# shellcheck disable=SC2086 # m: the mutation and its options
+	mutant "mutation '$m'" attn_emulate_wg.py --seeds 0 --mutate $m
 done
-out=$(cd tools && python3 attn_emulate_pp.py --quick --schedules 3 2>&1)
-if [ $? = 0 ]; then
-	pass=$((pass + $(echo "$out" | grep -c '^ok ')))
-else
-	echo "$out" | grep -v '^ok ' | sed 's/^/FAIL v3pp /'
-	fail=$((fail + 1))
-fi
-if (cd tools && python3 attn_emulate_pp.py --protocol-only --pingpong 0 --schedules 3 >/dev/null 2>&1); then
-	pass=$((pass + 1))
-else
-	echo "FAIL v3np (-DSF_PREFILL_WGMMA=4) protocol"
-	fail=$((fail + 1))
-fi
+run_check "v3pp " attn_emulate_pp.py --quick --schedules 3
+spawn run_body "v3np (-DSF_PREFILL_WGMMA=4) protocol " attn_emulate_pp.py --protocol-only --pingpong 0 --schedules 3
 for m in "noempty --protocol-only" "pubearly --protocol-only" "parity --protocol-only" "turn --protocol-only" \
 	"arrive2 --protocol-only" "slotv --quick" "vote --quick" "limmin --quick"; do
-	# shellcheck disable=SC2086
-	if (cd tools && python3 attn_emulate_pp.py --schedules 1 --mutate $m >/dev/null 2>&1); then
-		echo "FAIL v3pp mutation '$m' was not caught"
-		fail=$((fail + 1))
-	else
-		pass=$((pass + 1))
-	fi
+	# shellcheck disable=SC2086 # m: the mutation and its options
+	mutant "v3pp mutation '$m'" attn_emulate_pp.py --schedules 1 --mutate $m
 done
 # variant_check VARIANT SCHEDULES MUTATION...: the emulation of one variant (every case must pass),
 # then each mutation (it must be caught)
 variant_check() {
-	local v=$1 sched=$2 out m
+	local v=$1 sched=$2 m
 	shift 2
-	out=$(cd tools && python3 attn_emulate_pp.py --variant "$v" --quick --schedules "$sched" 2>&1)
-	if [ $? = 0 ]; then
-		pass=$((pass + $(echo "$out" | grep -c '^ok ')))
-	else
-		echo "$out" | grep -v '^ok ' | sed "s/^/FAIL v$v /"
-		fail=$((fail + 1))
-	fi
+	run_check "v$v " attn_emulate_pp.py --variant "$v" --quick --schedules "$sched"
 	for m in "$@"; do
-		# shellcheck disable=SC2086
-		if (cd tools && python3 attn_emulate_pp.py --variant "$v" --schedules 1 --mutate $m >/dev/null 2>&1); then
-			echo "FAIL v$v mutation '$m' was not caught"
-			fail=$((fail + 1))
-		else
-			pass=$((pass + 1))
-		fi
+		# shellcheck disable=SC2086 # m: the mutation and its options
+		mutant "v$v mutation '$m'" attn_emulate_pp.py --variant "$v" --schedules 1 --mutate $m
 	done
 }
 variant_check 5 2 "noempty --protocol-only" "pubearly --protocol-only" "parity --protocol-only" \
@@ -124,24 +122,38 @@ variant_check 7 1 "noeq --protocol-only" "infoearly --protocol-only" "eqearly --
 variant_check 8 1 "turn --protocol-only" "noturn0 --protocol-only" "turnown --protocol-only" \
 	"skipmasked --protocol-only" "parity --protocol-only" "noempty --protocol-only" "count128 --protocol-only" \
 	"noturnend --protocol-only"
+# compile_check V: the sm_90a compile rules of -DSF_PREFILL_WGMMA=V
+compile_check() {
+	local v=$1 src=problems/llama/gqa_paged_prefill_causal_h32_kv8_d128_ps1/solutions/fast.cu
+	if nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Xcompiler -Wall,-Wextra \
+		-Werror all-warnings -Xptxas -v -DSF_PREFILL_WGMMA="$v" -c "$src" -o "$jobdir/v$v.o" >"$jobdir/log$v" 2>&1 &&
+		! grep -q C7520 "$jobdir/log$v" && ! grep -q C7508 "$jobdir/log$v" &&
+		awk -v v="$v" '/Function properties for/ {k = $NF} /spill stores/ && $5 != 0 && !(v == 7 && k ~ /p7ILi0E/) {bad = 1}
+			END {exit bad}' "$jobdir/log$v" &&
+		{ [ "$v" -lt 6 ] || [ "$(grep -c 'Used 168 registers' "$jobdir/log$v")" = 3 ]; }; then
+		echo "PASS 1"
+	else
+		echo "FAIL -DSF_PREFILL_WGMMA=$v: sm_90a compile with -Werror, 0 spills (v7: but its runtime page size), no serialized wgmma, no ignored setmaxnreg (v6, v7, v8: 168 registers)"
+		sed 's/^/    /' "$jobdir/log$v" | grep -v "Compiling entry\|Compile time" | head -20
+		echo "FAILED 1"
+	fi
+}
 if command -v nvcc >/dev/null 2>&1; then
-	tmp=$(mktemp -d)
-	src=problems/llama/gqa_paged_prefill_causal_h32_kv8_d128_ps1/solutions/fast.cu
 	for v in 3 5 6 7 8; do # v3pp, v5, v6, v7, v8
-		if nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Xcompiler -Wall,-Wextra \
-			-Werror all-warnings -Xptxas -v -DSF_PREFILL_WGMMA=$v -c "$src" -o "$tmp/v$v.o" >"$tmp/log$v" 2>&1 &&
-			! grep -q C7520 "$tmp/log$v" && ! grep -q C7508 "$tmp/log$v" &&
-			awk -v v=$v '/Function properties for/ {k = $NF} /spill stores/ && $5 != 0 && !(v == 7 && k ~ /p7ILi0E/) {bad = 1}
-				END {exit bad}' "$tmp/log$v" &&
-			{ [ $v -lt 6 ] || [ "$(grep -c 'Used 168 registers' "$tmp/log$v")" = 3 ]; }; then
-			pass=$((pass + 1))
-		else
-			echo "FAIL -DSF_PREFILL_WGMMA=$v: sm_90a compile with -Werror, 0 spills (v7: but its runtime page size), no serialized wgmma, no ignored setmaxnreg (v6, v7, v8: 168 registers)"
-			sed 's/^/    /' "$tmp/log$v" | grep -v "Compiling entry\|Compile time" | head -20
-			fail=$((fail + 1))
-		fi
+		spawn compile_check "$v"
 	done
-	rm -rf "$tmp"
 fi
+wait
+for ((j = 1; j <= njobs; j++)); do
+	grep -v '^PASS \|^FAILED ' "$jobdir/$j.txt"
+	if grep -q '^FAILED ' "$jobdir/$j.txt"; then
+		fail=$((fail + 1))
+	elif grep -q '^PASS ' "$jobdir/$j.txt"; then
+		pass=$((pass + $(grep '^PASS ' "$jobdir/$j.txt" | tail -1 | cut -d' ' -f2)))
+	else
+		echo "FAIL check $j: no result"
+		fail=$((fail + 1))
+	fi
+done
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]

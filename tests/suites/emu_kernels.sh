@@ -92,7 +92,8 @@ PY
 }
 
 # the list lines: kernel macro, source, extra flags. EMU_EXTRA=1 adds the variants kept only for
-# side-by-side timing (not in CI: time): decode versions 2 and 1, GroupNorm's L2 window and ring; and the
+# side-by-side timing (not in CI: time): decode versions 2 and 1, GroupNorm's L2 window and ring; the
+# default GroupNorm build with its two largest shapes (-DEMU_GN_BIG: 200x200 and 400x400, ~100 CPU-seconds); and the
 # decode's cluster candidate (version 5, -DDEC_CLUSTER=4 here: batches up to 4 on clusters of 4 CTAs), the old
 # batch-1 path on decode_fused (-DDEC_B1=0; since session 10 the default is decode_b1, which the CI lines run: no
 # locate scan, page ids loaded beside kv_indptr; the first CI line with DEC_B1_ITEMS as DEC_ITEMS, many chunks),
@@ -124,6 +125,7 @@ LIST
 )
 if [ "${EMU_EXTRA:-0}" = 1 ]; then
 	list+=$'\n'$(cat <<'EXTRA'
+EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DEMU_GN_BIG
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_CLUSTER=1 -DEMU_GN_CL -DGN_CL_THREADS=64 -DGN_FUSED_MAX=0
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2 -DDECODE_MMA=0
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDECODE_V1=1 -DDEC_MIN_CHUNK=64 -DDEC_ITEMS=100000
