@@ -1,7 +1,8 @@
 /*
  * emu_act.h - the gated-activation cases of emu_test.cpp (included there, after its helpers): the
  * fast.cu of silu_and_mul_i14336 (-DEMU_SILU) and of geglu_tanh_h5376_i21504 (-DEMU_GEGLU), whichever
- * grid the -D knobs select (SM_/GG_GRID 0: 2-D, 1: flat one-shot, 2: flat persistent), over the
+ * grid the -D knobs select (SM_/GG_GRID 0: 2-D, 1: flat one-shot, 2: flat persistent; SM_/GG_NARROW_MAX:
+ * the small-T narrow kernel, 1-4 values per thread, on every shape it takes), over the
  * workload width, narrow rows that a flat block crosses several times, a width that takes the scalar
  * kernel and an unaligned pointer, against double references of the oracles (silu: atol 1e-5,
  * rtol 1e-2; geglu: act rounded to bf16 first, atol 5e-3, rtol 1e-2). One emulated SM, so a
@@ -60,6 +61,7 @@ static void tests()
 	test_act(3, W, 0);
 	test_act(2, 1000, 0); /* 125 vectors a row: flat blocks cross rows */
 	test_act(9, 24, 0);   /* 3 vectors a row */
+	test_act(3, 1002, 0); /* I % 4 == 2: the narrow kernel of EPT 1 / 2 (candidate lines), else the scalar one */
 	test_act(4, 13, 0);   /* I % 8 != 0: the scalar kernel */
 	test_act(2, 1000, 2); /* unaligned: the scalar kernel */
 }

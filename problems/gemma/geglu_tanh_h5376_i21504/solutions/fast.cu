@@ -17,7 +17,9 @@
  * (CTA size) and UNROLL (16-byte vectors per stream per thread) apply to all three. The 1-D grids need
  * T * I/8 < 2^31 (else the 2D grid).
  * Vector path: I % 8 == 0 and x, out 16-byte aligned (every row then is); anything else takes the
- * scalar kernel (one element per thread), correct for any shape.
+ * scalar kernel (one element per thread), correct for any shape. Small T (candidate, off by default):
+ * GG_NARROW_MAX > 0 sends T * I <= it to the narrow kernel (GG_NARROW_EPT values per thread, 2-8 byte
+ * accesses, GG_NARROW_THREADS-thread CTAs: more CTAs for one token, as torch.compile's kernel at t1).
  */
 // solforge-tune: UNROLL=1,2,4 THREADS=128,256,512 GG_HINT=1,0,2,3,4,5 GG_GRID=0,1,2
 #include <cuda_runtime.h>
@@ -36,6 +38,15 @@
 #endif
 #ifndef GG_GRID
 #define GG_GRID 1
+#endif
+#ifndef GG_NARROW_MAX
+#define GG_NARROW_MAX 0 /* T * I at or below which the narrow kernel runs (0: never; session 11 candidate) */
+#endif
+#ifndef GG_NARROW_EPT
+#define GG_NARROW_EPT 1 /* the narrow kernel's elements per thread: 1, 2 or 4 (2-, 4-, 8-byte accesses) */
+#endif
+#ifndef GG_NARROW_THREADS
+#define GG_NARROW_THREADS 128
 #endif
 #ifndef GG_BPS
 #define GG_BPS 8 /* blocks per SM of GG_GRID 2 (-D only: not in the tune space) */
@@ -177,6 +188,41 @@ static __global__ void __launch_bounds__(THREADS) gg_flat_kernel(const uint4 *__
 	}
 }
 
+/* the narrow kernel's access type: GG_NARROW_EPT bf16 values */
+template <int EPT> struct gg_narrow_word;
+template <> struct gg_narrow_word<1> {
+	typedef unsigned short t;
+};
+template <> struct gg_narrow_word<2> {
+	typedef unsigned int t;
+};
+template <> struct gg_narrow_word<4> {
+	typedef uint2 t;
+};
+/* Small T (T * I <= GG_NARROW_MAX): EPT consecutive outputs per thread, one GG_NARROW_THREADS-thread CTA
+ * per THREADS * EPT of them, so even one token spreads over ~I / (THREADS * EPT) SMs with narrow loads
+ * (torch.compile's Triton kernel at t1 / t16: 1 or 2 values per thread, 168-672 CTAs, where the
+ * 16-byte flat kernel runs 21-336). n = T * I < 2^32; needs I % EPT == 0 and x, out aligned to
+ * 2 * EPT bytes (rows then are). The arithmetic is the vector path's, value by value. */
+template <int EPT>
+static __global__ void __launch_bounds__(GG_NARROW_THREADS)
+	gg_narrow_kernel(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ out, uint32_t n, uint32_t I)
+{
+	typedef typename gg_narrow_word<EPT>::t W;
+	const uint32_t e = (blockIdx.x * (uint32_t)GG_NARROW_THREADS + threadIdx.x) * (uint32_t)EPT;
+	if (e >= n)
+		return;
+	const uint32_t t = e / I, i = e - t * I;
+	const __nv_bfloat16 *row = x + (size_t)t * 2 * I;
+	const W gw = *reinterpret_cast<const W *>(row + i), uw = *reinterpret_cast<const W *>(row + I + i);
+	const __nv_bfloat16 *g = reinterpret_cast<const __nv_bfloat16 *>(&gw), *u = reinterpret_cast<const __nv_bfloat16 *>(&uw);
+	W ow;
+	__nv_bfloat16 *o = reinterpret_cast<__nv_bfloat16 *>(&ow);
+#pragma unroll
+	for (int j = 0; j < EPT; j++)
+		o[j] = __float2bfloat16_rn(gg_act(__bfloat162float(g[j])) * __bfloat162float(u[j]));
+	*reinterpret_cast<W *>(out + e) = ow;
+}
 static __global__ void gg_scalar_kernel(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ out,
 					int64_t n, int64_t I)
 {
@@ -223,6 +269,15 @@ SF_EXPORT int run(const sf_call *call)
 	if (T == 0 || I == 0)
 		return SF_OK;
 	cudaStream_t st = (cudaStream_t)call->stream;
+#if GG_NARROW_MAX > 0
+	const unsigned nal = 2 * GG_NARROW_EPT; /* the narrow kernel's alignment */
+	if (GG_NARROW_MAX > 0 && T * I <= (int64_t)GG_NARROW_MAX && T * I < 0xffffffffLL - GG_NARROW_THREADS * GG_NARROW_EPT &&
+	    I % GG_NARROW_EPT == 0 && (uintptr_t)x->data % nal == 0 && (uintptr_t)o->data % nal == 0) {
+		const int64_t n = T * I, per = GG_NARROW_THREADS * GG_NARROW_EPT;
+		gg_narrow_kernel<GG_NARROW_EPT><<<(unsigned)((n + per - 1) / per), GG_NARROW_THREADS, 0, st>>>(
+			(const __nv_bfloat16 *)x->data, (__nv_bfloat16 *)o->data, (uint32_t)n, (uint32_t)I);
+	} else
+#endif
 	if (I % 8 == 0 && I / 8 <= 0x3fffffff && ((uintptr_t)x->data % 16) == 0 && ((uintptr_t)o->data % 16) == 0) {
 		const int64_t ipv = I / 8;
 		if (GG_GRID != 0 && T * ipv <= 0x7fffffff) {
