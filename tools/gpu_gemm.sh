@@ -85,6 +85,8 @@
 #   v10r    v10 with -DSF_GEMM_V10_EPI=0 (control): the version-10 kernel with the default's register-store epilogue
 #           v10 / v10r run a new kernel: their precheck ($MS_V10) runs them alone under a timeout;
 #           with v3a among CANDS the summary adds each candidate's geomean time ratio against v3a
+#   s10     the defaults with -DSF_GEMM_V10_MIN_M=513 (session 10's default: v10 only above M 512), the control of
+#           the session-11 flip to 129 (v11p below is now the default's code)
 #   v11p    the defaults + -DSF_GEMM_V10_MIN_M=129 (+ V3 / V6 traces): every unsplit persistent launch at M 129..512
 #           (v6's persistent plans and its v2 plans that do not split K) on the version-10 kernel, i.e. the
 #           TMA-store epilogue at mid M with no new device code (GEMM_NOTES_MID_M.md "Version 11")
@@ -182,7 +184,7 @@ v3a="-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0 -DSF_GEMM_V3_AUTO=1" # the default's 
 # candidates built on "$v3a" keep it unless they say otherwise)
 variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V3=0 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_MIDM" "v3|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=1 -DSF_GEMM_V3_AUTO=0 -DSF_GEMM_V3_TRACE=1|17-|$MS_MID" "v3w|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0 -DSF_GEMM_V3_AUTO=0|17-|"
 	"v3a|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=0 -DSF_GEMM_V3_AUTO=1 -DSF_GEMM_V10=0 -DSF_GEMM_V3_TRACE=1|17-|"
-	"dflt|-DSF_GEMM_V3_TRACE=1||"
+	"dflt|-DSF_GEMM_V3_TRACE=1||" "s10|-DSF_GEMM_V10_MIN_M=513 -DSF_GEMM_V3_TRACE=1|129-512|"
 	"v3c256|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=1 -DSF_GEMM_V3_AUTO=0 -DSF_GEMM_V3_SPLIT_BN=256|17-512|$MS_MID" "v3c128|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=1 -DSF_GEMM_V3_AUTO=0 -DSF_GEMM_V3_SPLIT_BN=128|17-512|$MS_MID"
 	"v3n192|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=1 -DSF_GEMM_V3_AUTO=0 -DSF_GEMM_V3_BN=192|513-|" "v3n128|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=1 -DSF_GEMM_V3_AUTO=0 -DSF_GEMM_V3_BN=128|513-|"
 	"v3p|-DSF_GEMM_V3=1 -DSF_GEMM_V3_CLUSTER=1 -DSF_GEMM_V3_AUTO=0 -DSF_GEMM_V3_PAIR=1 -DSF_GEMM_V3_TRACE=1|17-|128,256,640,1000,1024,2048"

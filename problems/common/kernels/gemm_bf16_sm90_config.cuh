@@ -137,8 +137,9 @@
 		     * through shared memory and TMA stores; GEMM_NOTES_LARGE_M.md "Version 10 measured"); 0: not compiled */
 #define SF_GEMM_V10 1
 #endif
-#ifndef SF_GEMM_V10_MIN_M /* smallest M the version-10 kernel takes (below: the default kernel as without it) */
-#define SF_GEMM_V10_MIN_M 513
+#ifndef SF_GEMM_V10_MIN_M /* smallest M the version-10 kernel takes (below: the default kernel as without it); 129 since
+			   * session 11 (v11p: 1.056x session 10's 513 over 16 cases at M 200-512, GEMM_NOTES_MID_M.md) */
+#define SF_GEMM_V10_MIN_M 129
 #endif
 #ifndef SF_GEMM_V10_EPI /* version-10 diagnostic: 1 the epilogue through shared memory and TMA stores, 0 (the control)
 			 * the default's register stores in the version-10 kernel */
