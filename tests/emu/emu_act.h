@@ -59,6 +59,7 @@ static void tests()
 #endif
 	test_act(1, W, 0);
 	test_act(3, W, 0);
+	test_act(20, W, 0);   /* T * I past the default narrow bound: the vector kernels */
 	test_act(2, 1000, 0); /* 125 vectors a row: flat blocks cross rows */
 	test_act(9, 24, 0);   /* 3 vectors a row */
 	test_act(3, 1002, 0); /* I % 4 == 2: the narrow kernel of EPT 1 / 2 (candidate lines), else the scalar one */

@@ -17,7 +17,7 @@
  * (CTA size) and UNROLL (16-byte vectors per stream per thread) apply to all three. The 1-D grids need
  * T * I/8 < 2^31 (else the 2D grid).
  * Vector path: I % 8 == 0 and x, out 16-byte aligned (every row then is); anything else takes the
- * scalar kernel (one element per thread), correct for any shape. Small T (candidate, off by default):
+ * scalar kernel (one element per thread), correct for any shape. Small T (since session 11):
  * GG_NARROW_MAX > 0 sends T * I <= it to the narrow kernel (GG_NARROW_EPT values per thread, 2-8 byte
  * accesses, GG_NARROW_THREADS-thread CTAs: more CTAs for one token, as torch.compile's kernel at t1).
  */
@@ -40,10 +40,10 @@
 #define GG_GRID 1
 #endif
 #ifndef GG_NARROW_MAX
-#define GG_NARROW_MAX 0 /* T * I at or below which the narrow kernel runs (0: never; session 11 candidate) */
+#define GG_NARROW_MAX 131072 /* T * I at or below which the narrow kernel runs (0: never); since session 11: t <= 4 of I 21504 (t16 = 344064 lost: 0.986x): n4t128 1.042 / 1.036 / 0.986 / 0.996 / 0.954x the flat kernel at t1 / t4 / t16 / t64 / t256 (NOTES.md) */
 #endif
 #ifndef GG_NARROW_EPT
-#define GG_NARROW_EPT 1 /* the narrow kernel's elements per thread: 1, 2 or 4 (2-, 4-, 8-byte accesses) */
+#define GG_NARROW_EPT 4 /* the narrow kernel's elements per thread: 1, 2 or 4 (2-, 4-, 8-byte accesses) */
 #endif
 #ifndef GG_NARROW_THREADS
 #define GG_NARROW_THREADS 128
