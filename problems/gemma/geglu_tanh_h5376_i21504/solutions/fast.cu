@@ -39,6 +39,10 @@
 #ifndef GG_GRID
 #define GG_GRID 1
 #endif
+#ifndef GG_CONST_I
+#define GG_CONST_I 0 /* candidate (session 11): > 0 launches kernels with I = GG_CONST_I a compile-time constant when the
+		      * call's I equals it (the index division by a constant, as torch.compile's Triton kernel has) */
+#endif
 #ifndef GG_NARROW_MAX
 #define GG_NARROW_MAX 131072 /* T * I at or below which the narrow kernel runs (0: never); since session 11: t <= 4 of I 21504 (t16 = 344064 lost: 0.986x): n4t128 1.042 / 1.036 / 0.986 / 0.996 / 0.954x the flat kernel at t1 / t4 / t16 / t64 / t256 (NOTES.md) */
 #endif
@@ -162,9 +166,12 @@ static __global__ void __launch_bounds__(THREADS) gg_vec_kernel(const uint4 *__r
 /* GG_GRID 1 / 2: a 1-D grid over the n = T * ipv output vectors (n < 2^31), each block on THREADS *
  * UNROLL consecutive ones (crossing rows: row t = v / ipv, one 32-bit division per vector); GG_GRID 1
  * launches one block per such chunk, 2 a persistent grid that strides over them. */
-static __global__ void __launch_bounds__(THREADS) gg_flat_kernel(const uint4 *__restrict__ x, uint4 *__restrict__ out,
-								  uint32_t n, uint32_t ipv)
+/* the flat kernels' body; CIPV > 0: ipv is that constant (the runtime ipv is ignored) */
+template <uint32_t CIPV>
+static __device__ __forceinline__ void gg_flat_body(const uint4 *__restrict__ x, uint4 *__restrict__ out, uint32_t n,
+						    uint32_t ipv_rt)
 {
+	const uint32_t ipv = CIPV ? CIPV : ipv_rt;
 	const uint64_t pol = gg_policy();
 	const uint32_t step = GG_GRID == 2 ? gridDim.x * (uint32_t)(THREADS * UNROLL) : n;
 	for (uint32_t base = blockIdx.x * (uint32_t)(THREADS * UNROLL); base < n; base += step) {
@@ -188,6 +195,19 @@ static __global__ void __launch_bounds__(THREADS) gg_flat_kernel(const uint4 *__
 	}
 }
 
+static __global__ void __launch_bounds__(THREADS) gg_flat_kernel(const uint4 *__restrict__ x, uint4 *__restrict__ out,
+								  uint32_t n, uint32_t ipv)
+{
+	gg_flat_body<0>(x, out, n, ipv);
+}
+#if GG_CONST_I > 0
+static __global__ void __launch_bounds__(THREADS) gg_flat_kernel_ci(const uint4 *__restrict__ x, uint4 *__restrict__ out,
+								     uint32_t n, uint32_t ipv)
+{
+	gg_flat_body<GG_CONST_I / 8>(x, out, n, ipv);
+}
+#endif
+
 /* the narrow kernel's access type: GG_NARROW_EPT bf16 values */
 template <int EPT> struct gg_narrow_word;
 template <> struct gg_narrow_word<1> {
@@ -204,11 +224,12 @@ template <> struct gg_narrow_word<4> {
  * (torch.compile's Triton kernel at t1 / t16: 1 or 2 values per thread, 168-672 CTAs, where the
  * 16-byte flat kernel runs 21-336). n = T * I < 2^32; needs I % EPT == 0 and x, out aligned to
  * 2 * EPT bytes (rows then are). The arithmetic is the vector path's, value by value. */
-template <int EPT>
+template <int EPT, uint32_t CI>
 static __global__ void __launch_bounds__(GG_NARROW_THREADS)
-	gg_narrow_kernel(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ out, uint32_t n, uint32_t I)
+	gg_narrow_kernel(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ out, uint32_t n, uint32_t I_rt)
 {
 	typedef typename gg_narrow_word<EPT>::t W;
+	const uint32_t I = CI ? CI : I_rt;
 	const uint32_t e = (blockIdx.x * (uint32_t)GG_NARROW_THREADS + threadIdx.x) * (uint32_t)EPT;
 	if (e >= n)
 		return;
@@ -274,8 +295,13 @@ SF_EXPORT int run(const sf_call *call)
 	if (GG_NARROW_MAX > 0 && T * I <= (int64_t)GG_NARROW_MAX && T * I < 0xffffffffLL - GG_NARROW_THREADS * GG_NARROW_EPT &&
 	    I % GG_NARROW_EPT == 0 && (uintptr_t)x->data % nal == 0 && (uintptr_t)o->data % nal == 0) {
 		const int64_t n = T * I, per = GG_NARROW_THREADS * GG_NARROW_EPT;
-		gg_narrow_kernel<GG_NARROW_EPT><<<(unsigned)((n + per - 1) / per), GG_NARROW_THREADS, 0, st>>>(
-			(const __nv_bfloat16 *)x->data, (__nv_bfloat16 *)o->data, (uint32_t)n, (uint32_t)I);
+		const unsigned nb = (unsigned)((n + per - 1) / per);
+		if (GG_CONST_I > 0 && I == GG_CONST_I)
+			gg_narrow_kernel<GG_NARROW_EPT, GG_CONST_I><<<nb, GG_NARROW_THREADS, 0, st>>>(
+				(const __nv_bfloat16 *)x->data, (__nv_bfloat16 *)o->data, (uint32_t)n, (uint32_t)I);
+		else
+			gg_narrow_kernel<GG_NARROW_EPT, 0><<<nb, GG_NARROW_THREADS, 0, st>>>(
+				(const __nv_bfloat16 *)x->data, (__nv_bfloat16 *)o->data, (uint32_t)n, (uint32_t)I);
 	} else
 #endif
 	if (I % 8 == 0 && I / 8 <= 0x3fffffff && ((uintptr_t)x->data % 16) == 0 && ((uintptr_t)o->data % 16) == 0) {
@@ -286,8 +312,14 @@ SF_EXPORT int run(const sf_call *call)
 			if (blocks > (int64_t)gg_sms() * GG_BPS)
 				blocks = (int64_t)gg_sms() * GG_BPS;
 #endif
-			gg_flat_kernel<<<(unsigned)blocks, THREADS, 0, st>>>((const uint4 *)x->data, (uint4 *)o->data,
-									(uint32_t)(T * ipv), (uint32_t)ipv);
+#if GG_CONST_I > 0
+			if (I == GG_CONST_I)
+				gg_flat_kernel_ci<<<(unsigned)blocks, THREADS, 0, st>>>((const uint4 *)x->data, (uint4 *)o->data,
+										     (uint32_t)(T * ipv), (uint32_t)ipv);
+			else
+#endif
+				gg_flat_kernel<<<(unsigned)blocks, THREADS, 0, st>>>((const uint4 *)x->data, (uint4 *)o->data,
+										(uint32_t)(T * ipv), (uint32_t)ipv);
 		} else {
 			const dim3 grid((unsigned)((ipv + THREADS * UNROLL - 1) / (THREADS * UNROLL)),
 					(unsigned)(T < 65535 ? T : 65535));

@@ -37,6 +37,10 @@
 #ifndef SM_GRID
 #define SM_GRID 1
 #endif
+#ifndef SM_CONST_I
+#define SM_CONST_I 0 /* candidate (session 11): > 0 launches kernels with I = SM_CONST_I a compile-time constant when the
+		      * call's I equals it (the index division by a constant, as torch.compile's Triton kernel has) */
+#endif
 #ifndef SM_NARROW_MAX
 #define SM_NARROW_MAX 229376 /* T * I at or below which the narrow kernel runs (0: never); since session 11: t <= 16 of I 14336: n4t128 1.043 / 1.039 / 1.024 / 1.000 / 0.975x the flat kernel at t1 / t4 / t16 / t64 / t256 (NOTES.md) */
 #endif
@@ -155,9 +159,12 @@ static __global__ void __launch_bounds__(THREADS) sm_vec_kernel(const uint4 *__r
 /* SM_GRID 1 / 2: a 1-D grid over the n = T * ipv output vectors (n < 2^31), each block on THREADS *
  * UNROLL consecutive ones (crossing rows: row t = v / ipv, one 32-bit division per vector); SM_GRID 1
  * launches one block per such chunk, 2 a persistent grid that strides over them. */
-static __global__ void __launch_bounds__(THREADS) sm_flat_kernel(const uint4 *__restrict__ x, uint4 *__restrict__ out,
-								  uint32_t n, uint32_t ipv)
+/* the flat kernels' body; CIPV > 0: ipv is that constant (the runtime ipv is ignored) */
+template <uint32_t CIPV>
+static __device__ __forceinline__ void sm_flat_body(const uint4 *__restrict__ x, uint4 *__restrict__ out, uint32_t n,
+						    uint32_t ipv_rt)
 {
+	const uint32_t ipv = CIPV ? CIPV : ipv_rt;
 	const uint64_t pol = sm_policy();
 	const uint32_t step = SM_GRID == 2 ? gridDim.x * (uint32_t)(THREADS * UNROLL) : n;
 	for (uint32_t base = blockIdx.x * (uint32_t)(THREADS * UNROLL); base < n; base += step) {
@@ -181,6 +188,19 @@ static __global__ void __launch_bounds__(THREADS) sm_flat_kernel(const uint4 *__
 	}
 }
 
+static __global__ void __launch_bounds__(THREADS) sm_flat_kernel(const uint4 *__restrict__ x, uint4 *__restrict__ out,
+								  uint32_t n, uint32_t ipv)
+{
+	sm_flat_body<0>(x, out, n, ipv);
+}
+#if SM_CONST_I > 0
+static __global__ void __launch_bounds__(THREADS) sm_flat_kernel_ci(const uint4 *__restrict__ x, uint4 *__restrict__ out,
+								     uint32_t n, uint32_t ipv)
+{
+	sm_flat_body<SM_CONST_I / 8>(x, out, n, ipv);
+}
+#endif
+
 /* the narrow kernel's access type: SM_NARROW_EPT bf16 values */
 template <int EPT> struct sm_narrow_word;
 template <> struct sm_narrow_word<1> {
@@ -197,11 +217,12 @@ template <> struct sm_narrow_word<4> {
  * (torch.compile's Triton kernel at t1 / t16: 1 or 2 values per thread, 112-448 CTAs, where the
  * 16-byte flat kernel runs 14-224). n = T * I < 2^32; needs I % EPT == 0 and x, out aligned to
  * 2 * EPT bytes (rows then are). The arithmetic is the vector path's, value by value. */
-template <int EPT>
+template <int EPT, uint32_t CI>
 static __global__ void __launch_bounds__(SM_NARROW_THREADS)
-	sm_narrow_kernel(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ out, uint32_t n, uint32_t I)
+	sm_narrow_kernel(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ out, uint32_t n, uint32_t I_rt)
 {
 	typedef typename sm_narrow_word<EPT>::t W;
+	const uint32_t I = CI ? CI : I_rt;
 	const uint32_t e = (blockIdx.x * (uint32_t)SM_NARROW_THREADS + threadIdx.x) * (uint32_t)EPT;
 	if (e >= n)
 		return;
@@ -267,8 +288,13 @@ SF_EXPORT int run(const sf_call *call)
 	if (SM_NARROW_MAX > 0 && T * I <= (int64_t)SM_NARROW_MAX && T * I < 0xffffffffLL - SM_NARROW_THREADS * SM_NARROW_EPT &&
 	    I % SM_NARROW_EPT == 0 && (uintptr_t)x->data % nal == 0 && (uintptr_t)o->data % nal == 0) {
 		const int64_t n = T * I, per = SM_NARROW_THREADS * SM_NARROW_EPT;
-		sm_narrow_kernel<SM_NARROW_EPT><<<(unsigned)((n + per - 1) / per), SM_NARROW_THREADS, 0, st>>>(
-			(const __nv_bfloat16 *)x->data, (__nv_bfloat16 *)o->data, (uint32_t)n, (uint32_t)I);
+		const unsigned nb = (unsigned)((n + per - 1) / per);
+		if (SM_CONST_I > 0 && I == SM_CONST_I)
+			sm_narrow_kernel<SM_NARROW_EPT, SM_CONST_I><<<nb, SM_NARROW_THREADS, 0, st>>>(
+				(const __nv_bfloat16 *)x->data, (__nv_bfloat16 *)o->data, (uint32_t)n, (uint32_t)I);
+		else
+			sm_narrow_kernel<SM_NARROW_EPT, 0><<<nb, SM_NARROW_THREADS, 0, st>>>(
+				(const __nv_bfloat16 *)x->data, (__nv_bfloat16 *)o->data, (uint32_t)n, (uint32_t)I);
 	} else
 #endif
 	if (I % 8 == 0 && I / 8 <= 0x3fffffff && ((uintptr_t)x->data % 16) == 0 && ((uintptr_t)o->data % 16) == 0) {
@@ -279,8 +305,14 @@ SF_EXPORT int run(const sf_call *call)
 			if (blocks > (int64_t)sm_sms() * SM_BPS)
 				blocks = (int64_t)sm_sms() * SM_BPS;
 #endif
-			sm_flat_kernel<<<(unsigned)blocks, THREADS, 0, st>>>((const uint4 *)x->data, (uint4 *)o->data,
-									(uint32_t)(T * ipv), (uint32_t)ipv);
+#if SM_CONST_I > 0
+			if (I == SM_CONST_I)
+				sm_flat_kernel_ci<<<(unsigned)blocks, THREADS, 0, st>>>((const uint4 *)x->data, (uint4 *)o->data,
+										     (uint32_t)(T * ipv), (uint32_t)ipv);
+			else
+#endif
+				sm_flat_kernel<<<(unsigned)blocks, THREADS, 0, st>>>((const uint4 *)x->data, (uint4 *)o->data,
+										(uint32_t)(T * ipv), (uint32_t)ipv);
 		} else {
 			const dim3 grid((unsigned)((ipv + THREADS * UNROLL - 1) / (THREADS * UNROLL)),
 					(unsigned)(T < 65535 ? T : 65535));
