@@ -219,17 +219,18 @@ template <> struct gg_narrow_word<2> {
 template <> struct gg_narrow_word<4> {
 	typedef uint2 t;
 };
-/* Small T (T * I <= GG_NARROW_MAX): EPT consecutive outputs per thread, one GG_NARROW_THREADS-thread CTA
+/* Small T (T * I <= GG_NARROW_MAX): EPT = GG_NARROW_EPT consecutive outputs per thread, one GG_NARROW_THREADS-thread CTA
  * per THREADS * EPT of them, so even one token spreads over ~I / (THREADS * EPT) SMs with narrow loads
  * (torch.compile's Triton kernel at t1 / t16: 1 or 2 values per thread, 168-672 CTAs, where the
  * 16-byte flat kernel runs 21-336). n = T * I < 2^32; needs I % EPT == 0 and x, out aligned to
  * 2 * EPT bytes (rows then are). The arithmetic is the vector path's, value by value. */
-template <int EPT, uint32_t CI>
+template <uint32_t CI>
 static __global__ void __launch_bounds__(GG_NARROW_THREADS)
 	gg_narrow_kernel(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ out, uint32_t n, uint32_t I_rt)
 {
+	constexpr int EPT = GG_NARROW_EPT;
 	typedef typename gg_narrow_word<EPT>::t W;
-	const uint32_t I = CI ? CI : I_rt;
+	const uint32_t I = CI ? CI : I_rt; /* CI > 0: the compile-time I of GG_CONST_I */
 	const uint32_t e = (blockIdx.x * (uint32_t)GG_NARROW_THREADS + threadIdx.x) * (uint32_t)EPT;
 	if (e >= n)
 		return;
@@ -297,10 +298,10 @@ SF_EXPORT int run(const sf_call *call)
 		const int64_t n = T * I, per = GG_NARROW_THREADS * GG_NARROW_EPT;
 		const unsigned nb = (unsigned)((n + per - 1) / per);
 		if (GG_CONST_I > 0 && I == GG_CONST_I)
-			gg_narrow_kernel<GG_NARROW_EPT, GG_CONST_I><<<nb, GG_NARROW_THREADS, 0, st>>>(
+			gg_narrow_kernel<GG_CONST_I><<<nb, GG_NARROW_THREADS, 0, st>>>(
 				(const __nv_bfloat16 *)x->data, (__nv_bfloat16 *)o->data, (uint32_t)n, (uint32_t)I);
 		else
-			gg_narrow_kernel<GG_NARROW_EPT, 0><<<nb, GG_NARROW_THREADS, 0, st>>>(
+			gg_narrow_kernel<0><<<nb, GG_NARROW_THREADS, 0, st>>>(
 				(const __nv_bfloat16 *)x->data, (__nv_bfloat16 *)o->data, (uint32_t)n, (uint32_t)I);
 	} else
 #endif
