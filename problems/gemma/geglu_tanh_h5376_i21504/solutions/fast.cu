@@ -40,8 +40,9 @@
 #define GG_GRID 1
 #endif
 #ifndef GG_CONST_I
-#define GG_CONST_I 0 /* candidate (session 11): > 0 launches kernels with I = GG_CONST_I a compile-time constant when the
-		      * call's I equals it (the index division by a constant, as torch.compile's Triton kernel has) */
+#define GG_CONST_I 21504 /* > 0: kernels with I = GG_CONST_I a compile-time constant run when the call's I equals it
+			  * (the index division by a constant, as torch.compile's Triton kernel has); the definition's I since
+			  * session 11: 1.090 / 1.058 / 1.035x at t1 / t4 / t1024 the runtime-I kernels (NOTES.md); 0: runtime I only */
 #endif
 #ifndef GG_NARROW_MAX
 #define GG_NARROW_MAX 131072 /* T * I at or below which the narrow kernel runs (0: never); since session 11: t <= 4 of I 21504 (t16 = 344064 lost: 0.986x): n4t128 1.042 / 1.036 / 0.986 / 0.996 / 0.954x the flat kernel at t1 / t4 / t16 / t64 / t256 (NOTES.md) */

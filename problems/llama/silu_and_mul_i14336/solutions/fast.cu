@@ -38,8 +38,9 @@
 #define SM_GRID 1
 #endif
 #ifndef SM_CONST_I
-#define SM_CONST_I 0 /* candidate (session 11): > 0 launches kernels with I = SM_CONST_I a compile-time constant when the
-		      * call's I equals it (the index division by a constant, as torch.compile's Triton kernel has) */
+#define SM_CONST_I 14336 /* > 0: kernels with I = SM_CONST_I a compile-time constant run when the call's I equals it
+			  * (the index division by a constant, as torch.compile's Triton kernel has); the definition's I since
+			  * session 11: 1.070 / 1.061 / 1.052 / 1.010 / 1.007x at t1 / t4 / t16 / t64 / t1024 the runtime-I kernels (NOTES.md); 0: runtime I only */
 #endif
 #ifndef SM_NARROW_MAX
 #define SM_NARROW_MAX 229376 /* T * I at or below which the narrow kernel runs (0: never); since session 11: t <= 16 of I 14336: n4t128 1.043 / 1.039 / 1.024 / 1.000 / 0.975x the flat kernel at t1 / t4 / t16 / t64 / t256 (NOTES.md) */
