@@ -13,11 +13,13 @@ consumer offsets of the other shape, no row check) must each be caught: the chec
 
     python3 tools/gemm_dev/emulate_coop.py [--quick]   # exit status 1 on a mismatch
 """
+import os
 import sys
 
 import numpy as np
 
-from emulate_mcast import box  # the TMA box with OOB zero fill, as v8 loads it
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sm90_model import box, d_frag, wg_raster  # noqa: E402
 
 BK = 64
 
@@ -25,15 +27,6 @@ BK = 64
 def cfg(tm):
     """CoopCfg<TM>: (BN, A bytes per stage, raster group, consumer row offset, consumer column offset)"""
     return 384 - tm, tm * BK * 2, 1024 // tm, 128 if tm == 256 else 0, 0 if tm == 256 else 128
-
-
-def wg_raster(t, tiles_m, tiles_n, gm):
-    """the shared raster: tile t -> (tm, tn) walking groups of gm tile rows column by column"""
-    group = t // (gm * tiles_n)
-    first_m = group * gm
-    gsz = min(tiles_m - first_m, gm)
-    r = t % (gm * tiles_n)
-    return first_m + r % gsz, r // gsz
 
 
 def launch(M, N, tm, sms):
@@ -46,16 +39,6 @@ def launch(M, N, tm, sms):
     return min(tiles, sms)
 
 
-def frag():
-    """(tid, i) -> (row, col) inside a 64 x 128 block of the m64n128k16 D fragment, as wg_store_rows<128> stores it"""
-    tid = np.arange(128)[:, None]
-    i = np.arange(64)[None, :]
-    warp, lane = tid >> 5, tid & 31
-    g, q = lane >> 2, lane & 3
-    j, e = i >> 2, i & 3
-    return np.broadcast_to(warp * 16 + g + np.where(e >= 2, 8, 0), (128, 64)), np.broadcast_to(8 * j + 2 * q + (e & 1), (128, 64))
-
-
 def run(A, B, tm, grid, mut=None):
     """gemm_coop_kernel<tm> on grid CTAs: (C, writes per output, tiles per CTA)"""
     M, K = A.shape
@@ -66,7 +49,7 @@ def run(A, B, tm, grid, mut=None):
     tiles_m, tiles_n, kpad = -(-M // tm), -(-N // bn), -(-K // BK) * BK
     C = np.full((M, N), np.nan)
     writes = np.zeros((M, N), dtype=np.int64)
-    fr, fc = frag()
+    fr, fc = d_frag(128)  # the m64n128k16 D fragment, as wg_store_rows<128> stores it
     per = []
     for b in range(grid):
         mine = list(range(b, tiles_m * tiles_n, grid))

@@ -30,9 +30,13 @@ with all of them either way). It does not model timing or descriptor decoding.
 
     python3 tools/gemm_dev/emulate_mcast.py [--quick]   # exit status 1 on a mismatch
 """
+import os
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sm90_model import box, d_frag_blocks  # noqa: E402  (the TMA box with zero fill past the rows and K)
 
 BK, BM, GROUP = 64, 128, 8
 
@@ -55,27 +59,9 @@ def decide(M, N, bn, sms, slots):
     return 2 * min(pu, slots)
 
 
-def box(X, r0, rows, kpad):
-    """a TMA box of rows [r0, r0 + rows) of X over all K blocks, zero past its last row and past K"""
-    out = np.zeros((rows, kpad))
-    if r0 < X.shape[0]:
-        r = X[r0:min(r0 + rows, X.shape[0])]
-        out[:r.shape[0], :X.shape[1]] = r
-    return out
-
-
 def reg_rows_cols(bn):
     """row[c, tid, i], col[c, tid, i] inside the 128 x bn tile of accumulator d[i] of consumer c thread tid"""
-    nr = bn // 2
-    c = np.arange(2)[:, None, None]
-    tid = np.arange(128)[None, :, None]
-    i = np.arange(nr)[None, None, :]
-    warp, lane = tid >> 5, tid & 31
-    g, q = lane >> 2, lane & 3
-    j, e = i >> 2, i & 3
-    row = c * 64 + warp * 16 + g + np.where(e >= 2, 8, 0)
-    col = 8 * j + 2 * q + (e & 1)
-    return np.broadcast_to(row, (2, 128, nr)), np.broadcast_to(col, (2, 128, nr))
+    return d_frag_blocks(2, bn)
 
 
 def run_index(A, B, bn, grid):

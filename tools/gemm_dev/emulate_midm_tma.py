@@ -22,6 +22,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from emulate_wgmma import BK, MIDM_ROWS, midm_plan, partial_tile, reg_map, run_midm  # noqa: E402
+from sm90_model import swz128  # noqa: E402
 
 
 def midm_tma_rows(nt, s, mut=None):
@@ -44,7 +45,7 @@ def tma_store(smem, chunk, rows, col0, row0, M, N, store):
     for r in range(rows):
         a_row = chunk + r * 128
         for cc in range(64):
-            a = a_row + (((cc >> 3) ^ ((a_row >> 7) & 7)) << 4) + (cc & 7) * 2
+            a = swz128(a_row >> 7, cc >> 3) + (cc & 7) * 2  # (a_row: a multiple of 128, as asserted)
             if row0 + r < M and col0 + cc < N:
                 store(row0 + r, col0 + cc, smem.get(a, np.nan))
 

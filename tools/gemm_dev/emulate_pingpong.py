@@ -30,9 +30,14 @@ with all four either way). It does not model timing or descriptor decoding.
 
     python3 tools/gemm_dev/emulate_pingpong.py [--quick]   # exit status 1 on a mismatch
 """
+import os
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sm90_model import box, d_frag_blocks  # noqa: E402  (the TMA boxes over all K blocks, zero filled)
+from sm90_model import wg_raster as pp_tile  # noqa: E402  (the kernel's pp_tile is the shared raster)
 
 BK = 64
 
@@ -43,35 +48,11 @@ def cfg(wm):
     return bn, wm // 64, bn // 2
 
 
-def pp_tile(t, tiles_m, tiles_n, gm):
-    """the kernel's pp_tile: tile t -> (tm, tn), groups of gm tile rows"""
-    group = t // (gm * tiles_n)
-    first_m = group * gm
-    gsz = min(tiles_m - first_m, gm)
-    r = t % (gm * tiles_n)
-    return first_m + r % gsz, r // gsz
-
-
-def box(X, r0, rows, kpad):
-    """TMA boxes of rows [r0, r0 + rows) of X over all K blocks, zero past its last row and past K"""
-    out = np.zeros((rows, kpad))
-    r = X[r0:min(r0 + rows, X.shape[0])]
-    out[:r.shape[0], :X.shape[1]] = r
-    return out
-
-
 def reg_rows_cols(wm, bn):
     """row[h, tid, i], col[h, tid, i] inside the wm x bn tile of accumulator d[h][i] of consumer thread tid"""
     _, mh, nr = cfg(wm)
-    tid = np.arange(128)[None, :, None]
-    i = np.arange(nr)[None, None, :]
-    h = np.arange(mh)[:, None, None]
-    warp, lane = tid >> 5, tid & 31
-    g, q = lane >> 2, lane & 3
-    j, e = i >> 2, i & 3
-    row = h * 64 + warp * 16 + g + np.where(e >= 2, 8, 0)
-    col = 8 * j + 2 * q + (e & 1)
-    return np.broadcast_to(row, (mh, 128, nr)), np.broadcast_to(col, (mh, 128, nr))
+    assert nr == bn // 2
+    return d_frag_blocks(mh, bn)
 
 
 def run_index(A, B, wm, sms):

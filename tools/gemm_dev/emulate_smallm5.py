@@ -23,6 +23,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from emulate_fragments import mma  # noqa: E402
+from sm90_model import swz128  # noqa: E402
 
 MAX_SPLIT = 8
 CFGS = {32: (4, 1), 48: (6, 1), 64: (8, 1), 128: (8, 2), 192: (8, 3), 224: (7, 4), 256: (8, 4)}  # rb: (W, G)
@@ -57,7 +58,7 @@ def tma_box(X, col0, row0, box_rows, smem, base):
             for e in range(8):
                 row, col = row0 + r, col0 + 8 * c + e
                 vals.append(X[row][col] if row < R and col < K else 0.0)
-            smem[base + r * 128 + ((c ^ (r % 8)) << 4)] = vals
+            smem[base + swz128(r, c)] = vals
 
 
 def step(acc, av, bv, MH):

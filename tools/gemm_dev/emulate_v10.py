@@ -15,9 +15,13 @@ default kernel's, unchanged (emulate_wgmma.py).
 
     python3 tools/gemm_dev/emulate_v10.py [--quick]   # exit status 1 on a mismatch
 """
+import os
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sm90_model import d_frag, swz128, wg_raster  # noqa: E402
 
 BM, GROUP_M = 128, 8
 
@@ -32,26 +36,6 @@ def smem_bytes(bn):
     stage = BM * 64 * 2 + bn * 64 * 2
     stages = (200 * 1024) // stage
     return stages * stage + 2 * bufs(bn) * 64 * 64 * 2 + 1024 + 256
-
-
-def wg_raster(t, tiles_m, tiles_n, gm):
-    group = t // (gm * tiles_n)
-    first_m = group * gm
-    gsz = min(tiles_m - first_m, gm)
-    r = t % (gm * tiles_n)
-    return first_m + r % gsz, r // gsz
-
-
-def acc_map(bn):
-    """(tid, i) -> (row, col) of accumulator i of consumer thread tid in its 64 x bn block (m64nBNk16 D layout)"""
-    tid = np.arange(128)[:, None]
-    i = np.arange(bn // 2)[None, :]
-    warp, lane = tid >> 5, tid & 31
-    g, q = lane >> 2, lane & 3
-    j, e = i >> 2, i & 3
-    rows = warp * 16 + g + np.where(e >= 2, 8, 0)
-    cols = 8 * j + 2 * q + (e & 1)
-    return np.broadcast_to(rows, (128, bn // 2)), np.broadcast_to(cols, (128, bn // 2))
 
 
 def chunk_index(bn, ch, mut):
@@ -79,7 +63,7 @@ def chunk_writes(d, idx):
 
 
 _R, _COL = np.meshgrid(np.arange(64), np.arange(64), indexing="ij")
-_SRC = (_R * 128 + ((((_COL * 2) >> 4) ^ (_R % 8)) << 4) + ((_COL * 2) & 15)) // 2
+_SRC = (swz128(_R, _COL >> 3) + 2 * (_COL & 7)) // 2  # element (row, col) of the 128B-swizzled [64][64] bf16 box
 
 
 def tma_store(C, writes, buf, col0, row0, M, N):
@@ -99,7 +83,7 @@ def run(A, B, bn, grid, mut=None):
     writes = np.zeros((M, N), dtype=int)
     nb = bufs(bn)
     wait_n = nb if mut == "wait" else nb - 1
-    rmap, cmap = acc_map(bn)
+    rmap, cmap = d_frag(bn)
     idx = [chunk_index(bn, ch, mut) for ch in range(bn // 64)]
     for b in range(grid):
         for c in range(2):  # the two consumers: each its own buffers, issuing thread and bulk groups

@@ -17,36 +17,26 @@ model timing, barriers or the hardware's descriptor decoding.
 
     python3 tools/gemm_dev/emulate_wgmma.py     # exit status 1 on a mismatch
 """
+import os
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sm90_model import d_frag_blocks, wg_raster  # noqa: E402
 
 BM, BK, GROUP_M = 128, 64, 8
 
 
 def reg_map(bn):
     """row[c][tid][i], col[c][tid][i] inside a 128 x bn tile of accumulator register i of consumer c, thread tid."""
-    nr = bn // 2
-    row = np.zeros((2, 128, nr), dtype=np.int64)
-    col = np.zeros((2, 128, nr), dtype=np.int64)
-    for c in range(2):
-        for tid in range(128):
-            warp, lane = tid >> 5, tid & 31
-            g, q = lane >> 2, lane & 3
-            for i in range(nr):
-                j, e = i >> 2, i & 3
-                row[c, tid, i] = c * 64 + warp * 16 + g + (8 if e >= 2 else 0)
-                col[c, tid, i] = 8 * j + 2 * q + (e & 1)
-    return row, col
+    row, col = d_frag_blocks(2, bn)
+    return np.array(row, dtype=np.int64), np.array(col, dtype=np.int64)
 
 
 def tile_of(t, tiles_m, tiles_n):
     """the kernel's grouped rasterization: tile t -> (tm, tn)"""
-    group = t // (GROUP_M * tiles_n)
-    first_m = group * GROUP_M
-    gsz = min(tiles_m - first_m, GROUP_M)
-    r = t % (GROUP_M * tiles_n)
-    return first_m + r % gsz, r // gsz
+    return wg_raster(t, tiles_m, tiles_n, GROUP_M)
 
 
 def box(X, r0, rows):

@@ -18,7 +18,7 @@
  * chunk; fence.proxy.async (generic-proxy writes visible to the TMA); named barrier; tid 0 issues the store
  * and commits its bulk group. Before exit tid 0 waits for all its groups to complete (cp.async.bulk.wait_group 0).
  * Control (SF_GEMM_V10_EPI=0, diagnostic): this kernel with the default's register-store epilogue (wg_store_rows),
- * no epilogue buffers used: separates the epilogue's effect from this copy of the K loop and schedule.
+ * no epilogue buffers used: separates the epilogue's effect from this kernel's schedule (its K loop is the default's).
  * Edges: TMA zero-fills rows >= M / N and K past K on loads and clips the store box at M and N (no row or
  * column checks). Requirements (host): K % 8 == 0, A, B and C 16-byte aligned, N % 8 == 0 (C's TMA row stride).
  */
@@ -55,7 +55,7 @@ __device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, uint32_t sr
  * The version-10 GEMM: C[M][N] = A[M][K] . B[N][K]^T in 128 x BN tiles, persistent (grid <= tiles; CTA b takes
  * tiles b, b + G, ...), kWgThreads threads, V10Cfg<BN>::kSmemBytes dynamic shared memory. tm_a: A, box [128][64];
  * tm_b: B, box [BN][64]; tm_c: C, box [64][64]; all 128-byte swizzled. The K loop is gemm_wgmma_kernel's
- * (kWgPersistent, splits 1); the epilogue is described atop this file.
+ * (wg_k_loop, as kWgPersistent with splits 1); the epilogue is described atop this file.
  */
 template <int BN>
 __global__ void __launch_bounds__(kWgThreads, 1)
@@ -114,29 +114,9 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 	for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
 		int tm, tn;
 		wg_raster(t, tiles_m, tiles_n, kWgGroupM, tm, tn);
-#pragma unroll
-		for (int i = 0; i < kNR; i++)
-			d[i] = 0.0f;
-		uint32_t prev = 0;
-		for (int kb = 0; kb < kb_count; kb++, it++) {
-			const uint32_t s = it % kStages, ph = (it / kStages) & 1;
-			mbar_wait(bar_full + 8 * s, ph);
-			const uint32_t sa = base + s * kStageBytes + c * (64 * 128), sb = base + s * kStageBytes + kWgABytes;
-			wgmma_fence();
-#pragma unroll
-			for (int kk = 0; kk < kWgBK / 16; kk++)
-				wgmma_m64k16<BN>(d, wg_desc(sa + kk * 32), wg_desc(sb + kk * 32));
-			wgmma_commit();
-			if (kb > 0) {
-				wgmma_wait<1>(); /* the batch of stage prev has retired its reads: release its slot */
-				if (lane == 0)
-					mbar_arrive(bar_empty + 8 * prev);
-			}
-			prev = s;
-		}
-		wgmma_wait<0>();
+		const uint32_t prev = wg_k_loop<BN, false>(d, it, 0, kb_count, base, c, lane, bar_full, bar_empty, 0);
 		if (lane == 0)
-			mbar_arrive(bar_empty + 8 * prev);
+			wg_release<false>(bar_empty + 8 * prev, 0);
 
 		if (!kV10Epi) { /* the control (SF_GEMM_V10_EPI=0): the default kernel's register stores, C unused otherwise */
 			wg_store_rows<BN>(C, d, tm * kWgBM + c * 64 + warp * 16 + g, tn * BN + q * 2, M, N);

@@ -215,6 +215,53 @@ __device__ __forceinline__ void wg_store_rows(__nv_bfloat16 *__restrict__ C, con
 	}
 }
 
+/* Releases ring stage barrier `bar` (an empty barrier) for this warp: arrive here and, kPair, on the peer CTA's
+ * (rank pr ^ 1) barrier at the same offset. Called by lane 0 of each consumer warp. */
+template <bool kPair> __device__ __forceinline__ void wg_release(uint32_t bar, int pr)
+{
+	mbar_arrive(bar);
+	if (kPair)
+		mbar_arrive_remote(bar, (uint32_t)(pr ^ 1));
+}
+
+/*
+ * A consumer warpgroup's K loop over K blocks [kb0, kb1) of one 128 x BN tile, shared by the default kernel and
+ * v10 (gemm_bf16_sm90_v10.cuh): d (the m64nBNk16 accumulators of rows 64 c .. of the tile) zeroed, then per
+ * block: wait for ring stage s = it % WgCfg<BN>::kStages to be full (parity (it / kStages) & 1), four
+ * m64nBNk16 wgmmas on the stage's A rows 64 c .. and its B, commit; after issuing a block's batch, wait
+ * until at most that batch is in flight and release the previous block's stage (lane 0: wg_release<kPair>).
+ * Returns with every wgmma retired and the last block's stage (returned) not yet released: the caller
+ * releases it (when kb1 > kb0). it advances by kb1 - kb0 (the ring position, carried across tiles).
+ */
+template <int BN, bool kPair>
+__device__ __forceinline__ uint32_t wg_k_loop(float (&d)[BN / 2], uint32_t &it, int kb0, int kb1, uint32_t base, int c,
+					      int lane, uint32_t bar_full, uint32_t bar_empty, int pr)
+{
+	const int kStages = WgCfg<BN>::kStages, kStageBytes = WgCfg<BN>::kStageBytes;
+#pragma unroll
+	for (int i = 0; i < BN / 2; i++)
+		d[i] = 0.0f;
+	uint32_t prev = 0;
+	for (int kb = kb0; kb < kb1; kb++, it++) {
+		const uint32_t s = it % kStages, ph = (it / kStages) & 1;
+		mbar_wait(bar_full + 8 * s, ph);
+		const uint32_t sa = base + s * kStageBytes + c * (64 * 128), sb = base + s * kStageBytes + kWgABytes;
+		wgmma_fence();
+#pragma unroll
+		for (int kk = 0; kk < kWgBK / 16; kk++)
+			wgmma_m64k16<BN>(d, wg_desc(sa + kk * 32), wg_desc(sb + kk * 32));
+		wgmma_commit();
+		if (kb > kb0) {
+			wgmma_wait<1>(); /* the batch of stage prev has retired its reads: release its slot */
+			if (lane == 0)
+				wg_release<kPair>(bar_empty + 8 * prev, pr);
+		}
+		prev = s;
+	}
+	wgmma_wait<0>();
+	return prev;
+}
+
 template <int BN, int kMode>
 __global__ void __launch_bounds__(kWgThreads, 1)
 	gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
@@ -295,35 +342,9 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 		const int group = t / (kWgGroupM * tiles_n), first_m = group * kWgGroupM;
 		const int gsz = min(tiles_m - first_m, kWgGroupM), r = t % (kWgGroupM * tiles_n);
 		const int tm = kPair ? 2 * (first_m + r % gsz) + pr : first_m + r % gsz, tn = r / gsz;
-#pragma unroll
-		for (int i = 0; i < kNR; i++)
-			d[i] = 0.0f;
-		uint32_t prev = 0;
-		for (int kb = kb0; kb < kb1; kb++, it++) {
-			const uint32_t s = it % kStages, ph = (it / kStages) & 1;
-			mbar_wait(bar_full + 8 * s, ph);
-			const uint32_t sa = base + s * kStageBytes + c * (64 * 128), sb = base + s * kStageBytes + kWgABytes;
-			wgmma_fence();
-#pragma unroll
-			for (int kk = 0; kk < kWgBK / 16; kk++)
-				wgmma_m64k16<BN>(d, wg_desc(sa + kk * 32), wg_desc(sb + kk * 32));
-			wgmma_commit();
-			if (kb > kb0) {
-				wgmma_wait<1>();
-				if (lane == 0) {
-					mbar_arrive(bar_empty + 8 * prev);
-					if (kPair)
-						mbar_arrive_remote(bar_empty + 8 * prev, (uint32_t)(pr ^ 1));
-				}
-			}
-			prev = s;
-		}
-		wgmma_wait<0>();
-		if (kb1 > kb0 && lane == 0) {
-			mbar_arrive(bar_empty + 8 * prev);
-			if (kPair)
-				mbar_arrive_remote(bar_empty + 8 * prev, (uint32_t)(pr ^ 1));
-		}
+		const uint32_t prev = wg_k_loop<BN, kPair>(d, it, kb0, kb1, base, c, lane, bar_full, bar_empty, pr);
+		if (kb1 > kb0 && lane == 0)
+			wg_release<kPair>(bar_empty + 8 * prev, pr);
 
 		const int g = lane >> 2, q = lane & 3;
 		if (kCluster) {

@@ -722,7 +722,8 @@ SF_EXPORT int run(const sf_call *call)
 	const int kind = ps == 1 ? 0 : ps == 16 ? 1 : 2;
 	if (dec_setup(kind) != cudaSuccess)
 		return SF_ERR_CUDA;
-	/* (launches written out: the CPU emulation rewrites `kernel<N><<<...>>>(` only) */
+	/* (launches written out per page size, or through a DEC_BY_KIND pointer: the CPU emulation rewrites
+	 * `name<<<...>>>(` and `kernel<N><<<...>>>(` only) */
 #if DEC_PERSIST
 	if (kind == 0)
 		decode_persist<1><<<grid, ATT_THREADS, DEC_RING_BYTES, stream>>>(q, kc, vc, kv_indptr, kv_indices, last, ps,
@@ -743,30 +744,16 @@ SF_EXPORT int run(const sf_call *call)
 			return SF_ERR_CUDA;
 		const int ni = (int)n_idx;
 #if DEC_B1_DYN
-		const unsigned dgrid = (unsigned)(dyn_c * HKV);
-		if (kind == 0)
-			decode_b1dyn<1><<<dgrid, ATT_THREADS, DEC_RING_BYTES + DEC_B1_EXTRA, stream>>>(
-				q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, (int)dyn_c, (int)dyn_f, ni, part_o, part_lse,
-				cnt, out, lse);
-		else if (kind == 1)
-			decode_b1dyn<16><<<dgrid, ATT_THREADS, DEC_RING_BYTES + DEC_B1_EXTRA, stream>>>(
-				q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, (int)dyn_c, (int)dyn_f, ni, part_o, part_lse,
-				cnt, out, lse);
-		else
-			decode_b1dyn<0><<<dgrid, ATT_THREADS, DEC_RING_BYTES + DEC_B1_EXTRA, stream>>>(
-				q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, (int)dyn_c, (int)dyn_f, ni, part_o, part_lse,
-				cnt, out, lse);
+		const auto b1dyn = DEC_BY_KIND(decode_b1dyn, kind);
+		b1dyn<<<(unsigned)(dyn_c * HKV), ATT_THREADS, DEC_RING_BYTES + DEC_B1_EXTRA, stream>>>(
+			q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, (int)dyn_c, (int)dyn_f, ni, part_o, part_lse, cnt,
+			out, lse);
 		return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
-#endif
-		if (kind == 0)
-			decode_b1<1><<<grid, ATT_THREADS, DEC_RING_BYTES + DEC_B1_EXTRA, stream>>>(
-				q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, (int)chunk, ni, part_o, part_lse, cnt, out, lse);
-		else if (kind == 1)
-			decode_b1<16><<<grid, ATT_THREADS, DEC_RING_BYTES + DEC_B1_EXTRA, stream>>>(
-				q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, (int)chunk, ni, part_o, part_lse, cnt, out, lse);
-		else
-			decode_b1<0><<<grid, ATT_THREADS, DEC_RING_BYTES + DEC_B1_EXTRA, stream>>>(
-				q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2, (int)chunk, ni, part_o, part_lse, cnt, out, lse);
+#endif /* (decode_b1 stays referenced there, unreachable: as before) */
+		const auto b1 = DEC_BY_KIND(decode_b1, kind);
+		b1<<<grid, ATT_THREADS, DEC_RING_BYTES + DEC_B1_EXTRA, stream>>>(q, kc, vc, kv_indptr, kv_indices, last, ps,
+										 scale_log2, (int)chunk, ni, part_o, part_lse,
+										 cnt, out, lse);
 		return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
 	}
 #endif

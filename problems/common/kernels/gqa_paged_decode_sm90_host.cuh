@@ -90,37 +90,32 @@ static size_t align256(size_t x)
 	return (x + 255) & ~(size_t)255;
 }
 #if DEC_B1
+/* kind (0: ps 1, 1: ps 16, else: runtime ps) -> the page-size instance K<1>, K<16> or K<0> of kernel template K,
+ * as a function pointer (launched with <<<>>> like the kernel itself: the CPU emulation rewrites that too). Nested
+ * so that nvcc instantiates (and emits into the PTX) K<1>, K<16>, K<0> in that order, as the written-out launches
+ * did: the PTX stays byte-identical (its branch labels are numbered in entry order). */
+#define DEC_BY_KIND(K, kind) ((kind) == 0 || (kind) == 1 ? ((kind) == 0 ? K<1> : K<16>) : K<0>)
+#if DEC_B1_DYN /* (the candidate replaces decode_b1 at batch 1) */
+#define DEC_B1_KERNEL decode_b1dyn
+#else
+#define DEC_B1_KERNEL decode_b1
+#endif
 static int g_b1_setup[3];
-/* Once per kernel kind (0: ps 1, 1: ps 16, 2: runtime ps): decode_b1's dynamic shared memory (the ring
- * and DEC_B1_EXTRA) opt-in and the largest carveout. Returns the first CUDA error. */
+/* Once per kernel kind (0: ps 1, 1: ps 16, 2: runtime ps): the batch-1 kernel's (DEC_B1_KERNEL: decode_b1,
+ * or decode_b1dyn with DEC_B1_DYN) dynamic shared memory (the ring and DEC_B1_EXTRA) opt-in and the largest
+ * carveout. Returns the first CUDA error. */
 static cudaError_t dec_b1_setup(int kind)
 {
 	if (g_b1_setup[kind])
 		return cudaSuccess;
-	const int bytes = (int)(DEC_RING_BYTES + DEC_B1_EXTRA);
-#if DEC_B1_DYN /* (the candidate replaces decode_b1 at batch 1) */
-	cudaError_t e = kind == 0   ? cudaFuncSetAttribute(decode_b1dyn<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)
-			: kind == 1 ? cudaFuncSetAttribute(decode_b1dyn<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)
-				    : cudaFuncSetAttribute(decode_b1dyn<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+	const auto fn = DEC_BY_KIND(DEC_B1_KERNEL, kind);
+	cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+					     (int)(DEC_RING_BYTES + DEC_B1_EXTRA));
 	if (e == cudaSuccess)
-		e = kind == 0   ? cudaFuncSetAttribute(decode_b1dyn<1>, cudaFuncAttributePreferredSharedMemoryCarveout, 100)
-		    : kind == 1 ? cudaFuncSetAttribute(decode_b1dyn<16>, cudaFuncAttributePreferredSharedMemoryCarveout, 100)
-				: cudaFuncSetAttribute(decode_b1dyn<0>, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
+		e = cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
 	if (e == cudaSuccess)
 		g_b1_setup[kind] = 1;
 	return e;
-#else
-	cudaError_t e = kind == 0   ? cudaFuncSetAttribute(decode_b1<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)
-			: kind == 1 ? cudaFuncSetAttribute(decode_b1<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)
-				    : cudaFuncSetAttribute(decode_b1<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-	if (e == cudaSuccess)
-		e = kind == 0   ? cudaFuncSetAttribute(decode_b1<1>, cudaFuncAttributePreferredSharedMemoryCarveout, 100)
-		    : kind == 1 ? cudaFuncSetAttribute(decode_b1<16>, cudaFuncAttributePreferredSharedMemoryCarveout, 100)
-				: cudaFuncSetAttribute(decode_b1<0>, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
-	if (e == cudaSuccess)
-		g_b1_setup[kind] = 1;
-	return e;
-#endif
 }
 #endif
 #endif
