@@ -113,15 +113,15 @@ EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Ipro
 EMU_FLUX problems/flux/flux_adaln_layernorm_modulate_h3072/solutions/fast.cu
 EMU_COPY tools/calibration/copy/solutions/copy.cu
 EMU_COPY tools/calibration/copy/solutions/copy.cu -DCOPY_SMALL_BYTES=0
-EMU_SILU problems/llama/silu_and_mul_i14336/solutions/fast.cu
-EMU_SILU problems/llama/silu_and_mul_i14336/solutions/fast.cu -DSM_GRID=0 -DTHREADS=256 -DUNROLL=2 -DSM_HINT=1
-EMU_GEGLU problems/gemma/geglu_tanh_h5376_i21504/solutions/fast.cu
-EMU_GEGLU problems/gemma/geglu_tanh_h5376_i21504/solutions/fast.cu -DGG_GRID=2 -DGG_BPS=2 -DUNROLL=2 -DGG_HINT=3
-EMU_SILU problems/llama/silu_and_mul_i14336/solutions/fast.cu -DSM_NARROW_MAX=100000000 -DSM_NARROW_EPT=2 -DSM_NARROW_THREADS=64
-EMU_GEGLU problems/gemma/geglu_tanh_h5376_i21504/solutions/fast.cu -DGG_NARROW_MAX=100000000 -DGG_NARROW_EPT=4 -DGG_NARROW_THREADS=32
-EMU_GEGLU problems/gemma/geglu_tanh_h5376_i21504/solutions/fast.cu -DGG_NARROW_MAX=100000000 -DGG_NARROW_EPT=1
-EMU_SILU problems/llama/silu_and_mul_i14336/solutions/fast.cu -DSM_CONST_I=0
-EMU_GEGLU problems/gemma/geglu_tanh_h5376_i21504/solutions/fast.cu -DGG_CONST_I=0
+EMU_SILU problems/llama/silu_and_mul_i14336/solutions/fast.cu -Iproblems/llama/silu_and_mul_i14336/solutions
+EMU_SILU problems/llama/silu_and_mul_i14336/solutions/fast.cu -Iproblems/llama/silu_and_mul_i14336/solutions -DSM_GRID=0 -DTHREADS=256 -DUNROLL=2 -DSM_HINT=1
+EMU_GEGLU problems/gemma/geglu_tanh_h5376_i21504/solutions/fast.cu -Iproblems/gemma/geglu_tanh_h5376_i21504/solutions
+EMU_GEGLU problems/gemma/geglu_tanh_h5376_i21504/solutions/fast.cu -Iproblems/gemma/geglu_tanh_h5376_i21504/solutions -DGG_GRID=2 -DGG_BPS=2 -DUNROLL=2 -DGG_HINT=3
+EMU_SILU problems/llama/silu_and_mul_i14336/solutions/fast.cu -Iproblems/llama/silu_and_mul_i14336/solutions -DSM_NARROW_MAX=100000000 -DSM_NARROW_EPT=2 -DSM_NARROW_THREADS=64
+EMU_GEGLU problems/gemma/geglu_tanh_h5376_i21504/solutions/fast.cu -Iproblems/gemma/geglu_tanh_h5376_i21504/solutions -DGG_NARROW_MAX=100000000 -DGG_NARROW_EPT=4 -DGG_NARROW_THREADS=32
+EMU_GEGLU problems/gemma/geglu_tanh_h5376_i21504/solutions/fast.cu -Iproblems/gemma/geglu_tanh_h5376_i21504/solutions -DGG_NARROW_MAX=100000000 -DGG_NARROW_EPT=1
+EMU_SILU problems/llama/silu_and_mul_i14336/solutions/fast.cu -Iproblems/llama/silu_and_mul_i14336/solutions -DSM_CONST_I=0
+EMU_GEGLU problems/gemma/geglu_tanh_h5376_i21504/solutions/fast.cu -Iproblems/gemma/geglu_tanh_h5376_i21504/solutions -DGG_CONST_I=0
 EMU_COPY tools/calibration/copy/solutions/copy.cu -DCOPY_BLOCKED=1
 EMU_COPY tools/calibration/copy/solutions/copy.cu -DCOPY_BPS=4 -DCOPY_UNROLL=4 -DCOPY_THREADS=512
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=100000 -DDEC_SCAN_PASS=2 -DDECODE_MMA=1

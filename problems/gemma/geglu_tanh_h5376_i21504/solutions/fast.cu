@@ -26,6 +26,7 @@
 #include <cuda_bf16.h>
 #include <stdint.h>
 #include "solforge/solution.h"
+#include "../../../common/kernels/gated_narrow.cuh"
 
 #ifndef UNROLL
 #define UNROLL 1
@@ -209,42 +210,24 @@ static __global__ void __launch_bounds__(THREADS) gg_flat_kernel_ci(const uint4 
 }
 #endif
 
-/* the narrow kernel's access type: GG_NARROW_EPT bf16 values */
-template <int EPT> struct gg_narrow_word;
-template <> struct gg_narrow_word<1> {
-	typedef unsigned short t;
-};
-template <> struct gg_narrow_word<2> {
-	typedef unsigned int t;
-};
-template <> struct gg_narrow_word<4> {
-	typedef uint2 t;
+/* the narrow kernel's activation, for gated_narrow_body */
+struct gg_narrow_act {
+	static __device__ __forceinline__ float f(float g)
+	{
+		return gg_act(g);
+	}
 };
 /* Small T (T * I <= GG_NARROW_MAX): EPT = GG_NARROW_EPT consecutive outputs per thread, one GG_NARROW_THREADS-thread CTA
  * per THREADS * EPT of them, so even one token spreads over ~I / (THREADS * EPT) SMs with narrow loads
  * (torch.compile's Triton kernel at t1 / t16: 1 or 2 values per thread, 168-672 CTAs, where the
  * 16-byte flat kernel runs 21-336). n = T * I < 2^32; needs I % EPT == 0 and x, out aligned to
- * 2 * EPT bytes (rows then are). The arithmetic is the vector path's, value by value. */
+ * 2 * EPT bytes (rows then are). The arithmetic is the vector path's, value by value
+ * (the body: problems/common/kernels/gated_narrow.cuh). */
 template <uint32_t CI>
 static __global__ void __launch_bounds__(GG_NARROW_THREADS)
 	gg_narrow_kernel(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ out, uint32_t n, uint32_t I_rt)
 {
-	constexpr int EPT = GG_NARROW_EPT;
-	typedef typename gg_narrow_word<EPT>::t W;
-	const uint32_t I = CI ? CI : I_rt; /* CI > 0: the compile-time I of GG_CONST_I */
-	const uint32_t e = (blockIdx.x * (uint32_t)GG_NARROW_THREADS + threadIdx.x) * (uint32_t)EPT;
-	if (e >= n)
-		return;
-	const uint32_t t = e / I, i = e - t * I;
-	const __nv_bfloat16 *row = x + (size_t)t * 2 * I;
-	const W gw = *reinterpret_cast<const W *>(row + i), uw = *reinterpret_cast<const W *>(row + I + i);
-	const __nv_bfloat16 *g = reinterpret_cast<const __nv_bfloat16 *>(&gw), *u = reinterpret_cast<const __nv_bfloat16 *>(&uw);
-	W ow;
-	__nv_bfloat16 *o = reinterpret_cast<__nv_bfloat16 *>(&ow);
-#pragma unroll
-	for (int j = 0; j < EPT; j++)
-		o[j] = __float2bfloat16_rn(gg_act(__bfloat162float(g[j])) * __bfloat162float(u[j]));
-	*reinterpret_cast<W *>(out + e) = ow;
+	gated_narrow_body<gg_narrow_act, GG_NARROW_EPT, GG_NARROW_THREADS, CI>(x, out, n, I_rt);
 }
 static __global__ void gg_scalar_kernel(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ out,
 					int64_t n, int64_t I)

@@ -24,6 +24,7 @@
 #include <cuda_bf16.h>
 #include <stdint.h>
 #include "solforge/solution.h"
+#include "../../../common/kernels/gated_narrow.cuh"
 
 #ifndef UNROLL
 #define UNROLL 1
@@ -202,42 +203,24 @@ static __global__ void __launch_bounds__(THREADS) sm_flat_kernel_ci(const uint4 
 }
 #endif
 
-/* the narrow kernel's access type: SM_NARROW_EPT bf16 values */
-template <int EPT> struct sm_narrow_word;
-template <> struct sm_narrow_word<1> {
-	typedef unsigned short t;
-};
-template <> struct sm_narrow_word<2> {
-	typedef unsigned int t;
-};
-template <> struct sm_narrow_word<4> {
-	typedef uint2 t;
+/* the narrow kernel's activation, for gated_narrow_body */
+struct sm_narrow_act {
+	static __device__ __forceinline__ float f(float g)
+	{
+		return sm_silu(g);
+	}
 };
 /* Small T (T * I <= SM_NARROW_MAX): EPT = SM_NARROW_EPT consecutive outputs per thread, one SM_NARROW_THREADS-thread CTA
  * per THREADS * EPT of them, so even one token spreads over ~I / (THREADS * EPT) SMs with narrow loads
  * (torch.compile's Triton kernel at t1 / t16: 1 or 2 values per thread, 112-448 CTAs, where the
  * 16-byte flat kernel runs 14-224). n = T * I < 2^32; needs I % EPT == 0 and x, out aligned to
- * 2 * EPT bytes (rows then are). The arithmetic is the vector path's, value by value. */
+ * 2 * EPT bytes (rows then are). The arithmetic is the vector path's, value by value
+ * (the body: problems/common/kernels/gated_narrow.cuh). */
 template <uint32_t CI>
 static __global__ void __launch_bounds__(SM_NARROW_THREADS)
 	sm_narrow_kernel(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ out, uint32_t n, uint32_t I_rt)
 {
-	constexpr int EPT = SM_NARROW_EPT;
-	typedef typename sm_narrow_word<EPT>::t W;
-	const uint32_t I = CI ? CI : I_rt; /* CI > 0: the compile-time I of SM_CONST_I */
-	const uint32_t e = (blockIdx.x * (uint32_t)SM_NARROW_THREADS + threadIdx.x) * (uint32_t)EPT;
-	if (e >= n)
-		return;
-	const uint32_t t = e / I, i = e - t * I;
-	const __nv_bfloat16 *row = x + (size_t)t * 2 * I;
-	const W gw = *reinterpret_cast<const W *>(row + i), uw = *reinterpret_cast<const W *>(row + I + i);
-	const __nv_bfloat16 *g = reinterpret_cast<const __nv_bfloat16 *>(&gw), *u = reinterpret_cast<const __nv_bfloat16 *>(&uw);
-	W ow;
-	__nv_bfloat16 *o = reinterpret_cast<__nv_bfloat16 *>(&ow);
-#pragma unroll
-	for (int j = 0; j < EPT; j++)
-		o[j] = __float2bfloat16_rn(sm_silu(__bfloat162float(g[j])) * __bfloat162float(u[j]));
-	*reinterpret_cast<W *>(out + e) = ow;
+	gated_narrow_body<sm_narrow_act, SM_NARROW_EPT, SM_NARROW_THREADS, CI>(x, out, n, I_rt);
 }
 static __global__ void sm_scalar_kernel(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ out,
 					int64_t n, int64_t I)
