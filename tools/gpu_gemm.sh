@@ -125,7 +125,7 @@
 # The v11 mid-M run (GEMM_NOTES_MID_M.md "Version 11"; dflt = the defaults, v3a = the same code at M <= 512):
 #   'CANDS=v3a+dflt+v11p+v11r+v11pp+v11m,MS=64+128+200+256+384+512,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
 # The M 9-16 candidate (GEMM_NOTES_MID_M.md "M 9-16 candidate"; dflt = the defaults, M 8 the reference row):
-#   'CANDS=dflt+s16,MS=8+9+12+16,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:150'
+#   'CANDS=dflt+s16,MS=8+9+12+16,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
 # The v5 small-M run (GEMM_NOTES.md "Version 5"; ~3 min on one H200):
 #   CANDS=sm5,sm5c,sm5r,midm_s1 MS=1,2,3,4,7,8,9,12,16,17,64 MS_MIDM=17,64 STEPS=build,precheck,check tools/gpu_gemm.sh
 # Every build's .so is checked for STB_GNU_UNIQUE symbols (`nm` type u): gemm_check.py loads all variants
