@@ -98,6 +98,9 @@
 #           share is even (the trace line ends "(TMA stores)" or "(register stores)"); precheck $MS_V11M
 #           v11p / v11r / v11pp precheck ($MS_V11) alone under a timeout; with dflt among CANDS the summary adds each
 #           candidate's geomean time ratio against dflt
+#   s16     the defaults + -DSF_GEMM_SM16=1: M 9..16 on gemm_smallm16_kernel (gemm_bf16_sm90_smallm.cuh; every warp 16
+#           rows of B against both A halves, A:B loads 1:1 as at M <= 8; GEMM_NOTES_MID_M.md "M 9-16 candidate");
+#           checked and timed at M 9..16 only; its precheck ($MS_S16, untimed) covers odd M and every M-row clamp
 #   dflt    the solution's defaults as they are (no -D but the trace): since session 10 v3a + v6 + v10; v3a and v2
 #           pin v10 off (-DSF_GEMM_V10=0) so they stay the session-9 controls
 #   sm5old  sm5 with the first, racy release order (-DSF_GEMM_SM5_RELEASE=0): the control, expected to FAIL
@@ -121,6 +124,8 @@
 #   'CANDS=v3a+v10+v10r,MS=1000+1024+2048+4096+5000+8192,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:150'
 # The v11 mid-M run (GEMM_NOTES_MID_M.md "Version 11"; dflt = the defaults, v3a = the same code at M <= 512):
 #   'CANDS=v3a+dflt+v11p+v11r+v11pp+v11m,MS=64+128+200+256+384+512,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
+# The M 9-16 candidate (GEMM_NOTES_MID_M.md "M 9-16 candidate"; dflt = the defaults, M 8 the reference row):
+#   'CANDS=dflt+s16,MS=8+9+12+16,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
 # The v5 small-M run (GEMM_NOTES.md "Version 5"; ~3 min on one H200):
 #   CANDS=sm5,sm5c,sm5r,midm_s1 MS=1,2,3,4,7,8,9,12,16,17,64 MS_MIDM=17,64 STEPS=build,precheck,check tools/gpu_gemm.sh
 # Every build's .so is checked for STB_GNU_UNIQUE symbols (`nm` type u): gemm_check.py loads all variants
@@ -157,6 +162,8 @@ MS_V10=${MS_V10:-513,1000,2900,5000} # v10 precheck: M edges clipped by the TMA 
 MS_V10=${MS_V10//+/,}
 MS_V11=${MS_V11:-129,200,256,333,384,511,512} # v11 precheck: the TMA store box clipped at odd M past 128 (as v6's)
 MS_V11=${MS_V11//+/,}
+MS_S16=${MS_S16:-9,11,13,15,16} # s16 precheck: odd M (rows of A clamped) and M 16
+MS_S16=${MS_S16//+/,}
 MS_V11M=${MS_V11M:-17,33,64,77,96,128} # v11m precheck: every token tile of v4 (32..128), boxes taller than M (17, 33, 77)
 MS_V11M=${MS_V11M//+/,}
 MS_MID=${MS_MID//+/,} # every M list may use '+' (a gpu_round.sh spec), gemm_check.py wants commas
@@ -216,7 +223,8 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"v11p|-DSF_GEMM_V10_MIN_M=129 -DSF_GEMM_V3_TRACE=1 -DSF_GEMM_V6_TRACE=1|129-512|$MS_V11"
 	"v11r|-DSF_GEMM_V10_MIN_M=129 -DSF_GEMM_V10_EPI=0 -DSF_GEMM_V3_TRACE=1 -DSF_GEMM_V6_TRACE=1|129-512|$MS_V11"
 	"v11pp|-DSF_GEMM_V10_MIN_M=129 -DSF_GEMM_V6_PIN_MODE=0 -DSF_GEMM_V3_TRACE=1 -DSF_GEMM_V6_TRACE=1|129-512|$MS_V11"
-	"v11m|-DSF_GEMM_MIDM_TMA=1 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V11M")
+	"v11m|-DSF_GEMM_MIDM_TMA=1 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V11M"
+	"s16|-DSF_GEMM_SM16=1|9-16|$MS_S16")
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	keep=()
@@ -254,7 +262,7 @@ if has build; then
 			note "build $name: FAILED: $nu STB_GNU_UNIQUE symbols (shared across the libraries of one process): $(nm -C "$dev/$name.so" | grep ' u ' | head -3 | tr '\n' ';')"
 			status=1
 		elif [ -f "$dev/$name.so" ]; then
-			[ "$name" = v2 ] || [ "$name" = v3 ] || [ "$name" = midm ] || [ "$name" = midm2 ] || [ "$name" = sm5 ] || [ "$name" = sm5c ] || [ "$name" = v6 ] || [ "$name" = pp ] || [ "$name" = pp64 ] || [ "$name" = mc ] || [ "$name" = c256 ] || [ "$name" = c256n ] || [ "$name" = c256d ] || [ "$name" = v10 ] || [ "$name" = v10r ] || [ "$name" = v11p ] || [ "$name" = v11m ] && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); else if (match(k, /ILi[0-9]+E/)) t = substr(k, RSTART + 3, RLENGTH - 4); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
+			[ "$name" = v2 ] || [ "$name" = v3 ] || [ "$name" = midm ] || [ "$name" = midm2 ] || [ "$name" = sm5 ] || [ "$name" = sm5c ] || [ "$name" = v6 ] || [ "$name" = pp ] || [ "$name" = pp64 ] || [ "$name" = mc ] || [ "$name" = c256 ] || [ "$name" = c256n ] || [ "$name" = c256d ] || [ "$name" = v10 ] || [ "$name" = v10r ] || [ "$name" = v11p ] || [ "$name" = v11m ] || [ "$name" = s16 ] && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); else if (match(k, /ILi[0-9]+E/)) t = substr(k, RSTART + 3, RLENGTH - 4); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
 		else
 			note "build $name: FAILED (see logs/ptxas_$name.log)"
 			tail -20 "$logs/ptxas_$name.log"
@@ -272,7 +280,7 @@ if has eval && [ -x build/solforge ]; then
 fi
 
 if has sass; then
-	for name in v2 v3 midm pp mc c256 c256n c256d v10 v11p v11m; do
+	for name in v2 v3 midm pp mc c256 c256n c256d v10 v11p v11m s16; do
 		[ -f "$dev/$name.so" ] || continue
 		cuobjdump --dump-sass "$dev/$name.so" >"$logs/sass_$name.txt" 2>&1
 		n=$(grep -c HGMMA "$logs/sass_$name.txt")

@@ -23,7 +23,9 @@
 # and the v10 kernel (tests/gemm/v10_compile.cu: 7 UTMASTG in SASS); the v11 candidate epilogue of the v4 mid-M
 # kernel (tools/gemm_dev/emulate_midm_tma.py: the host's box-row rule, transposed swizzled stage writes at the
 # kernel's addresses, the stage's place beside the reduction slab, clipped TMA boxes; four mutations) and its
-# compile (tests/gemm/midm_tma_compile.cu: 4 UTMASTG). No GPU needed. Ends with "N passed, M failed".
+# compile (tests/gemm/midm_tma_compile.cu: 4 UTMASTG); the M 9-16 candidate of the small-M kernel (SF_GEMM_SM16=1:
+# emulate_fragments.py's smallm16, M 9..16, odd K and N, each output stored once, five mutations that must be caught)
+# and its compile (tests/gemm/smallm16_compile.cu: U 4 and 2, no spill). No GPU needed. Ends with "N passed, M failed".
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
 if ! python3 -c 'import numpy' 2>/dev/null; then
@@ -118,5 +120,7 @@ kernel_compile v10_compile 'UTMASTG' 7
 # the v4 mid-M kernel with the version-11 epilogue (candidate SF_GEMM_MIDM_TMA=1): NT 64 at one CTA per SM and NT 96
 # at two (80 registers), each with its unsplit and its cluster-reduction TMA store (2 + 2 UTMASTG in SASS)
 kernel_compile midm_tma_compile 'UTMASTG' 4
+# the M 9..16 small-M candidate (SF_GEMM_SM16=1): batch depths 4 (launched) and 2 at two blocks per SM, no spill
+kernel_compile smallm16_compile
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]

@@ -31,6 +31,10 @@
  * KS warps of a row group store their sums to shared memory and the group's first warp adds them in
  * K-slice order and stores bf16 pairs.
  *
+ * Candidate SF_GEMM_SM16=1 (GEMM_NOTES_MID_M.md "M 9-16 candidate"): M 9..16 on gemm_smallm16_kernel below,
+ * where each warp feeds its two A halves to two 8-row groups of B, so a lane loads as many A as B bytes
+ * (as at M <= 8) instead of twice as many.
+ *
  * Requirements (checked by the host): K % 8 == 0, A and B 16-byte aligned, N % 2 == 0, M >= 1.
  */
 #pragma once
@@ -46,6 +50,9 @@
 #endif
 #ifndef SF_GEMM_SM_ILV /* 1: K batches interleaved over the warps of a row group (candidate) */
 #define SF_GEMM_SM_ILV 0
+#endif
+#ifndef SF_GEMM_SM16 /* 1: M 9..16 on gemm_smallm16_kernel (16 rows of B per warp; candidate) */
+#define SF_GEMM_SM16 0
 #endif
 #ifndef SF_GEMM_SM_PIPE /* 1: the next batch's loads are issued before this batch's mma.sync (candidate) */
 #define SF_GEMM_SM_PIPE 0
@@ -221,5 +228,111 @@ __global__ void __launch_bounds__(kSmWarps * 32, MH <= 2 ? 2 : 1)
 			*(__nv_bfloat162 *)(C + (size_t)(m + 8) * N + n) = __floats2bfloat162_rn(s[2], s[3]);
 	}
 }
+
+#if SF_GEMM_SM16
+const int kSm16Rows = 16; /* rows of B per block of gemm_smallm16_kernel: two 8-row groups, every warp both */
+
+/*
+ * M 9..16 (candidate SF_GEMM_SM16=1): grid ceil(N / 16), kSmWarps * 32 threads, two blocks per SM. Block b
+ * owns rows 16 b .. 16 b + 15 of B; warp w takes the w-th of kSmWarps contiguous K slices and, per 32-wide K
+ * step, loads both A halves (rows g and 8 + g, the K permutation trick of the kernel above) and both row groups
+ * of B (rows 16 b + g and 16 b + 8 + g), then issues 2 m16n8k16 per row group with the same A registers. Per
+ * batch of U steps a lane issues 2 U loads of B and 2 U of A: with U = SF_GEMM_SM_U / 2 the same bytes of B in
+ * flight, and the same load count and registers, as gemm_smallm_kernel<1, SF_GEMM_SM_U> (M <= 8), whose A:B
+ * load ratio is 1:1 (gemm_smallm_kernel<2, U>: 2:1). Rows of A past M clamp to M - 1, rows of B past N to
+ * N - 1 (never stored); the last partial K step is predicated. Reduction as above, deterministic: warps 0 and
+ * 1 add row group 0 / 1 over the K slices in slice order and store bf16 pairs.
+ */
+template <int U>
+__global__ void __launch_bounds__(kSmWarps * 32, 2)
+	gemm_smallm16_kernel(const __nv_bfloat16 *__restrict__ A, const __nv_bfloat16 *__restrict__ B,
+			     __nv_bfloat16 *__restrict__ C, int M, int N, int K)
+{
+	__shared__ float red[kSmWarps][2][4][32];
+	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+	const int g = lane >> 2, q = lane & 3;
+	const int n0 = blockIdx.x * kSm16Rows;
+	const int steps = (K + 31) / 32, full = K / 32, per = (steps + kSmWarps - 1) / kSmWarps;
+	const int s0 = warp * per, rend = min(s0 + per, steps), lim = min(rend, full);
+
+	float acc[2][2][4]; /* [even / odd K step][row group][fragment] */
+#pragma unroll
+	for (int i = 0; i < 2; i++)
+#pragma unroll
+		for (int r = 0; r < 2; r++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				acc[i][r][e] = 0.0f;
+
+	const __nv_bfloat16 *brow[2], *arow[2];
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		brow[h] = B + (size_t)min(n0 + h * 8 + g, N - 1) * K + q * 8;
+		arow[h] = A + (size_t)min(h * 8 + g, M - 1) * K + q * 8;
+	}
+
+	int st = s0;
+	/* not unrolled: ptxas would otherwise (at the 128-register cap) overlap two batches and issue the first
+	 * mma.sync after 12 of the batch's 16 loads (SASS of an unpinned build), fewer bytes in flight */
+#pragma unroll 1
+	for (; st + U <= lim; st += U) {
+		uint4 bv[U][2], av[U][2];
+#pragma unroll
+		for (int u = 0; u < U; u++)
+#pragma unroll
+			for (int h = 0; h < 2; h++)
+				bv[u][h] = ld_stream16(brow[h] + (size_t)(st + u) * 32);
+#pragma unroll
+		for (int u = 0; u < U; u++)
+#pragma unroll
+			for (int h = 0; h < 2; h++)
+				av[u][h] = __ldg((const uint4 *)(arow[h] + (size_t)(st + u) * 32));
+#pragma unroll
+		for (int u = 0; u < U; u++)
+#pragma unroll
+			for (int r = 0; r < 2; r++) {
+				mma_16816(acc[u & 1][r], av[u][0].x, av[u][1].x, av[u][0].y, av[u][1].y, bv[u][r].x, bv[u][r].y);
+				mma_16816(acc[u & 1][r], av[u][0].z, av[u][1].z, av[u][0].w, av[u][1].w, bv[u][r].z, bv[u][r].w);
+			}
+	}
+	for (; st < rend; st++) { /* fewer than U steps left, or the partial last step */
+		const bool ok = st * 32 + q * 8 < K;
+		uint4 bv[2], av[2];
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			bv[h] = ok ? ld_stream16(brow[h] + (size_t)st * 32) : make_uint4(0, 0, 0, 0);
+			av[h] = ok ? __ldg((const uint4 *)(arow[h] + (size_t)st * 32)) : make_uint4(0, 0, 0, 0);
+		}
+#pragma unroll
+		for (int r = 0; r < 2; r++) {
+			mma_16816(acc[0][r], av[0].x, av[1].x, av[0].y, av[1].y, bv[r].x, bv[r].y);
+			mma_16816(acc[0][r], av[0].z, av[1].z, av[0].w, av[1].w, bv[r].z, bv[r].w);
+		}
+	}
+
+#pragma unroll
+	for (int r = 0; r < 2; r++)
+#pragma unroll
+		for (int e = 0; e < 4; e++)
+			red[warp][r][e][lane] = acc[0][r][e] + acc[1][r][e];
+	__syncthreads();
+	if (warp >= 2)
+		return;
+	/* warp r: row group r; lane (g, q) owns rows g, g + 8 and columns n, n + 1 (n + 1 < N: N is even) */
+	const int n = n0 + warp * 8 + 2 * q;
+	if (n >= N)
+		return;
+	float s[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
+#pragma unroll
+	for (int j = 0; j < kSmWarps; j++)
+#pragma unroll
+		for (int e = 0; e < 4; e++)
+			s[e] += red[j][warp][e][lane];
+	if (g < M)
+		*(__nv_bfloat162 *)(C + (size_t)g * N + n) = __floats2bfloat162_rn(s[0], s[1]);
+	if (g + 8 < M)
+		*(__nv_bfloat162 *)(C + (size_t)(g + 8) * N + n) = __floats2bfloat162_rn(s[2], s[3]);
+}
+#endif
 
 } /* namespace sfgemm */
