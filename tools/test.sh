@@ -38,21 +38,6 @@ count() {
 	fi
 }
 
-# a step that is one test
-step() {
-	local name=$1
-	shift
-	local log="$logdir/$name.log"
-	if "$@" >"$log" 2>&1; then
-		P=$((P + 1))
-		echo "== $name: ok"
-	else
-		F=$((F + 1))
-		echo "== $name: FAILED; log $log:"
-		tail -40 "$log"
-	fi
-}
-
 # run_logged NAME CMD...: CMD's output into $logdir/NAME.log, its exit status into NAME.rc and its
 # seconds into NAME.sec (a lane's step: the counts are made afterwards, in order, by report)
 run_logged() {
@@ -80,6 +65,12 @@ report() {
 	fi
 	count "$name" "$logdir/$name.log" "$rc"
 	echo "   ($name: $(cat "$logdir/$name.sec" 2>/dev/null || echo '?') s)"
+}
+
+# step NAME CMD...: a step that is one test (passes by its exit status), run and reported at once
+step() {
+	run_logged "$@"
+	report "$1" step
 }
 
 t0=$(date +%s)
