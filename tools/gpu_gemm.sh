@@ -98,9 +98,11 @@
 #           share is even (the trace line ends "(TMA stores)" or "(register stores)"); precheck $MS_V11M
 #           v11p / v11r / v11pp precheck ($MS_V11) alone under a timeout; with dflt among CANDS the summary adds each
 #           candidate's geomean time ratio against dflt
-#   s16     the defaults + -DSF_GEMM_SM16=1: M 9..16 on gemm_smallm16_kernel (gemm_bf16_sm90_smallm.cuh; every warp 16
-#           rows of B against both A halves, A:B loads 1:1 as at M <= 8; GEMM_NOTES_MID_M.md "M 9-16 candidate");
-#           checked and timed at M 9..16 only; its precheck ($MS_S16, untimed) covers odd M and every M-row clamp
+#   s16     the defaults + -DSF_GEMM_SM16=1 (the default since session 12: M 9..16 on gemm_smallm16_kernel where its
+#           grid is one wave; every warp 16 rows of B against both A halves, A:B loads 1:1 as at M <= 8;
+#           GEMM_NOTES_MID_M.md "M 9-16 measured"); checked and timed at M 9..16 only; its precheck ($MS_S16,
+#           untimed) covers odd M and every M-row clamp
+#   s16o    the control of that flip, -DSF_GEMM_SM16=0: M 9..16 on the 8-row kernel gemm_smallm_kernel<2, U>
 #   dflt    the solution's defaults as they are (no -D but the trace): since session 10 v3a + v6 + v10; v3a and v2
 #           pin v10 off (-DSF_GEMM_V10=0) so they stay the session-9 controls
 #   sm5old  sm5 with the first, racy release order (-DSF_GEMM_SM5_RELEASE=0): the control, expected to FAIL
@@ -224,7 +226,8 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"v11r|-DSF_GEMM_V10_MIN_M=129 -DSF_GEMM_V10_EPI=0 -DSF_GEMM_V3_TRACE=1 -DSF_GEMM_V6_TRACE=1|129-512|$MS_V11"
 	"v11pp|-DSF_GEMM_V10_MIN_M=129 -DSF_GEMM_V6_PIN_MODE=0 -DSF_GEMM_V3_TRACE=1 -DSF_GEMM_V6_TRACE=1|129-512|$MS_V11"
 	"v11m|-DSF_GEMM_MIDM_TMA=1 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V11M"
-	"s16|-DSF_GEMM_SM16=1|9-16|$MS_S16")
+	"s16|-DSF_GEMM_SM16=1|9-16|$MS_S16"
+	"s16o|-DSF_GEMM_SM16=0|9-16|$MS_S16")
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	keep=()
@@ -262,7 +265,7 @@ if has build; then
 			note "build $name: FAILED: $nu STB_GNU_UNIQUE symbols (shared across the libraries of one process): $(nm -C "$dev/$name.so" | grep ' u ' | head -3 | tr '\n' ';')"
 			status=1
 		elif [ -f "$dev/$name.so" ]; then
-			[ "$name" = v2 ] || [ "$name" = v3 ] || [ "$name" = midm ] || [ "$name" = midm2 ] || [ "$name" = sm5 ] || [ "$name" = sm5c ] || [ "$name" = v6 ] || [ "$name" = pp ] || [ "$name" = pp64 ] || [ "$name" = mc ] || [ "$name" = c256 ] || [ "$name" = c256n ] || [ "$name" = c256d ] || [ "$name" = v10 ] || [ "$name" = v10r ] || [ "$name" = v11p ] || [ "$name" = v11m ] || [ "$name" = s16 ] && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); else if (match(k, /ILi[0-9]+E/)) t = substr(k, RSTART + 3, RLENGTH - 4); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
+			[ "$name" = v2 ] || [ "$name" = v3 ] || [ "$name" = midm ] || [ "$name" = midm2 ] || [ "$name" = sm5 ] || [ "$name" = sm5c ] || [ "$name" = v6 ] || [ "$name" = pp ] || [ "$name" = pp64 ] || [ "$name" = mc ] || [ "$name" = c256 ] || [ "$name" = c256n ] || [ "$name" = c256d ] || [ "$name" = v10 ] || [ "$name" = v10r ] || [ "$name" = v11p ] || [ "$name" = v11m ] || [ "$name" = s16 ] || [ "$name" = s16o ] && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); else if (match(k, /ILi[0-9]+E/)) t = substr(k, RSTART + 3, RLENGTH - 4); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
 		else
 			note "build $name: FAILED (see logs/ptxas_$name.log)"
 			tail -20 "$logs/ptxas_$name.log"

@@ -41,7 +41,7 @@
  * SF_GEMM_V3_BN, SF_GEMM_V3_CLUSTER, SF_GEMM_V3_SPLIT_BN, SF_GEMM_V3_PAIR (v3, GEMM_NOTES.md "Version 3"),
  * SF_GEMM_V3_AUTO, SF_GEMM_V3_AUTO_PCT (v3's width only past a predicted margin, "v3 width: a margin"),
  * SF_GEMM_MIDM, SF_GEMM_MIDM_MAX_M, SF_GEMM_MIDM_SPLITS, SF_GEMM_MIDM_2CTA (v4, "Version 4 (mid M)"),
- * SF_GEMM_SM16 (1: M 9..16 on gemm_smallm16_kernel, gemm_bf16_sm90_smallm.cuh; candidate),
+ * SF_GEMM_SM16 (1, the default: M 9..16 on gemm_smallm16_kernel where its grid is one wave; 0: never),
  * SF_GEMM_SMALLM_V (2: the v5 small-M kernel for M <= 16, gemm_bf16_sm90_smallm_v5.cuh, "Version 5"),
  * SF_GEMM_SM5_RING_KB, SF_GEMM_SM5_MIN_RB, SF_GEMM_SM5_RELEASE (v5; "Version 5: the ring race"), SF_GEMM_V6,
  * SF_GEMM_V6_MIN_M, SF_GEMM_V6_MAX_M, SF_GEMM_V6_PIN_BN, SF_GEMM_V6_PIN_MODE (v6, "Version 6"), SF_GEMM_WG_CL_RT,
@@ -157,7 +157,10 @@ int launch_small(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *
 	if (M <= 8)
 		gemm_smallm_kernel<1, U><<<grid, kSmWarps * 32, 0, stream>>>(A, B, C, M, N, K);
 #if SF_GEMM_SM16
-	else if (M <= 16) /* candidate: 16 rows of B per warp, A:B loads 1:1 (GEMM_NOTES_MID_M.md "M 9-16 candidate") */
+	/* 16 rows of B per warp, A:B loads 1:1 (GEMM_NOTES_MID_M.md "M 9-16 measured"): 1.02-1.07x where its grid
+	 * fits one wave of two blocks per SM (4096 x 14336, 4096 x 4096), 0.98-1.00x on the 1.5- and 6.8-wave
+	 * grids of N 6144 / 28672, which keep the 8-row kernel */
+	else if (M <= 16 && (N + kSm16Rows - 1) / kSm16Rows <= 2 * sm_count())
 		gemm_smallm16_kernel<(U >= 2 ? U / 2 : 1)><<<(unsigned)((N + kSm16Rows - 1) / kSm16Rows), kSmWarps * 32, 0,
 							      stream>>>(A, B, C, M, N, K);
 #endif

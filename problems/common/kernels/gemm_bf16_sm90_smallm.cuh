@@ -31,8 +31,8 @@
  * KS warps of a row group store their sums to shared memory and the group's first warp adds them in
  * K-slice order and stores bf16 pairs.
  *
- * Candidate SF_GEMM_SM16=1 (GEMM_NOTES_MID_M.md "M 9-16 candidate"): M 9..16 on gemm_smallm16_kernel below,
- * where each warp feeds its two A halves to two 8-row groups of B, so a lane loads as many A as B bytes
+ * SF_GEMM_SM16=1 (the default; GEMM_NOTES_MID_M.md "M 9-16 measured"): M 9..16 on gemm_smallm16_kernel below
+ * where its grid is one wave (launch_small): each warp feeds its two A halves to two 8-row groups of B, so a lane loads as many A as B bytes
  * (as at M <= 8) instead of twice as many.
  *
  * Requirements (checked by the host): K % 8 == 0, A and B 16-byte aligned, N % 2 == 0, M >= 1.
@@ -51,8 +51,8 @@
 #ifndef SF_GEMM_SM_ILV /* 1: K batches interleaved over the warps of a row group (candidate) */
 #define SF_GEMM_SM_ILV 0
 #endif
-#ifndef SF_GEMM_SM16 /* 1: M 9..16 on gemm_smallm16_kernel (16 rows of B per warp; candidate) */
-#define SF_GEMM_SM16 0
+#ifndef SF_GEMM_SM16 /* 1: M 9..16 on gemm_smallm16_kernel where its grid is one wave (launch_small); 0: never */
+#define SF_GEMM_SM16 1
 #endif
 #ifndef SF_GEMM_SM_PIPE /* 1: the next batch's loads are issued before this batch's mma.sync (candidate) */
 #define SF_GEMM_SM_PIPE 0
@@ -233,7 +233,7 @@ __global__ void __launch_bounds__(kSmWarps * 32, MH <= 2 ? 2 : 1)
 const int kSm16Rows = 16; /* rows of B per block of gemm_smallm16_kernel: two 8-row groups, every warp both */
 
 /*
- * M 9..16 (candidate SF_GEMM_SM16=1): grid ceil(N / 16), kSmWarps * 32 threads, two blocks per SM. Block b
+ * M 9..16 (SF_GEMM_SM16=1, when ceil(N / 16) <= 2 x SMs): grid ceil(N / 16), kSmWarps * 32 threads, two blocks per SM. Block b
  * owns rows 16 b .. 16 b + 15 of B; warp w takes the w-th of kSmWarps contiguous K slices and, per 32-wide K
  * step, loads both A halves (rows g and 8 + g, the K permutation trick of the kernel above) and both row groups
  * of B (rows 16 b + g and 16 b + 8 + g), then issues 2 m16n8k16 per row group with the same A registers. Per
