@@ -170,14 +170,21 @@ void cli_print_table(FILE *f, const sf_eval *e)
 {
 	fprintf(f, "%s  (%s; T_sol on %s; device %s)\n", e->def.name, e->sol.name, e->hw->name,
 		e->device ? e->device : "?");
-	int copy_cols = 0; /* --copy-ceiling: the same-size copy's time and bytes/T_k as a fraction of it */
-	for (int i = 0; i < e->n_res; i++)
+	int copy_cols = 0, read_cols = 0; /* --copy-ceiling / --read-ceiling: the same-size kernel's time and
+					   * bytes/T_k as a fraction of its bytes/time */
+	for (int i = 0; i < e->n_res; i++) {
 		if (e->res[i].w && !isnan(e->res[i].copy_s))
 			copy_cols = 1;
-	fprintf(f, copy_cols ? "%-34s %-20s %11s %11s %-10s %8s %11s %7s %-8s" : "%-34s %-20s %11s %11s %-10s %8s %11s %7s %s",
+		if (e->res[i].w && !isnan(e->res[i].read_s))
+			read_cols = 1;
+	}
+	const int extra = copy_cols || read_cols;
+	fprintf(f, extra ? "%-34s %-20s %11s %11s %-10s %8s %11s %7s %-8s" : "%-34s %-20s %11s %11s %-10s %8s %11s %7s %s",
 		"workload", "status", "time", "baseline", "by", "speedup", "T_sol", "SOL", "bound");
 	if (copy_cols)
 		fprintf(f, " %11s %7s", "copy", "of copy");
+	if (read_cols)
+		fprintf(f, " %11s %7s", "read", "of read");
 	fprintf(f, "\n");
 	for (int i = 0; i < e->n_res; i++) {
 		const sf_wresult *r = &e->res[i];
@@ -195,7 +202,7 @@ void cli_print_table(FILE *f, const sf_eval *e)
 			snprintf(sc, sizeof sc, "-");
 		else
 			snprintf(sc, sizeof sc, "%.3f", r->score);
-		fprintf(f, copy_cols ? "%-34.34s %-20s %11s %11s %-10.10s %8s %11s %7s %-8s" : "%-34.34s %-20s %11s %11s %-10.10s %8s %11s %7s %s",
+		fprintf(f, extra ? "%-34.34s %-20s %11s %11s %-10.10s %8s %11s %7s %-8s" : "%-34.34s %-20s %11s %11s %-10.10s %8s %11s %7s %s",
 			r->w->uuid, sf_status_name(r->status), tk, tb, r->baseline ? r->baseline : "-", sp, ts, sc,
 			r->have_sol ? sf_sol_binding_name(&r->sol) : "-");
 		if (copy_cols) {
@@ -206,6 +213,15 @@ void cli_print_table(FILE *f, const sf_eval *e)
 			else
 				snprintf(fr, sizeof fr, "%.3f", r->bw_fraction);
 			fprintf(f, " %11s %7s", cp, fr);
+		}
+		if (read_cols) {
+			char rd[32], fr[32];
+			fmt_ms(rd, sizeof rd, r->read_s * 1e3, !isnan(r->read_s));
+			if (isnan(r->read_fraction))
+				snprintf(fr, sizeof fr, "-");
+			else
+				snprintf(fr, sizeof fr, "%.3f", r->read_fraction);
+			fprintf(f, " %11s %7s", rd, fr);
 		}
 		fprintf(f, "\n");
 		if (r->status != SF_SKIPPED && r->log && *r->log) {
@@ -249,7 +265,9 @@ static void usage(FILE *f)
 		   "  --calibrate          first measure the copy bandwidth and bf16 GEMM rate here, and add a\n"
 		   "                       measured-ceiling T_sol and SOL score to every trace\n"
 		   "  --copy-ceiling       also time the calibration copy at each workload's own byte count (read +\n"
-		   "                       write = the SOL bytes) in the same run: copy_ms and bw_fraction_of_copy\n",
+		   "                       write = the SOL bytes) in the same run: copy_ms and bw_fraction_of_copy\n"
+		   "  --read-ceiling       also time the calibration read (the maximum of each 16 KiB row) at each\n"
+		   "                       workload's SOL bytes, all read: read_ms and bw_fraction_of_read\n",
 		cli_eval_options_help);
 }
 
@@ -258,7 +276,8 @@ int cmd_eval(int argc, char **argv)
 	sf_eval_opts o;
 	sf_eval_opts_default(&o);
 	const char *backend = NULL, *out = NULL, *pos[2] = { NULL, NULL };
-	int npos = 0, json = 0, prepare_only = 0, calibrate = 0, copy_ceiling = 0, n_def = 0, sample = 0;
+	int npos = 0, json = 0, prepare_only = 0, calibrate = 0, copy_ceiling = 0, read_ceiling = 0, n_def = 0,
+	    sample = 0;
 	const char *defs[65] = { NULL };
 	for (int i = 1; i < argc; i++) {
 		int r = cli_eval_option(argc, argv, &i, &o, &backend);
@@ -292,6 +311,8 @@ int cmd_eval(int argc, char **argv)
 			calibrate = 1;
 		} else if (!strcmp(argv[i], "--copy-ceiling")) {
 			copy_ceiling = 1;
+		} else if (!strcmp(argv[i], "--read-ceiling")) {
+			read_ceiling = 1;
 		} else if (!strcmp(argv[i], "--prepare-only")) {
 			prepare_only = 1;
 		} else if (!strcmp(argv[i], "-o")) {
@@ -340,11 +361,23 @@ int cmd_eval(int argc, char **argv)
 		}
 		o.copy_ceiling = &cc;
 	}
+	sf_copy_ceiling rc_read;
+	if (read_ceiling && !prepare_only) {
+		if (sf_read_ceiling_open(&rc_read, &o, err, sizeof err)) {
+			fprintf(stderr, "solforge: read ceiling: %s\n", err);
+			if (o.copy_ceiling)
+				sf_copy_ceiling_close(&cc);
+			return SF_EXIT_INTERNAL;
+		}
+		o.read_ceiling = &rc_read;
+	}
 	if (sf_eval_prepare(&e, pos[0], pos[1], &o, &code, err, sizeof err)) {
 		fprintf(stderr, "solforge: %s\n", err);
 		sf_eval_free(&e, &o);
 		if (o.copy_ceiling)
 			sf_copy_ceiling_close(&cc);
+		if (o.read_ceiling)
+			sf_copy_ceiling_close(&rc_read);
 		return code;
 	}
 	if (prepare_only) {
@@ -423,5 +456,7 @@ int cmd_eval(int argc, char **argv)
 	sf_eval_free(&e, &o);
 	if (o.copy_ceiling)
 		sf_copy_ceiling_close(&cc);
+	if (o.read_ceiling)
+		sf_copy_ceiling_close(&rc_read);
 	return exit_code;
 }

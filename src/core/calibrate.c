@@ -99,7 +99,12 @@ double sf_sol_measured(const sf_sol *s, const sf_hw *hw, const sf_calibration *c
 	return t;
 }
 
-int sf_copy_ceiling_open(sf_copy_ceiling *cc, const sf_eval_opts *o, char *err, size_t errlen)
+/* Prepares the calibration problem tools/calibration/DIR (solution sol_cuda or sol_cpu by backend), whose
+ * first workload must bind exactly `axis`, as a ceiling of unit_bytes SOL bytes per unit (named `unit` in
+ * messages) of that axis. dir and unit must outlive cc (string literals). */
+static int ceiling_open(sf_copy_ceiling *cc, const sf_eval_opts *o, const char *dir, const char *sol_cuda,
+			const char *sol_cpu, const char *axis, const char *unit, double unit_bytes, char *err,
+			size_t errlen)
 {
 	memset(cc, 0, sizeof *cc);
 	cc->o = *o;
@@ -107,25 +112,31 @@ int sf_copy_ceiling_open(sf_copy_ceiling *cc, const sf_eval_opts *o, char *err, 
 	cc->o.progress = NULL;
 	cc->o.only = NULL;
 	cc->o.copy_ceiling = NULL;
+	cc->o.read_ceiling = NULL;
 	cc->o.calibration = NULL;
 	cc->o.cpu_max_work = 1e18;
-	cc->o.rounds = 1; /* one checked round: the copy is exact, and its timing is what matters */
+	cc->o.rounds = 1; /* one checked round: the kernel is exact, and its timing is what matters */
+	cc->unit_bytes = unit_bytes;
+	cc->what = dir;
+	cc->unit = unit;
 	char *home = sf_home();
-	char *copy = sf_path_join(home, "tools/calibration/copy");
+	char *cal = sf_path_join(home, "tools/calibration");
+	char *prob = sf_path_join(cal, dir);
 	int cuda = !strcmp(o->backend->name, "cuda");
-	char *sol = sf_path_join(copy, cuda ? "solutions/copy.cu" : "solutions/copy.c");
+	char *sol = sf_path_join(prob, cuda ? sol_cuda : sol_cpu);
 	int code;
-	int rc = sf_eval_prepare(&cc->e, copy, sol, &cc->o, &code, err, errlen);
+	int rc = sf_eval_prepare(&cc->e, prob, sol, &cc->o, &code, err, errlen);
 	if (rc == 0 && cc->e.compile_error) {
-		sf_errf(err, errlen, "the calibration copy %s does not build: %.300s", sol, cc->e.compile_error);
+		sf_errf(err, errlen, "the calibration kernel %s does not build: %.300s", sol, cc->e.compile_error);
 		rc = -1;
 	}
-	if (rc == 0 && (cc->e.n_ws < 1 || cc->e.ws[0].n_axes != 1 || strcmp(cc->e.ws[0].axis_names[0], "N"))) {
-		sf_errf(err, errlen, "%s: the first workload must bind exactly the axis N", copy);
+	if (rc == 0 && (cc->e.n_ws < 1 || cc->e.ws[0].n_axes != 1 || strcmp(cc->e.ws[0].axis_names[0], axis))) {
+		sf_errf(err, errlen, "%s: the first workload must bind exactly the axis %s", prob, axis);
 		rc = -1;
 	}
 	free(sol);
-	free(copy);
+	free(prob);
+	free(cal);
 	free(home);
 	if (rc) {
 		sf_eval_free(&cc->e, &cc->o);
@@ -135,32 +146,43 @@ int sf_copy_ceiling_open(sf_copy_ceiling *cc, const sf_eval_opts *o, char *err, 
 	return 0;
 }
 
-double sf_copy_ceiling_time(sf_copy_ceiling *cc, double bytes, double *copied, char *err, size_t errlen)
+int sf_copy_ceiling_open(sf_copy_ceiling *cc, const sf_eval_opts *o, char *err, size_t errlen)
+{
+	return ceiling_open(cc, o, "copy", "solutions/copy.cu", "solutions/copy.c", "N", "elements", 4.0, err, errlen);
+}
+
+int sf_read_ceiling_open(sf_copy_ceiling *cc, const sf_eval_opts *o, char *err, size_t errlen)
+{
+	/* a row: 8192 bf16 read (the definition's const R; checked by the read's own shape check) + 2 written */
+	return ceiling_open(cc, o, "read", "solutions/read.cu", "solutions/read.c", "B", "rows", 16386.0, err, errlen);
+}
+
+double sf_copy_ceiling_time(sf_copy_ceiling *cc, double bytes, double *moved, char *err, size_t errlen)
 {
 	err[0] = 0;
-	*copied = 0;
+	*moved = 0;
 	if (!cc->ready) {
-		sf_errf(err, errlen, "the copy ceiling is not prepared");
+		sf_errf(err, errlen, "the %s ceiling is not prepared", cc->what);
 		return -1;
 	}
-	double n = floor(bytes / 4 + 0.5);
+	double n = floor(bytes / cc->unit_bytes + 0.5);
 	if (!(n >= 1))
 		n = 1;
 	if (n > 9e15) {
-		sf_errf(err, errlen, "%.3g bytes: too many to copy", bytes);
+		sf_errf(err, errlen, "%.3g bytes: too many for the %s", bytes, cc->what);
 		return -1;
 	}
-	/* the first workload of the copy problem, re-bound to this element count; timed only: the copy
-	 * is checked by tests/suites/emu_kernels.sh and the cuda end-to-end tests, and comparing up to
+	/* the first workload of the calibration problem, re-bound to this unit count; timed only: the
+	 * kernels are checked by tests/suites/emu_kernels.sh and the end-to-end tests, and comparing up to
 	 * gigabytes against a reference per workload would dominate the run */
 	cc->e.ws[0].axis_values[0] = (int64_t)n;
-	*copied = 4 * n;
+	*moved = cc->unit_bytes * n;
 	double ms = sf_eval_time_only(&cc->e, 0, &cc->o, err, errlen);
 	double t = ms > 0 ? ms * 1e-3 : -1;
 	if (t < 0) {
 		char why[SF_ERRLEN];
 		snprintf(why, sizeof why, "%s", err);
-		sf_errf(err, errlen, "copy of %.0f elements: %s", n, why);
+		sf_errf(err, errlen, "%s of %.0f %s: %s", cc->what, n, cc->unit, why);
 	}
 	return t;
 }

@@ -27,20 +27,28 @@ double sf_sol_measured(const sf_sol *s, const sf_hw *hw, const sf_calibration *c
 /* The copy ceiling of `solforge eval --copy-ceiling`: the calibration copy (tools/calibration/copy,
  * copy.cu on cuda, copy.c on cpu) timed at each workload's own byte count, in the same run and with
  * the same timing settings as the candidate, so that bytes / time can be read as a fraction of what a
- * plain copy of those bytes achieves here. */
+ * plain copy of those bytes achieves here. The read ceiling of `--read-ceiling` is the same object
+ * over the calibration read (tools/calibration/read: the maximum of each 16 KiB row, read.cu / read.c),
+ * whose bytes are all read: the ceiling of read-dominated kernels (small-M GEMM weight streaming). */
 typedef struct sf_copy_ceiling {
-	sf_eval e;       /* the copy problem, prepared once (builds cached) */
-	sf_eval_opts o;  /* the candidate's options, without baselines or a copy ceiling of its own */
+	sf_eval e;          /* the calibration problem, prepared once (builds cached) */
+	sf_eval_opts o;     /* the candidate's options, without baselines or a ceiling of its own */
+	double unit_bytes;  /* SOL bytes per unit of the problem's axis: 4 per copied element (read + write),
+			     * 16386 per row of the read (16384 read, 2 written) */
+	const char *what, *unit; /* "copy" / "elements", "read" / "rows": for messages */
 	int ready;
 } sf_copy_ceiling;
 
 /* Prepares the copy (builds it) with the timing settings of o. Returns 0, or -1 with err. */
 int sf_copy_ceiling_open(sf_copy_ceiling *cc, const sf_eval_opts *o, char *err, size_t errlen);
 
-/* Median seconds of the copy of `bytes` bytes, read + written counted (bytes / 4 bf16 elements rounded,
- * at least 1; *copied = 4 * that count), timed and checked like a candidate. Returns -1 with err when
- * it did not pass. */
-double sf_copy_ceiling_time(sf_copy_ceiling *cc, double bytes, double *copied, char *err, size_t errlen);
+/* Prepares the read the same way. Returns 0, or -1 with err. */
+int sf_read_ceiling_open(sf_copy_ceiling *cc, const sf_eval_opts *o, char *err, size_t errlen);
+
+/* Median seconds of the ceiling's kernel on `bytes` SOL bytes, rounded to whole units (at least one;
+ * *moved = the bytes of those units: 4 per element for the copy, 16386 per row for the read), timed
+ * and checked like a candidate. Returns -1 with err when it did not pass. */
+double sf_copy_ceiling_time(sf_copy_ceiling *cc, double bytes, double *moved, char *err, size_t errlen);
 
 void sf_copy_ceiling_close(sf_copy_ceiling *cc);
 

@@ -41,6 +41,7 @@ typedef struct sf_eval_opts {
 	FILE *progress;               /* one line per finished workload, or NULL */
 	const struct sf_calibration *calibration; /* measured ceilings (calibrate.h), or NULL */
 	struct sf_copy_ceiling *copy_ceiling;     /* time a same-size copy per workload (calibrate.h), or NULL */
+	struct sf_copy_ceiling *read_ceiling;     /* time a same-size read per workload (calibrate.h), or NULL */
 	const char *const *defines;   /* "NAME=VALUE" compiler defines for the candidate (-D), NULL-terminated or NULL */
 	int no_torch;                 /* leave the PyTorch baselines out (--no-torch) */
 	int xval;                     /* also run the definition's PyTorch reference through the bridge and
@@ -71,6 +72,9 @@ typedef struct sf_wresult {
 	double copy_s;                /* the calibration copy of the workload's SOL bytes, same run (NaN without --copy-ceiling) */
 	double bw_fraction;           /* (bytes / T_k) / (bytes / copy_s) = copy_s / T_k, or NaN */
 	double copy_bytes;            /* bytes the copy moved (the SOL bytes rounded to 4), 0 without it */
+	double read_s;                /* the calibration read of the workload's SOL bytes, same run (NaN without --read-ceiling) */
+	double read_fraction;         /* (bytes / T_k) / (bytes / read_s) = read_s / T_k, or NaN */
+	double read_bytes;            /* bytes the read took in (the SOL bytes rounded to 16386-byte rows), 0 without it */
 	double wall_s;                /* evaluation wall time of this workload */
 	int rounds;                   /* correctness rounds run */
 	char timestamp[32];

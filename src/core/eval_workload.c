@@ -191,6 +191,7 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 	r->w = w;
 	r->score = r->speedup = r->sol_measured_s = r->score_measured = r->clock_ms = NAN;
 	r->copy_s = r->bw_fraction = NAN;
+	r->read_s = r->read_fraction = NAN;
 	sf_iso8601(r->timestamp);
 	double t0 = sf_now();
 	char err[SF_ERRLEN];
@@ -420,6 +421,15 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 				r->bw_fraction = tc / tk;
 			} else {
 				append_log(r, "copy ceiling not measured: %s", err);
+			}
+		}
+		if (r->have_sol && o->read_ceiling && r->sol.bytes > 0) {
+			double tr = sf_copy_ceiling_time(o->read_ceiling, r->sol.bytes, &r->read_bytes, err, sizeof err);
+			if (tr > 0) {
+				r->read_s = tr;
+				r->read_fraction = tr / tk;
+			} else {
+				append_log(r, "read ceiling not measured: %s", err);
 			}
 		}
 		if (r->have_tb) {

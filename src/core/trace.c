@@ -119,6 +119,11 @@ void sf_trace_line(const sf_eval *e, const sf_wresult *r, const char *backend, s
 		if (r->have_tk && r->tk.median > 0)
 			num_field(b, "bytes_per_s", r->sol.bytes / (r->tk.median * 1e-3));
 	}
+	if (!isnan(r->read_s)) {
+		num_field(b, "read_ms", r->read_s * 1e3);
+		num_field(b, "read_bytes", r->read_bytes);
+		num_field(b, "bw_fraction_of_read", r->read_fraction);
+	}
 	if (r->baseline) {
 		sf_buf_puts(b, ",\"baseline\":");
 		sf_buf_json_str(b, r->baseline);

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# copy_ceiling.sh - `solforge eval --copy-ceiling` on the cpu backend: the calibration copy is timed
-# at each workload's own byte count in the same run, and the trace and the table carry copy_ms and
-# bw_fraction_of_copy = copy_ms / latency_ms.
+# copy_ceiling.sh - `solforge eval --copy-ceiling` / `--read-ceiling` on the cpu backend: the calibration
+# copy (read) is timed at each workload's own byte count in the same run, and the trace and the table carry
+# copy_ms and bw_fraction_of_copy = copy_ms / latency_ms (read_ms, bw_fraction_of_read).
 #
 # Cases: the copy problem evaluated with its own copy (fraction near 1: same code, same bytes), seven
 # sizes of it (fields present, consistent with latency and bytes, copy time growing with the
 # bytes), the table column of a norm problem's oracle, the option absent (no fields), and a workload the cpu backend skips
-# (no copy timed). Prints ok/FAIL per case and "N passed, M failed"; BUILD selects the build folder.
+# (no copy timed); the read problem's cpu kernel against its oracle (and a mutant that reads half of each
+# row, which must fail), the read against itself, the read fields on a norm problem (bytes rounded to
+# whole 16386-byte rows) and both ceilings' columns in one table.
+# Prints ok/FAIL per case and "N passed, M failed"; BUILD selects the build folder.
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT" || exit 2
@@ -33,6 +36,7 @@ fail() {
 }
 FAST=(--backend cpu --budget-ms 100 --min-iters 3 --rounds 1 --timeout 60)
 COPY=tools/calibration/copy
+READ=tools/calibration/read
 RMS=problems/llama/rmsnorm_h4096
 
 # check FILE PYTHON-EXPR-ON-TRACES: runs the expression with `ts` = the list of traces
@@ -43,7 +47,7 @@ ts = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 sf = [t["evaluation"]["solforge"] for t in ts]
 ok = eval("(" + sys.argv[2] + ")")
 if not ok:
-    print(json.dumps([{k: s.get(k) for k in ("bytes", "copy_ms", "bw_fraction_of_copy", "bytes_per_s")} for s in sf]))
+    print(json.dumps([{k: s.get(k) for k in ("bytes", "copy_ms", "bw_fraction_of_copy", "bytes_per_s", "read_ms", "read_bytes", "bw_fraction_of_read")} for s in sf]))
 sys.exit(0 if ok else 1)
 PY
 }
@@ -93,6 +97,71 @@ if "$SF" eval $RMS @oracle "${FAST[@]}" --copy-ceiling --only '=rmsnorm_h4096-t6
 	ok skipped_no_copy
 else
 	fail skipped_no_copy "a skipped workload has copy fields"
+fi
+
+# 6. the read's cpu kernel passes its oracle on the small workloads (a row, odd counts of rows), and a
+#    mutant that reads only the first half of each row fails there
+cat >"$TMP/half.c" <<'C'
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include "solforge/solution.h"
+SF_EXPORT int run(const sf_call *call)
+{
+	const int64_t B = call->inputs[0].shape[0], R = call->inputs[0].shape[1];
+	const uint16_t *x = (const uint16_t *)call->inputs[0].data;
+	uint16_t *y = (uint16_t *)call->outputs[0].data;
+	for (int64_t b = 0; b < B; b++) {
+		float m = -INFINITY;
+		uint16_t mb = 0xFF80;
+		for (int64_t r = 0; r < R / 2; r++) {
+			uint32_t u = (uint32_t)x[b * R + r] << 16;
+			float f;
+			memcpy(&f, &u, sizeof f);
+			if (f > m) {
+				m = f;
+				mb = x[b * R + r];
+			}
+		}
+		y[b] = mb;
+	}
+	return SF_OK;
+}
+C
+if "$SF" eval $READ $READ/solutions/read.c "${FAST[@]}" --json >"$TMP/read.jsonl" 2>"$TMP/read.err" &&
+	check "$TMP/read.jsonl" 'all(t["evaluation"]["status"] in ("PASSED", "SKIPPED") for t in ts) and [t["workload"]["uuid"] for t in ts if t["evaluation"]["status"] == "PASSED"][:4] == ["read-b1", "read-b3", "read-b64", "read-b257"]' &&
+	! "$SF" eval $READ "$TMP/half.c" "${FAST[@]}" --only '=read-b64' --json >"$TMP/half.jsonl" 2>/dev/null &&
+	check "$TMP/half.jsonl" 'len(ts) == 1 and ts[0]["evaluation"]["status"] == "INCORRECT_NUMERICAL"'; then
+	ok read_kernel_vs_oracle
+else
+	fail read_kernel_vs_oracle "$(tail -3 "$TMP/read.err"; head -c 300 "$TMP/half.jsonl")"
+fi
+
+# 7. the read against itself: exactly the workload's bytes (16386 per row), fraction near 1
+if "$SF" eval $READ $READ/solutions/read.c "${FAST[@]}" --read-ceiling --only '=read-b64' --json >"$TMP/rself.jsonl" 2>"$TMP/rself.err" &&
+	check "$TMP/rself.jsonl" 'len(ts) == 1 and ts[0]["evaluation"]["status"] == "PASSED" and sf[0]["read_bytes"] == sf[0]["bytes"] == 64 * 16386 and 0.25 < sf[0]["bw_fraction_of_read"] < 4 and "copy_ms" not in sf[0]'; then
+	ok read_vs_itself
+else
+	fail read_vs_itself "$(tail -3 "$TMP/rself.err")"
+fi
+
+# 8. a norm problem with the read ceiling: bytes rounded to whole rows, fraction = read_ms / latency
+if "$SF" eval $RMS @oracle "${FAST[@]}" --read-ceiling --only '=rmsnorm_h4096-t64' --json >"$TMP/rrms.jsonl" 2>"$TMP/rrms.err" &&
+	check "$TMP/rrms.jsonl" '
+len(ts) == 1 and sf[0]["read_ms"] > 0 and abs(sf[0]["read_bytes"] - sf[0]["bytes"]) <= 16386 / 2 and sf[0]["read_bytes"] % 16386 == 0
+and abs(sf[0]["bw_fraction_of_read"] - sf[0]["read_ms"] / ts[0]["evaluation"]["performance"]["latency_ms"]) < 1e-9'; then
+	ok read_fields
+else
+	fail read_fields "$(tail -3 "$TMP/rrms.err")"
+fi
+
+# 9. both ceilings: both column pairs, each with a value
+if "$SF" eval $RMS @oracle "${FAST[@]}" --copy-ceiling --read-ceiling --only '=rmsnorm_h4096-t4' >"$TMP/both.txt" 2>&1 &&
+	grep -q 'of copy .*of read' "$TMP/both.txt" &&
+	grep -E '^rmsnorm_h4096-t4 .*PASSED.* [0-9.]+ (us|ms) +[0-9]+\.[0-9]{3} +[0-9.]+ (us|ms) +[0-9]+\.[0-9]{3}$' "$TMP/both.txt" >/dev/null; then
+	ok both_columns
+else
+	fail both_columns "$(cat "$TMP/both.txt")"
 fi
 
 echo "$P passed, $F failed"
