@@ -31,13 +31,15 @@
 #ifndef RMS_ST_CS
 #define RMS_ST_CS 0
 #endif
+/* ADL_CONST_H > 0: rows of this width, in calls of at most ADL_CONST_ROWS rows (B * S), run rms_vec_c, the
+ * row width and block size compile-time constants (session 12, NOTES.md); 0: runtime widths only (session
+ * 10's PTX). ADL_CONST_ROWS: rms_vec_c<4> holds 80 registers against rms_vec<4>'s 62 (8 blocks of 96
+ * threads per SM against 10); up to 132 x 8 rows every block is resident at once either way. */
 #ifndef ADL_CONST_H
-#define ADL_CONST_H 3072 /* > 0: rows of this width (and at most ADL_CONST_ROWS rows) run rms_vec_c, the row width and block
-			  * size compile-time constants (session 12, NOTES.md); 0: runtime widths only (session 10's PTX) */
+#define ADL_CONST_H 3072
 #endif
 #ifndef ADL_CONST_ROWS
-#define ADL_CONST_ROWS 1056 /* the most rows (B * S) that take rms_vec_c: rms_vec_c<4> holds 80 registers against rms_vec<4>'s 62
-			     * (8 blocks of 96 threads per SM against 10): up to 132 x 8 rows every block is resident at once */
+#define ADL_CONST_ROWS 1056
 #endif
 #define RMS_MAX_THREADS 512
 #define RMS_FALLBACK_THREADS 256
@@ -290,7 +292,8 @@ SF_EXPORT int run(const sf_call *call)
 	const int nvec = (int)(H / 8);
 	const unsigned grid = (unsigned)rows, su = (unsigned)S;
 #if ADL_CONST_H > 0
-	const int cw = vpt > 0 && H == ADL_CONST_H && rows <= (int64_t)ADL_CONST_ROWS && threads == adl_threads(nvec, vpt);
+	const int cw = vpt > 0 && H == ADL_CONST_H && rows <= (int64_t)ADL_CONST_ROWS &&
+		       threads == adl_threads(nvec, vpt);
 #else
 	const int cw = 0; /* rms_vec_c is rms_vec: the branch folds */
 #endif

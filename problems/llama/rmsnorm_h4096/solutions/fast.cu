@@ -42,14 +42,17 @@
 #ifndef RMS_ST_CS
 #define RMS_ST_CS 0
 #endif
+/* RMS_CONST_H > 0: rows of this width, in calls of at most RMS_CONST_ROWS rows, run rms_vec_c (nvec and
+ * rms_pick's block size compile-time constants: no bounds tests when the block holds the row exactly, row
+ * offsets by a constant; session 12, NOTES.md); 0: runtime widths only (session 9's PTX). RMS_CONST_ROWS:
+ * without the bounds tests ptxas keeps more live at 3+ vectors per thread (rmsnorm rms_vec_c<4> 63 against
+ * rms_vec<4> 48 registers, gemma <3> 56 against 39), fewer blocks per SM where the bandwidth-bound sizes
+ * need them; 256 rows are resident at once either way. */
 #ifndef RMS_CONST_H
-#define RMS_CONST_H 4096 /* > 0: rows of this width run rms_vec_c (nvec and the block size compile-time constants: no bounds
-			  * tests when the block holds the row exactly, row offsets by a constant; session 12, NOTES.md); 0: runtime widths only */
+#define RMS_CONST_H 4096
 #endif
 #ifndef RMS_CONST_ROWS
-#define RMS_CONST_ROWS 256 /* the most rows that take rms_vec_c: its unconditional loads keep more registers live at 3+ vectors
-			     * per thread (rmsnorm rms_vec_c<4> 63 against rms_vec<4> 48 registers, gemma <3> 56 against 39),
-			     * fewer blocks per SM where the bandwidth-bound sizes need them; 256 rows are resident at once either way */
+#define RMS_CONST_ROWS 256
 #endif
 #define RMS_MAX_THREADS 512
 #define RMS_FALLBACK_THREADS 256
@@ -209,7 +212,8 @@ SF_EXPORT int run(const sf_call *call)
 	const int nvec = (int)(H / 8);
 	const unsigned grid = (unsigned)T;
 #if RMS_CONST_H > 0
-	const int cw = vpt > 0 && H == RMS_CONST_H && T <= RMS_CONST_ROWS && threads == rms_warps(nvec, vpt) * 32;
+	const int cw = vpt > 0 && H == RMS_CONST_H && T <= RMS_CONST_ROWS &&
+		       threads == rms_warps(nvec, vpt) * 32;
 #else
 	const int cw = 0; /* rms_vec_c is rms_vec: the branch folds */
 #endif

@@ -35,8 +35,10 @@
 #define RP_SINCOS_F64 0 /* v2 candidate 1 is unmeasured on a GPU yet (NOTES.md); 1: cos / sin in double (see rp_vec_kernel), 0: precise sincosf */
 #endif
 
+/* RP_CONST 1: calls of Hq 32, Hk 8, D 128 (the definition's) take the compile-time-shape instance; 0: runtime
+ * shapes only */
 #ifndef RP_CONST
-#define RP_CONST 1 /* 1: Hq 32, Hk 8, D 128 (the definition's) take the compile-time-shape instance; 0: runtime shapes only */
+#define RP_CONST 1
 #endif
 #define RP_CONST_HQ 32
 #define RP_CONST_HK 8

@@ -46,8 +46,10 @@
 #ifndef QKN_NC /* 1: loads with ld.global.nc.L1::no_allocate, 0: plain ld.global (Triton's) */
 #define QKN_NC 0
 #endif
+/* QKN_CONST_D 1: the mean as ss * (1 / (8 * G)) from the template's width (bit-identical to ss / D); 0: the
+ * runtime ss / d */
 #ifndef QKN_CONST_D
-#define QKN_CONST_D 1 /* 1: ss * (1 / (8 * G)) from the template's width (bit-identical to ss / D); 0: the runtime ss / d */
+#define QKN_CONST_D 1
 #endif
 #ifndef QKN_BIG_ROWS
 #define QKN_BIG_ROWS 0 /* head rows (T * (HQ + HK)) from which the QKN_BIG_* instance runs; 0: never */
