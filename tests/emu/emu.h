@@ -187,6 +187,15 @@ template <class T> static inline T __ldcs(const T *p)
 {
 	return *p;
 }
+/* the rounded float32 product and int64 -> float32 conversion (IEEE round to nearest even on the host) */
+static inline float __fmul_rn(float a, float b)
+{
+	return a * b;
+}
+static inline float __ll2float_rn(long long v)
+{
+	return (float)v;
+}
 static inline float __fdividef(float a, float b)
 {
 	return a / b;

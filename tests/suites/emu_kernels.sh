@@ -9,7 +9,10 @@
 # of CUDA (tests/emu/emu.h) and checked element by element against double-precision references of
 # their oracles, over workload, held-out and fallback shapes (tests/emu/emu_test.cpp). The RMSNorm
 # family's session 8 block sum and division (-DRMS_SUM_UNROLL=0 -DRMS_MEAN_MUL=0, kept for side-by-side
-# timing in tools/knobs/s9_norms.txt) run once, on gemma (its odd warp counts). No GPU needed:
+# timing in tools/knobs/s9_norms.txt) run once, on gemma (its odd warp counts). Since session 12 the
+# compile-time-width instances are the defaults at the definitions' widths (RMS_CONST_H, QKN_CONST_D,
+# ADL_CONST_H, RP_CONST) and each runtime-width build (=0) runs once more, with QK's large-call instance
+# (QKN_BIG_ROWS=1: every call) and Llama RoPE (EMU_ROPE). No GPU needed:
 # each .cu is rewritten (its CUDA includes dropped, `k<<<g, b, smem, s>>>(...)` turned into
 # `emu_launch(g, b, k, ...)`, `__shared__` arrays turned into per-block arrays) and built with g++.
 # A list line may end with -D flags (a tuning variant of the same source) and -I folders. Prints each binary's ok/FAIL
@@ -121,6 +124,14 @@ EMU_SILU problems/llama/silu_and_mul_i14336/solutions/fast.cu -Iproblems/llama/s
 EMU_GEGLU problems/gemma/geglu_tanh_h5376_i21504/solutions/fast.cu -Iproblems/gemma/geglu_tanh_h5376_i21504/solutions -DGG_NARROW_MAX=100000000 -DGG_NARROW_EPT=4 -DGG_NARROW_THREADS=32
 EMU_GEGLU problems/gemma/geglu_tanh_h5376_i21504/solutions/fast.cu -Iproblems/gemma/geglu_tanh_h5376_i21504/solutions -DGG_NARROW_MAX=100000000 -DGG_NARROW_EPT=1
 EMU_SILU problems/llama/silu_and_mul_i14336/solutions/fast.cu -Iproblems/llama/silu_and_mul_i14336/solutions -DSM_CONST_I=0
+EMU_RMSNORM problems/llama/rmsnorm_h4096/solutions/fast.cu -Iproblems/llama/rmsnorm_h4096/solutions -DRMS_CONST_H=0
+EMU_FUSED_ADD problems/llama/fused_add_rmsnorm_h4096/solutions/fast.cu -Iproblems/llama/fused_add_rmsnorm_h4096/solutions -DRMS_CONST_H=0
+EMU_GEMMA problems/gemma/gemma_rmsnorm_h5376/solutions/fast.cu -Iproblems/gemma/gemma_rmsnorm_h5376/solutions -DRMS_CONST_H=0
+EMU_QK problems/qwen/qk_rmsnorm_h32_kv4_d128/solutions/fast.cu -DQKN_CONST_D=0
+EMU_QK problems/qwen/qk_rmsnorm_h32_kv4_d128/solutions/fast.cu -DQKN_BIG_ROWS=1
+EMU_FLUX problems/flux/flux_adaln_layernorm_modulate_h3072/solutions/fast.cu -DADL_CONST_H=0
+EMU_ROPE problems/llama/rope_llama31_h32_kv8_d128/solutions/fast.cu
+EMU_ROPE problems/llama/rope_llama31_h32_kv8_d128/solutions/fast.cu -DRP_CONST=0
 EMU_GEGLU problems/gemma/geglu_tanh_h5376_i21504/solutions/fast.cu -Iproblems/gemma/geglu_tanh_h5376_i21504/solutions -DGG_CONST_I=0
 EMU_COPY tools/calibration/copy/solutions/copy.cu -DCOPY_BLOCKED=1
 EMU_COPY tools/calibration/copy/solutions/copy.cu -DCOPY_BPS=4 -DCOPY_UNROLL=4 -DCOPY_THREADS=512

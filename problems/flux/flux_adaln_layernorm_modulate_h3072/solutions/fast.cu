@@ -14,6 +14,10 @@
  *
  * Tuning knobs (-D): RMS_VPT_PREF preferred vectors per thread when several fit equally well,
  * RMS_ST_CS 1 = streaming (evict-first) stores.
+ * Since session 12: ADL_CONST_H (3072 by default; 0 = off) runs rows of that width, in calls of at most
+ * ADL_CONST_ROWS rows, on rms_vec_c: the same body with the width, the block size and h compile-time
+ * constants (no bounds tests, the block sums' final loops unrolled); other widths and larger calls take
+ * the runtime rms_vec (NOTES.md, session 12).
  */
 // solforge-tune: RMS_VPT_PREF=4,2,8 RMS_ST_CS=0,1
 #include <cuda_runtime.h>
@@ -26,6 +30,16 @@
 #endif
 #ifndef RMS_ST_CS
 #define RMS_ST_CS 0
+#endif
+/* ADL_CONST_H > 0: rows of this width, in calls of at most ADL_CONST_ROWS rows (B * S), run rms_vec_c, the
+ * row width and block size compile-time constants (session 12, NOTES.md); 0: runtime widths only (session
+ * 10's PTX). ADL_CONST_ROWS: rms_vec_c<4> holds 80 registers against rms_vec<4>'s 62 (8 blocks of 96
+ * threads per SM against 10); up to 132 x 8 rows every block is resident at once either way. */
+#ifndef ADL_CONST_H
+#define ADL_CONST_H 3072
+#endif
+#ifndef ADL_CONST_ROWS
+#define ADL_CONST_ROWS 1056
 #endif
 #define RMS_MAX_THREADS 512
 #define RMS_FALLBACK_THREADS 256
@@ -70,7 +84,9 @@ static __device__ __forceinline__ uint32_t rms_pack(float a, float b)
 }
 
 /* Sum of v over the block; every thread gets the same total. blockDim.x is a multiple of 32 and at
- * most 1024; red[] is used once per kernel (no reuse, so no trailing barrier). */
+ * most 1024; red[] is used once per kernel (no reuse, so no trailing barrier). NW > 0: the block has
+ * exactly NW warps (a compile-time trip count: the final loop unrolled, same order, same total). */
+template <int NW>
 static __device__ __forceinline__ float rms_block_sum(float v, float *red)
 {
 	for (int o = 16; o > 0; o >>= 1)
@@ -78,7 +94,7 @@ static __device__ __forceinline__ float rms_block_sum(float v, float *red)
 	if ((threadIdx.x & 31) == 0)
 		red[threadIdx.x >> 5] = v;
 	__syncthreads();
-	const int nw = (int)(blockDim.x >> 5);
+	const int nw = NW > 0 ? NW : (int)(blockDim.x >> 5);
 	float t = 0.0f;
 	for (int i = 0; i < nw; i++)
 		t += red[i];
@@ -94,13 +110,25 @@ static __device__ __forceinline__ uint32_t rms_word(uint32_t xw, uint32_t shw, u
 }
 
 /* One block per row of nvec 16-byte vectors; thread t holds vectors t, t + blockDim.x, ...
- * Rows of sample b = row / S use shift and scale row b. */
-template <int VPT>
-__global__ void __launch_bounds__(RMS_MAX_THREADS)
-	rms_vec(const uint4 *__restrict__ x, const uint4 *__restrict__ shift, const uint4 *__restrict__ scale,
-		uint4 *__restrict__ y, int nvec, unsigned S, float h, float eps)
+ * Rows of sample b = row / S use shift and scale row b; h = the row width as a float. NV > 0 (rms_vec_c):
+ * nvec = NV, h = 8 * NV and the block is adl_threads(NV, VPT) threads, all compile-time constants
+ * (no bounds tests when the block holds the row exactly, the block sums' final loops unrolled, the
+ * two divisions by a constant); the runtime nvec_rt and h_rt are then ignored. red1, red2: the
+ * kernel's two shared arrays of 32 floats. */
+static __host__ __device__ constexpr int adl_threads(int nvec, int vpt)
 {
-	__shared__ float red1[32], red2[32];
+	return ((nvec + vpt - 1) / vpt + 31) / 32 * 32;
+}
+template <int VPT, int NV>
+static __device__ __forceinline__ void rms_vec_body(const uint4 *__restrict__ x, const uint4 *__restrict__ shift,
+						    const uint4 *__restrict__ scale, uint4 *__restrict__ y,
+						    int nvec_rt, unsigned S, float h_rt, float eps, float *red1,
+						    float *red2)
+{
+	const int nvec = NV > 0 ? NV : nvec_rt;
+	const float h = NV > 0 ? (float)(8 * NV) : h_rt;
+	constexpr bool full = NV > 0 && adl_threads(NV, VPT) * VPT == NV; /* every slot holds a vector */
+	constexpr int NW = NV > 0 ? adl_threads(NV, VPT) / 32 : 0;
 	const unsigned row = blockIdx.x, b = row / S;
 	const uint4 *xr = x + (size_t)row * (size_t)nvec;
 	const uint4 *shr = shift + (size_t)b * (size_t)nvec, *scr = scale + (size_t)b * (size_t)nvec;
@@ -108,8 +136,8 @@ __global__ void __launch_bounds__(RMS_MAX_THREADS)
 	uint4 xv[VPT], shv[VPT], scv[VPT];
 #pragma unroll
 	for (int k = 0; k < VPT; k++) {
-		const int i = (int)threadIdx.x + k * (int)blockDim.x;
-		if (i < nvec) {
+		const int i = (int)threadIdx.x + k * (NV > 0 ? adl_threads(NV, VPT) : (int)blockDim.x);
+		if (full || i < nvec) {
 			xv[k] = rms_ld_stream(xr + i);
 			shv[k] = __ldg(shr + i);
 			scv[k] = __ldg(scr + i);
@@ -127,12 +155,12 @@ __global__ void __launch_bounds__(RMS_MAX_THREADS)
 		for (int j = 0; j < 4; j++)
 			sum += rms_lo(u[j]) + rms_hi(u[j]);
 	}
-	const float mean = rms_block_sum(sum, red1) / h;
+	const float mean = rms_block_sum<NW>(sum, red1) / h;
 	float sq = 0.0f;
 #pragma unroll
 	for (int k = 0; k < VPT; k++) {
-		const int i = (int)threadIdx.x + k * (int)blockDim.x;
-		if (i < nvec) { /* idle slots hold zeros, not the mean: leave them out */
+		const int i = (int)threadIdx.x + k * (NV > 0 ? adl_threads(NV, VPT) : (int)blockDim.x);
+		if (full || i < nvec) { /* idle slots hold zeros, not the mean: leave them out */
 			const uint32_t u[4] = { xv[k].x, xv[k].y, xv[k].z, xv[k].w };
 #pragma unroll
 			for (int j = 0; j < 4; j++) {
@@ -142,11 +170,11 @@ __global__ void __launch_bounds__(RMS_MAX_THREADS)
 			}
 		}
 	}
-	const float rstd = rsqrtf(rms_block_sum(sq, red2) / h + eps);
+	const float rstd = rsqrtf(rms_block_sum<NW>(sq, red2) / h + eps);
 #pragma unroll
 	for (int k = 0; k < VPT; k++) {
-		const int i = (int)threadIdx.x + k * (int)blockDim.x;
-		if (i < nvec) {
+		const int i = (int)threadIdx.x + k * (NV > 0 ? adl_threads(NV, VPT) : (int)blockDim.x);
+		if (full || i < nvec) {
 			uint4 o;
 			o.x = rms_word(xv[k].x, shv[k].x, scv[k].x, mean, rstd);
 			o.y = rms_word(xv[k].y, shv[k].y, scv[k].y, mean, rstd);
@@ -156,6 +184,29 @@ __global__ void __launch_bounds__(RMS_MAX_THREADS)
 		}
 	}
 }
+
+template <int VPT>
+__global__ void __launch_bounds__(RMS_MAX_THREADS)
+	rms_vec(const uint4 *__restrict__ x, const uint4 *__restrict__ shift, const uint4 *__restrict__ scale,
+		uint4 *__restrict__ y, int nvec, unsigned S, float h, float eps)
+{
+	__shared__ float red1[32], red2[32];
+	rms_vec_body<VPT, 0>(x, shift, scale, y, nvec, S, h, eps, red1, red2);
+}
+
+#if ADL_CONST_H > 0
+/* the definition's row (H = ADL_CONST_H) and rms_pick's block for it as compile-time constants */
+template <int VPT>
+__global__ void __launch_bounds__(RMS_MAX_THREADS)
+	rms_vec_c(const uint4 *__restrict__ x, const uint4 *__restrict__ shift, const uint4 *__restrict__ scale,
+		  uint4 *__restrict__ y, int nvec, unsigned S, float h, float eps)
+{
+	__shared__ float red1[32], red2[32];
+	rms_vec_body<VPT, ADL_CONST_H / 8>(x, shift, scale, y, nvec, S, h, eps, red1, red2);
+}
+#else
+#define rms_vec_c rms_vec
+#endif
 
 /* Any shape or alignment: one block per row, scalar, x read three times. */
 __global__ void __launch_bounds__(RMS_FALLBACK_THREADS)
@@ -168,13 +219,13 @@ __global__ void __launch_bounds__(RMS_FALLBACK_THREADS)
 	float sum = 0.0f;
 	for (int64_t j = threadIdx.x; j < H; j += blockDim.x)
 		sum += __bfloat162float(x[row + j]);
-	const float mean = rms_block_sum(sum, red1) / (float)H;
+	const float mean = rms_block_sum<0>(sum, red1) / (float)H;
 	float sq = 0.0f;
 	for (int64_t j = threadIdx.x; j < H; j += blockDim.x) {
 		const float d = __bfloat162float(x[row + j]) - mean;
 		sq += d * d;
 	}
-	const float rstd = rsqrtf(rms_block_sum(sq, red2) / (float)H + eps);
+	const float rstd = rsqrtf(rms_block_sum<0>(sq, red2) / (float)H + eps);
 	for (int64_t j = threadIdx.x; j < H; j += blockDim.x) {
 		const float xn = (__bfloat162float(x[row + j]) - mean) * rstd;
 		y[row + j] = __float2bfloat16_rn(xn * (1.0f + __bfloat162float(scale[b * H + j])) +
@@ -240,13 +291,49 @@ SF_EXPORT int run(const sf_call *call)
 	uint4 *yv = (uint4 *)y->data;
 	const int nvec = (int)(H / 8);
 	const unsigned grid = (unsigned)rows, su = (unsigned)S;
+#if ADL_CONST_H > 0
+	const int cw = vpt > 0 && H == ADL_CONST_H && rows <= (int64_t)ADL_CONST_ROWS &&
+		       threads == adl_threads(nvec, vpt);
+#else
+	const int cw = 0; /* rms_vec_c is rms_vec: the branch folds */
+#endif
 	switch (vpt) {
-	case 1: rms_vec<1><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps); break;
-	case 2: rms_vec<2><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps); break;
-	case 3: rms_vec<3><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps); break;
-	case 4: rms_vec<4><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps); break;
-	case 6: rms_vec<6><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps); break;
-	case 8: rms_vec<8><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps); break;
+	case 1:
+		if (cw)
+			rms_vec_c<1><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps);
+		else
+			rms_vec<1><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps);
+		break;
+	case 2:
+		if (cw)
+			rms_vec_c<2><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps);
+		else
+			rms_vec<2><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps);
+		break;
+	case 3:
+		if (cw)
+			rms_vec_c<3><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps);
+		else
+			rms_vec<3><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps);
+		break;
+	case 4:
+		if (cw)
+			rms_vec_c<4><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps);
+		else
+			rms_vec<4><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps);
+		break;
+	case 6:
+		if (cw)
+			rms_vec_c<6><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps);
+		else
+			rms_vec<6><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps);
+		break;
+	case 8:
+		if (cw)
+			rms_vec_c<8><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps);
+		else
+			rms_vec<8><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps);
+		break;
 	default:
 		rms_scalar<<<grid, RMS_FALLBACK_THREADS, 0, s>>>(
 			(const __nv_bfloat16 *)x->data, (const __nv_bfloat16 *)sh->data, (const __nv_bfloat16 *)sc->data,

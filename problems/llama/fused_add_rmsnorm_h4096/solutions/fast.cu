@@ -22,6 +22,10 @@
  * RMS_SUM_UNROLL 0 / RMS_MEAN_MUL 0 (rms_rowops.cuh) = the block sum's loop and the fp32 division
  * of session 8 instead of the unrolled final sum and sum * (1/H) at <= 2 vectors per thread
  * (session 9, NOTES.md).
+ * Since session 12: RMS_CONST_H (the definition's H by default; 0 = off) runs rows of that width, in calls of
+ * at most RMS_CONST_ROWS rows, on rms_vec_c, the same body with nvec and rms_pick's block size as
+ * compile-time constants (no bounds tests where the block holds the row exactly); other widths and larger
+ * calls take the runtime rms_vec (NOTES.md, session 12).
  */
 // solforge-tune: RMS_VPT_PREF=4,2,8 RMS_SMALL_T=256,0,64,1024 RMS_NC=0,1 RMS_ST_CS=0,1
 #include <cuda_runtime.h>
@@ -40,6 +44,18 @@
 #endif
 #ifndef RMS_ST_CS
 #define RMS_ST_CS 0
+#endif
+/* RMS_CONST_H > 0: rows of this width, in calls of at most RMS_CONST_ROWS rows, run rms_vec_c (nvec and
+ * rms_pick's block size compile-time constants: no bounds tests when the block holds the row exactly, row
+ * offsets by a constant; session 12, NOTES.md); 0: runtime widths only (session 9's PTX). RMS_CONST_ROWS:
+ * without the bounds tests ptxas keeps more live at 3+ vectors per thread (rmsnorm rms_vec_c<4> 63 against
+ * rms_vec<4> 48 registers, gemma <3> 56 against 39), fewer blocks per SM where the bandwidth-bound sizes
+ * need them; 256 rows are resident at once either way. */
+#ifndef RMS_CONST_H
+#define RMS_CONST_H 4096
+#endif
+#ifndef RMS_CONST_ROWS
+#define RMS_CONST_ROWS 256
 #endif
 #define RMS_MAX_THREADS 512
 #define RMS_FALLBACK_THREADS 256
@@ -63,20 +79,25 @@ static __device__ __forceinline__ uint32_t rms_word(uint32_t xw, uint32_t ww, fl
 /* One block per row of nvec 16-byte vectors; thread t holds vectors t, t + blockDim.x, ...; hs is
  * rms_hscale<VPT>(H). A block of rms_warps(RMS_ROW_NVEC, VPT) warps (the problem's row) sums its warps'
  * partials unrolled (rms_block_sum<NW>); other row widths take the loop. */
-template <int VPT>
-__global__ void __launch_bounds__(RMS_MAX_THREADS)
-	rms_vec(const uint4 *__restrict__ x, const uint4 *__restrict__ r, const uint4 *__restrict__ w,
-		uint4 *__restrict__ y, uint4 *__restrict__ r_out, int nvec, float hs, float eps)
+/* The row kernel's body (rms_vec, rms_vec_c): NV > 0 fixes nvec = NV and the block at rms_warps(NV, VPT) warps
+ * (rms_pick's block for that row: the host launches rms_vec_c only with it); red: the kernel's shared rms_red_t
+ * array as floats. NV = 0: nvec_rt and blockDim.x (the PTX of session 9's kernel). */
+template <int VPT, int NV>
+static __device__ __forceinline__ void rms_vec_body(const uint4 *__restrict__ x, const uint4 *__restrict__ r,
+						    const uint4 *__restrict__ w, uint4 *__restrict__ y,
+						    uint4 *__restrict__ r_out, int nvec_rt, float hs, float eps,
+						    float *red)
 {
-	__shared__ rms_red_t red[RMS_RED_N];
+	const int nvec = NV > 0 ? NV : nvec_rt;
+	constexpr bool full = NV > 0 && rms_warps(NV, VPT) * 32 * VPT == NV; /* every slot holds a vector */
 	const size_t off = (size_t)blockIdx.x * (size_t)nvec;
 	const uint4 *xr = x + off, *rr = r + off;
 	uint4 *yr = y + off, *ro = r_out + off;
 	uint4 xv[VPT], rv[VPT], wv[VPT];
 #pragma unroll
 	for (int k = 0; k < VPT; k++) {
-		const int i = (int)threadIdx.x + k * (int)blockDim.x;
-		if (i < nvec) {
+		const int i = (int)threadIdx.x + k * (NV > 0 ? rms_warps(NV, VPT) * 32 : (int)blockDim.x);
+		if (full || i < nvec) {
 			xv[k] = rms_ld_stream(xr + i);
 			rv[k] = rms_ld_stream(rr + i);
 			wv[k] = rms_ld_w(w + i);
@@ -93,8 +114,8 @@ __global__ void __launch_bounds__(RMS_MAX_THREADS)
 		xv[k].y = rms_add(xv[k].y, rv[k].y);
 		xv[k].z = rms_add(xv[k].z, rv[k].z);
 		xv[k].w = rms_add(xv[k].w, rv[k].w);
-		const int i = (int)threadIdx.x + k * (int)blockDim.x;
-		if (i < nvec)
+		const int i = (int)threadIdx.x + k * (NV > 0 ? rms_warps(NV, VPT) * 32 : (int)blockDim.x);
+		if (full || i < nvec)
 			rms_st(ro + i, xv[k]);
 	}
 	float ss = 0.0f;
@@ -108,12 +129,12 @@ __global__ void __launch_bounds__(RMS_MAX_THREADS)
 			ss += b * b;
 		}
 	}
-	const float total = rms_block_sum<rms_warps(RMS_ROW_NVEC, VPT)>(ss, (float *)red);
+	const float total = rms_block_sum<rms_warps(RMS_ROW_NVEC, VPT)>(ss, red);
 	const float rstd = rsqrtf(rms_mean<VPT>(total, hs) + eps);
 #pragma unroll
 	for (int k = 0; k < VPT; k++) {
-		const int i = (int)threadIdx.x + k * (int)blockDim.x;
-		if (i < nvec) {
+		const int i = (int)threadIdx.x + k * (NV > 0 ? rms_warps(NV, VPT) * 32 : (int)blockDim.x);
+		if (full || i < nvec) {
 			uint4 o;
 			o.x = rms_word(xv[k].x, wv[k].x, rstd);
 			o.y = rms_word(xv[k].y, wv[k].y, rstd);
@@ -123,6 +144,30 @@ __global__ void __launch_bounds__(RMS_MAX_THREADS)
 		}
 	}
 }
+
+template <int VPT>
+__global__ void __launch_bounds__(RMS_MAX_THREADS)
+	rms_vec(const uint4 *__restrict__ x, const uint4 *__restrict__ r, const uint4 *__restrict__ w,
+		uint4 *__restrict__ y, uint4 *__restrict__ r_out, int nvec, float hs, float eps)
+{
+	__shared__ rms_red_t red[RMS_RED_N];
+	rms_vec_body<VPT, 0>(x, r, w, y, r_out, nvec, hs, eps, (float *)red);
+}
+
+#if RMS_CONST_H > 0
+/* the definition's row (H = RMS_CONST_H: nvec = RMS_CONST_H / 8) and the block of rms_pick for it
+ * (rms_warps(nvec, VPT) warps) as compile-time constants; the host takes it only for that H and block */
+template <int VPT>
+__global__ void __launch_bounds__(RMS_MAX_THREADS)
+	rms_vec_c(const uint4 *__restrict__ x, const uint4 *__restrict__ r, const uint4 *__restrict__ w,
+		uint4 *__restrict__ y, uint4 *__restrict__ r_out, int nvec, float hs, float eps)
+{
+	__shared__ rms_red_t red[RMS_RED_N];
+	rms_vec_body<VPT, RMS_CONST_H / 8>(x, r, w, y, r_out, nvec, hs, eps, (float *)red);
+}
+#else
+#define rms_vec_c rms_vec
+#endif
 
 /* Any shape or alignment: one block per row, scalar, the row read twice. */
 __global__ void __launch_bounds__(RMS_FALLBACK_THREADS)
@@ -196,13 +241,49 @@ SF_EXPORT int run(const sf_call *call)
 	uint4 *yv = (uint4 *)y->data, *rov = (uint4 *)ro->data;
 	const int nvec = (int)(H / 8);
 	const unsigned grid = (unsigned)T;
+#if RMS_CONST_H > 0
+	const int cw = vpt > 0 && H == RMS_CONST_H && T <= RMS_CONST_ROWS &&
+		       threads == rms_warps(nvec, vpt) * 32;
+#else
+	const int cw = 0; /* rms_vec_c is rms_vec: the branch folds */
+#endif
 	switch (vpt) {
-	case 1: rms_vec<1><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, rms_hscale<1>(H), eps); break;
-	case 2: rms_vec<2><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, rms_hscale<2>(H), eps); break;
-	case 3: rms_vec<3><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, rms_hscale<3>(H), eps); break;
-	case 4: rms_vec<4><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, rms_hscale<4>(H), eps); break;
-	case 6: rms_vec<6><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, rms_hscale<6>(H), eps); break;
-	case 8: rms_vec<8><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, rms_hscale<8>(H), eps); break;
+	case 1:
+		if (cw)
+			rms_vec_c<1><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, rms_hscale<1>(H), eps);
+		else
+			rms_vec<1><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, rms_hscale<1>(H), eps);
+		break;
+	case 2:
+		if (cw)
+			rms_vec_c<2><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, rms_hscale<2>(H), eps);
+		else
+			rms_vec<2><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, rms_hscale<2>(H), eps);
+		break;
+	case 3:
+		if (cw)
+			rms_vec_c<3><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, rms_hscale<3>(H), eps);
+		else
+			rms_vec<3><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, rms_hscale<3>(H), eps);
+		break;
+	case 4:
+		if (cw)
+			rms_vec_c<4><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, rms_hscale<4>(H), eps);
+		else
+			rms_vec<4><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, rms_hscale<4>(H), eps);
+		break;
+	case 6:
+		if (cw)
+			rms_vec_c<6><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, rms_hscale<6>(H), eps);
+		else
+			rms_vec<6><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, rms_hscale<6>(H), eps);
+		break;
+	case 8:
+		if (cw)
+			rms_vec_c<8><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, rms_hscale<8>(H), eps);
+		else
+			rms_vec<8><<<grid, threads, 0, s>>>(xv, rv, wv, yv, rov, nvec, rms_hscale<8>(H), eps);
+		break;
 	default:
 		rms_scalar<<<grid, RMS_FALLBACK_THREADS, 0, s>>>(
 			(const __nv_bfloat16 *)x->data, (const __nv_bfloat16 *)r->data, (const __nv_bfloat16 *)w->data,

@@ -14,6 +14,11 @@
  * x1*c - x2*s, x2*c + x1*s is float32, one rounding to bf16.
  * Vector path: (D/2) % 8 == 0 and q, k, q_out, k_out 16-byte aligned; else a scalar kernel, one pair
  * per thread. Correct for any T (0 included) and any head counts; D even, D <= 256.
+ * Since session 12 (RP_CONST 1, the default): a call with the definition's head counts and head_dim
+ * (Hq 32, Hk 8, D 128) runs an instance of the vector kernel with those three compile-time constants
+ * (the work item's head w / hv a shift, the row offsets multiplies by constants: no integer division
+ * before the first loads), any other shape the runtime-shape instance; RP_CONST 0: the runtime
+ * instance only (session 10's PTX).
  */
 // solforge-tune: THREADS_CAP=256,512,1024 RP_SINCOS_F64=1,0
 #include <cuda_runtime.h>
@@ -29,6 +34,15 @@
 #ifndef RP_SINCOS_F64
 #define RP_SINCOS_F64 0 /* v2 candidate 1 is unmeasured on a GPU yet (NOTES.md); 1: cos / sin in double (see rp_vec_kernel), 0: precise sincosf */
 #endif
+
+/* RP_CONST 1: calls of Hq 32, Hk 8, D 128 (the definition's) take the compile-time-shape instance; 0: runtime
+ * shapes only */
+#ifndef RP_CONST
+#define RP_CONST 1
+#endif
+#define RP_CONST_HQ 32
+#define RP_CONST_HK 8
+#define RP_CONST_D 128
 
 #define RP_MAX_HALF 128
 
@@ -79,13 +93,16 @@ static __device__ __forceinline__ void rp_rot8(uint4 &a, uint4 &b, const float *
 	b = make_uint4(bw[0], bw[1], bw[2], bw[3]);
 }
 
-/* one CTA per token (blockIdx.x); hv = D/16 vector pairs per head; work item w = head * hv + j */
-template <typename P>
-static __global__ void rp_vec_kernel(const uint4 *__restrict__ q, const uint4 *__restrict__ k, const P *__restrict__ pos,
-				     uint4 *__restrict__ q_out, uint4 *__restrict__ k_out, int Hq, int Hk, int D,
-				     rp_table tab)
+/* one CTA per token (blockIdx.x); hv = D/16 vector pairs per head; work item w = head * hv + j; cs, sn:
+ * the CTA's shared arrays of RP_MAX_HALF floats. CQ, CK, CD > 0: Hq, Hk, D are those constants (the
+ * runtime Hq_rt, Hk_rt, D_rt are then ignored; the host takes this instance only when they are equal). */
+template <typename P, int CQ, int CK, int CD>
+static __device__ __forceinline__ void rp_vec_body(const uint4 *__restrict__ q, const uint4 *__restrict__ k,
+						   const P *__restrict__ pos, uint4 *__restrict__ q_out,
+						   uint4 *__restrict__ k_out, int Hq_rt, int Hk_rt, int D_rt,
+						   const rp_table &tab, float *cs, float *sn)
 {
-	__shared__ float cs[RP_MAX_HALF], sn[RP_MAX_HALF];
+	const int Hq = CQ > 0 ? CQ : Hq_rt, Hk = CK > 0 ? CK : Hk_rt, D = CD > 0 ? CD : D_rt;
 	const int64_t t = blockIdx.x;
 	const int half = D / 2, hv = half / 8, dv = D / 8; /* dv: 16-byte vectors per head row */
 	const int nwork = (Hq + Hk) * hv;
@@ -133,6 +150,27 @@ static __global__ void rp_vec_kernel(const uint4 *__restrict__ q, const uint4 *_
 	}
 }
 
+template <typename P>
+static __global__ void rp_vec_kernel(const uint4 *__restrict__ q, const uint4 *__restrict__ k, const P *__restrict__ pos,
+				     uint4 *__restrict__ q_out, uint4 *__restrict__ k_out, int Hq, int Hk, int D,
+				     rp_table tab)
+{
+	__shared__ float cs[RP_MAX_HALF], sn[RP_MAX_HALF];
+	rp_vec_body<P, 0, 0, 0>(q, k, pos, q_out, k_out, Hq, Hk, D, tab, cs, sn);
+}
+
+#if RP_CONST
+/* the definition's shape (Hq 32, Hk 8, D 128) as compile-time constants */
+template <typename P>
+static __global__ void rp_vec_kernel_c(const uint4 *__restrict__ q, const uint4 *__restrict__ k,
+				       const P *__restrict__ pos, uint4 *__restrict__ q_out, uint4 *__restrict__ k_out,
+				       int Hq, int Hk, int D, rp_table tab)
+{
+	__shared__ float cs[RP_MAX_HALF], sn[RP_MAX_HALF];
+	rp_vec_body<P, RP_CONST_HQ, RP_CONST_HK, RP_CONST_D>(q, k, pos, q_out, k_out, Hq, Hk, D, tab, cs, sn);
+}
+#endif
+
 /* any alignment / head_dim: one thread per (token, head, i < D/2) pair */
 template <typename P>
 static __global__ void rp_scalar_kernel(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
@@ -173,9 +211,16 @@ static void rp_launch(const sf_call *call, const rp_table *tab, int64_t T, int64
 		threads = (threads + 31) / 32 * 32;
 		if (threads > THREADS_CAP)
 			threads = THREADS_CAP;
-		rp_vec_kernel<P><<<(unsigned)T, (unsigned)threads, 0, st>>>(
-			(const uint4 *)in[0].data, (const uint4 *)in[1].data, (const P *)in[2].data, (uint4 *)out[0].data,
-			(uint4 *)out[1].data, (int)Hq, (int)Hk, (int)D, *tab);
+#if RP_CONST
+		if (Hq == RP_CONST_HQ && Hk == RP_CONST_HK && D == RP_CONST_D)
+			rp_vec_kernel_c<P><<<(unsigned)T, (unsigned)threads, 0, st>>>(
+				(const uint4 *)in[0].data, (const uint4 *)in[1].data, (const P *)in[2].data,
+				(uint4 *)out[0].data, (uint4 *)out[1].data, (int)Hq, (int)Hk, (int)D, *tab);
+		else
+#endif
+			rp_vec_kernel<P><<<(unsigned)T, (unsigned)threads, 0, st>>>(
+				(const uint4 *)in[0].data, (const uint4 *)in[1].data, (const P *)in[2].data,
+				(uint4 *)out[0].data, (uint4 *)out[1].data, (int)Hq, (int)Hk, (int)D, *tab);
 	} else {
 		const int64_t total = T * (Hq + Hk) * half;
 		int64_t blocks = (total + 255) / 256;

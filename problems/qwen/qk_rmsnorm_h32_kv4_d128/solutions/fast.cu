@@ -17,6 +17,13 @@
  * Tuning knobs (-D): QKN_RPT rows per thread per iteration, QKN_THREADS block size, QKN_WAVES blocks
  * per SM of the persistent grid (a large value: one block per RPT-row group, no loop), QKN_ST_CS 1 =
  * streaming stores, QKN_NC 0 = plain loads instead of ld.global.nc.L1::no_allocate.
+ * Since session 12: QKN_CONST_D 1 (default) = the mean of the squares as ss * (1 / D) with D = 8 * G the
+ * kernel's compile-time width (exact: D is a power of two, so the quotient is bit-identical to ss / D for
+ * every head size the vector kernel takes), 0 = the runtime fp32 division ss / d (session 7's PTX);
+ * QKN_BIG_ROWS > 0 (default 0: off) sends calls of at least that many head rows (q and k together) to a
+ * second instance with QKN_BIG_RPT rows per thread, QKN_BIG_THREADS-thread CTAs and at least
+ * QKN_BIG_MINB CTAs per SM in its launch bounds (torch.compile's large-T shape: 2 rows per thread,
+ * 64-thread CTAs, 32 B in flight per thread; NOTES.md, session 12).
  */
 // solforge-tune: QKN_RPT=1,2,4 QKN_THREADS=256,128,512 QKN_WAVES=4096,8,4,16 QKN_ST_CS=0,1 QKN_NC=0,1
 #include <cuda_runtime.h>
@@ -38,6 +45,23 @@
 #endif
 #ifndef QKN_NC /* 1: loads with ld.global.nc.L1::no_allocate, 0: plain ld.global (Triton's) */
 #define QKN_NC 0
+#endif
+/* QKN_CONST_D 1: the mean as ss * (1 / (8 * G)) from the template's width (bit-identical to ss / D); 0: the
+ * runtime ss / d */
+#ifndef QKN_CONST_D
+#define QKN_CONST_D 1
+#endif
+#ifndef QKN_BIG_ROWS
+#define QKN_BIG_ROWS 0 /* head rows (T * (HQ + HK)) from which the QKN_BIG_* instance runs; 0: never */
+#endif
+#ifndef QKN_BIG_RPT
+#define QKN_BIG_RPT 2
+#endif
+#ifndef QKN_BIG_THREADS
+#define QKN_BIG_THREADS 128
+#endif
+#ifndef QKN_BIG_MINB
+#define QKN_BIG_MINB 16 /* CTAs per SM in the big instance's launch bounds (128 threads x 16: <= 32 registers) */
 #endif
 
 static __device__ __forceinline__ uint4 qkn_ld_stream(const uint4 *p)
@@ -101,22 +125,23 @@ static __device__ __forceinline__ uint32_t qkn_word(uint32_t xw, uint32_t ww, fl
 
 /* G threads per row (G = D/8, a power of two <= 32; blockDim.x a multiple of 32). Block iteration it
  * covers rows [it*RB, (it+1)*RB), RB = (blockDim.x/G) * RPT; thread group gi takes rows
- * it*RB + r*(blockDim.x/G) + gi, r < RPT (consecutive groups: consecutive rows, coalesced). */
-template <int G>
-__global__ void __launch_bounds__(1024)
-	qkn_vec(const uint4 *__restrict__ q, const uint4 *__restrict__ k, const uint4 *__restrict__ qw,
-		const uint4 *__restrict__ kw, uint4 *__restrict__ qo, uint4 *__restrict__ ko, int64_t q_rows,
-		int64_t rows, float d, float eps)
+ * it*RB + r*(blockDim.x/G) + gi, r < RPT (consecutive groups: consecutive rows, coalesced). d = D as a
+ * float (used only with QKN_CONST_D 0). */
+template <int G, int RPT>
+static __device__ __forceinline__ void qkn_vec_body(const uint4 *__restrict__ q, const uint4 *__restrict__ k,
+						    const uint4 *__restrict__ qw, const uint4 *__restrict__ kw,
+						    uint4 *__restrict__ qo, uint4 *__restrict__ ko, int64_t q_rows,
+						    int64_t rows, float d, float eps)
 {
 	const int lane = (int)(threadIdx.x & (G - 1));
 	const int gi = (int)(threadIdx.x / G), gpb = (int)(blockDim.x / G);
-	const int64_t rb = (int64_t)gpb * QKN_RPT;
+	const int64_t rb = (int64_t)gpb * RPT;
 	const uint4 wq = __ldg(qw + lane), wk = __ldg(kw + lane);
 	for (int64_t it = blockIdx.x; it * rb < rows; it += gridDim.x) {
-		uint4 v[QKN_RPT];
-		int64_t row[QKN_RPT];
+		uint4 v[RPT];
+		int64_t row[RPT];
 #pragma unroll
-		for (int r = 0; r < QKN_RPT; r++) {
+		for (int r = 0; r < RPT; r++) {
 			row[r] = it * rb + (int64_t)r * gpb + gi;
 			v[r] = make_uint4(0, 0, 0, 0);
 			if (row[r] < q_rows)
@@ -125,12 +150,17 @@ __global__ void __launch_bounds__(1024)
 				v[r] = qkn_ld_stream(k + (row[r] - q_rows) * G + lane);
 		}
 #pragma unroll
-		for (int r = 0; r < QKN_RPT; r++) {
+		for (int r = 0; r < RPT; r++) {
 			float ss = qkn_sumsq(v[r]);
 #pragma unroll
 			for (int o = G / 2; o > 0; o >>= 1)
 				ss += __shfl_xor_sync(0xffffffffu, ss, o);
+#if QKN_CONST_D
+			(void)d;
+			const float rstd = rsqrtf(ss * (1.0f / (float)(8 * G)) + eps);
+#else
 			const float rstd = rsqrtf(ss / d + eps);
+#endif
 			const bool is_q = row[r] < q_rows;
 			const uint4 w = is_q ? wq : wk;
 			uint4 out;
@@ -145,6 +175,27 @@ __global__ void __launch_bounds__(1024)
 		}
 	}
 }
+
+template <int G>
+__global__ void __launch_bounds__(1024)
+	qkn_vec(const uint4 *__restrict__ q, const uint4 *__restrict__ k, const uint4 *__restrict__ qw,
+		const uint4 *__restrict__ kw, uint4 *__restrict__ qo, uint4 *__restrict__ ko, int64_t q_rows,
+		int64_t rows, float d, float eps)
+{
+	qkn_vec_body<G, QKN_RPT>(q, k, qw, kw, qo, ko, q_rows, rows, d, eps);
+}
+
+#if QKN_BIG_ROWS > 0
+/* the large-call instance (QKN_BIG_*): the same body, QKN_BIG_RPT rows per thread, QKN_BIG_THREADS threads */
+template <int G>
+__global__ void __launch_bounds__(QKN_BIG_THREADS, QKN_BIG_MINB)
+	qkn_vec_big(const uint4 *__restrict__ q, const uint4 *__restrict__ k, const uint4 *__restrict__ qw,
+		    const uint4 *__restrict__ kw, uint4 *__restrict__ qo, uint4 *__restrict__ ko, int64_t q_rows,
+		    int64_t rows, float d, float eps)
+{
+	qkn_vec_body<G, QKN_BIG_RPT>(q, k, qw, kw, qo, ko, q_rows, rows, d, eps);
+}
+#endif
 
 /* Any D and alignment: one warp per row, scalar, the row read twice. */
 __global__ void qkn_scalar(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
@@ -214,6 +265,16 @@ SF_EXPORT int run(const sf_call *call)
 	const uint4 *qv = (const uint4 *)q->data, *kv = (const uint4 *)k->data;
 	const uint4 *qwv = (const uint4 *)qw->data, *kwv = (const uint4 *)kw->data;
 	uint4 *qov = (uint4 *)qo->data, *kov = (uint4 *)ko->data;
+#if QKN_BIG_ROWS > 0
+	if (vec && G == 16 && rows >= (int64_t)QKN_BIG_ROWS) { /* the definition's D = 128 only */
+		const int64_t rb = (int64_t)(QKN_BIG_THREADS / 16) * QKN_BIG_RPT;
+		int64_t grid = (rows + rb - 1) / rb;
+		if (grid > cap)
+			grid = cap;
+		qkn_vec_big<16><<<(unsigned)grid, QKN_BIG_THREADS, 0, s>>>(qv, kv, qwv, kwv, qov, kov, q_rows, rows,
+									      (float)D, eps);
+	} else
+#endif
 	if (vec) {
 		const int64_t rb = (int64_t)(QKN_THREADS / G) * QKN_RPT;
 		int64_t grid = (rows + rb - 1) / rb;
