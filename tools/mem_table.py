@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""mem_table.py - issue 7's table from `solforge eval --copy-ceiling --json` traces (tools/gpu_memtable.sh).
+"""mem_table.py - issue 7's table from `solforge eval --copy-ceiling --json` traces (tools/gpu_memtable.sh);
+with --read-ceiling traces (READ=1) also the same-byte read and T_k's fraction of its speed.
 
 usage: mem_table.py TRACES.jsonl...
 
@@ -55,6 +56,8 @@ def rows_of(paths):
                 "tk_us": tk * 1e3 if tk else None,
                 "copy_us": sf["copy_ms"] * 1e3 if sf.get("copy_ms") else None,
                 "frac": sf.get("bw_fraction_of_copy"),
+                "read_us": sf["read_ms"] * 1e3 if sf.get("read_ms") else None,
+                "rfrac": sf.get("bw_fraction_of_read"),
                 "rate": rate_of(sf, tk),
                 "base": best["name"] if best else None,
                 "base_us": best["median_ms"] * 1e3 if best else None,
@@ -96,8 +99,10 @@ def main(argv):
     if not rows:
         print("mem_table: no traces")
         return 1
-    print("| problem | workload | status | T_k us | copy us | of copy | rate | best baseline | T_b us | T_b/T_k | SOL |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    reads = any(r["read_us"] is not None for r in rows)  # --read-ceiling: two more columns
+    print("| problem | workload | status | T_k us | copy us | of copy | " + ("read us | of read | " if reads else "") +
+          "rate | best baseline | T_b us | T_b/T_k | SOL |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if reads else ""))
     for r in rows:
         base = r["base"] or "-"
         if r["compile_s"]:
@@ -106,7 +111,8 @@ def main(argv):
             base += f" [{r['base_method']}]"
         wl = r["workload"] + (" (held-out)" if r["heldout"] else "")
         print(f"| {r['problem']} | {wl} | {r['status']} | {fmt(r['tk_us'], '.2f')} | {fmt(r['copy_us'], '.2f')} | "
-              f"{fmt(r['frac'], '.2f')} | {r['rate']} | {base} | {fmt(r['base_us'], '.2f')} | "
+              f"{fmt(r['frac'], '.2f')} | " + (f"{fmt(r['read_us'], '.2f')} | {fmt(r['rfrac'], '.2f')} | " if reads else "") +
+              f"{r['rate']} | {base} | {fmt(r['base_us'], '.2f')} | "
               f"{fmt(r['speedup'], '.2f')} | {fmt(r['sol'], '.3f')} |")
     print()
     print("| problem | workloads | PASSED | of copy min / median | T_b/T_k min / geomean | SOL min / median |")
@@ -133,6 +139,10 @@ def main(argv):
     nsp = sum(1 for r in rows if r["speedup"] is not None)
     print(f"workloads: {len(rows)}, PASSED {npass}; >= 0.90 of copy: {at90} of {nfrac}; "
           f"faster than the best baseline: {faster} of {nsp}")
+    if reads:
+        rf = [r["rfrac"] for r in rows if r["rfrac"] is not None]
+        print(f">= 0.90 of the same-byte read: {sum(1 for x in rf if x >= 0.9)} of {len(rf)}; of read min / median "
+              f"{fmt(min(rf) if rf else None, '.2f')} / {fmt(med(rf), '.2f')}")
     print(f"median SOL score: over the {len(medians)} problems' medians {fmt(med(medians), '.3f')}, "
           f"over all workloads {fmt(med([r['sol'] for r in rows]), '.3f')}")
     print("(compile s: torch.compile time of the best baseline in this eval; [events]: that baseline was "

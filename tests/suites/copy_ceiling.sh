@@ -151,6 +151,13 @@ if "$SF" eval $RMS @oracle "${FAST[@]}" --read-ceiling --only '=rmsnorm_h4096-t6
 len(ts) == 1 and sf[0]["read_ms"] > 0 and abs(sf[0]["read_bytes"] - sf[0]["bytes"]) <= 16386 / 2 and sf[0]["read_bytes"] % 16386 == 0
 and abs(sf[0]["bw_fraction_of_read"] - sf[0]["read_ms"] / ts[0]["evaluation"]["performance"]["latency_ms"]) < 1e-9'; then
 	ok read_fields
+	# tools/mem_table.py (gpu_memtable.sh's table) shows the read columns and the read summary line
+	if python3 tools/mem_table.py "$TMP/rrms.jsonl" >"$TMP/rrms_table.txt" 2>&1 &&
+		grep -q '| read us | of read |' "$TMP/rrms_table.txt" && grep -q '^>= 0.90 of the same-byte read: ' "$TMP/rrms_table.txt"; then
+		ok mem_table_read_columns
+	else
+		fail mem_table_read_columns "$(head -5 "$TMP/rrms_table.txt")"
+	fi
 else
 	fail read_fields "$(tail -3 "$TMP/rrms.err")"
 fi

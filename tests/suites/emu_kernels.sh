@@ -135,6 +135,8 @@ EMU_ROPE problems/llama/rope_llama31_h32_kv8_d128/solutions/fast.cu -DRP_CONST=0
 EMU_GEGLU problems/gemma/geglu_tanh_h5376_i21504/solutions/fast.cu -Iproblems/gemma/geglu_tanh_h5376_i21504/solutions -DGG_CONST_I=0
 EMU_COPY tools/calibration/copy/solutions/copy.cu -DCOPY_BLOCKED=1
 EMU_COPY tools/calibration/copy/solutions/copy.cu -DCOPY_BPS=4 -DCOPY_UNROLL=4 -DCOPY_THREADS=512
+EMU_READ tools/calibration/read/solutions/read.cu
+EMU_READ tools/calibration/read/solutions/read.cu -DREAD_THREADS=128 -DREAD_UNROLL=2
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=100000 -DDEC_SCAN_PASS=2 -DDECODE_MMA=1
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DEMU_DECODE_HELDOUT
 LIST
