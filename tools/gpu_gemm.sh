@@ -103,6 +103,17 @@
 #           GEMM_NOTES_MID_M.md "M 9-16 measured"); checked and timed at M 9..16 only; its precheck ($MS_S16,
 #           untimed) covers odd M and every M-row clamp
 #   s16o    the control of that flip, -DSF_GEMM_SM16=0: M 9..16 on the 8-row kernel gemm_smallm_kernel<2, U>
+#   v12     the defaults + -DSF_GEMM_MIDM_MC=1 (+ _TRACE=1): v4's one-CTA-per-SM plans (M 17..128) on clusters of two
+#           weight bands x their K splits whose CTAs of one K range share the activation tile by TMA multicast (each
+#           loads half; gemm_bf16_sm90_midm_mc.cuh, GEMM_NOTES_MID_M.md "Version 12"); the trace line of a pair plan
+#           ends "(v12 band pairs, ...)", a declined one reads "midm pair plan ...: not taken: v4"; precheck $MS_V12
+#   v12n    v12 with -DSF_GEMM_MIDM_MC=2 (control): the same clusters, barriers and lockstep, no multicast (each CTA
+#           loads its whole activation tile): v12 against v12n is the byte saving, v12n against dflt the pairing's cost
+#   v12w    v12 with -DSF_GEMM_MIDM_MAX_M=256: M 129..256 on the swap-AB kernel too (token tiles 192 / 256, band pairs
+#           where they fit) instead of v6 + v10; precheck $MS_V12W
+#   v12t8   v12 with -DSF_GEMM_MIDM_MC_TRIP=8: the cluster reduction issues 8 output pairs' DSMEM loads per round trip
+#           (a rank's whole share at NT 128 with 4 splits: 1 trip instead of 2; unchanged at NT <= 64): is the
+#           reduction latency-bound?
 #   dflt    the solution's defaults as they are (no -D but the trace): since session 10 v3a + v6 + v10; v3a and v2
 #           pin v10 off (-DSF_GEMM_V10=0) so they stay the session-9 controls
 #   sm5old  sm5 with the first, racy release order (-DSF_GEMM_SM5_RELEASE=0): the control, expected to FAIL
@@ -126,6 +137,8 @@
 #   'CANDS=v3a+v10+v10r,MS=1000+1024+2048+4096+5000+8192,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:150'
 # The v11 mid-M run (GEMM_NOTES_MID_M.md "Version 11"; dflt = the defaults, v3a = the same code at M <= 512):
 #   'CANDS=v3a+dflt+v11p+v11r+v11pp+v11m,MS=64+128+200+256+384+512,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
+# The v12 mid-M run (GEMM_NOTES_MID_M.md "Version 12"; dflt = the defaults; v12 at M <= 128, v12w also at 129..256):
+#   'CANDS=dflt+v12+v12n+v12t8+v12w,MS=32+64+100+128+200+256,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
 # The M 9-16 candidate (GEMM_NOTES_MID_M.md "M 9-16 candidate"; dflt = the defaults, M 8 the reference row):
 #   'CANDS=dflt+s16,MS=8+9+12+16,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
 # The v5 small-M run (GEMM_NOTES.md "Version 5"; ~3 min on one H200):
@@ -168,6 +181,10 @@ MS_S16=${MS_S16:-9,11,13,15,16} # s16 precheck: odd M (rows of A clamped) and M 
 MS_S16=${MS_S16//+/,}
 MS_V11M=${MS_V11M:-17,33,64,77,96,128} # v11m precheck: every token tile of v4 (32..128), boxes taller than M (17, 33, 77)
 MS_V11M=${MS_V11M//+/,}
+MS_V12=${MS_V12:-17,33,64,77,100,127,128} # v12 precheck: every token tile 32..128 of the pair kernel, odd M (boxes past M)
+MS_V12=${MS_V12//+/,}
+MS_V12W=${MS_V12W:-17,64,127,129,160,200,255,256} # v12w precheck: v12's tiles and 192 / 256 at odd M
+MS_V12W=${MS_V12W//+/,}
 MS_MID=${MS_MID//+/,} # every M list may use '+' (a gpu_round.sh spec), gemm_check.py wants commas
 MS_MIDM=${MS_MIDM//+/,}
 MS_MIDM2=${MS_MIDM2//+/,}
@@ -227,7 +244,11 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"v11pp|-DSF_GEMM_V10_MIN_M=129 -DSF_GEMM_V6_PIN_MODE=0 -DSF_GEMM_V3_TRACE=1 -DSF_GEMM_V6_TRACE=1|129-512|$MS_V11"
 	"v11m|-DSF_GEMM_MIDM_TMA=1 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V11M"
 	"s16|-DSF_GEMM_SM16=1|9-16|$MS_S16"
-	"s16o|-DSF_GEMM_SM16=0|9-16|$MS_S16")
+	"s16o|-DSF_GEMM_SM16=0|9-16|$MS_S16"
+	"v12|-DSF_GEMM_MIDM_MC=1 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V12"
+	"v12n|-DSF_GEMM_MIDM_MC=2 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V12"
+	"v12w|-DSF_GEMM_MIDM_MC=1 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_TRACE=1|17-256|$MS_V12W"
+	"v12t8|-DSF_GEMM_MIDM_MC=1 -DSF_GEMM_MIDM_MC_TRIP=8 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V12")
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	keep=()
@@ -265,7 +286,7 @@ if has build; then
 			note "build $name: FAILED: $nu STB_GNU_UNIQUE symbols (shared across the libraries of one process): $(nm -C "$dev/$name.so" | grep ' u ' | head -3 | tr '\n' ';')"
 			status=1
 		elif [ -f "$dev/$name.so" ]; then
-			[ "$name" = v2 ] || [ "$name" = v3 ] || [ "$name" = midm ] || [ "$name" = midm2 ] || [ "$name" = sm5 ] || [ "$name" = sm5c ] || [ "$name" = v6 ] || [ "$name" = pp ] || [ "$name" = pp64 ] || [ "$name" = mc ] || [ "$name" = c256 ] || [ "$name" = c256n ] || [ "$name" = c256d ] || [ "$name" = v10 ] || [ "$name" = v10r ] || [ "$name" = v11p ] || [ "$name" = v11m ] || [ "$name" = s16 ] || [ "$name" = s16o ] && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); else if (match(k, /ILi[0-9]+E/)) t = substr(k, RSTART + 3, RLENGTH - 4); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
+			[ "$name" = v2 ] || [ "$name" = v3 ] || [ "$name" = midm ] || [ "$name" = midm2 ] || [ "$name" = sm5 ] || [ "$name" = sm5c ] || [ "$name" = v6 ] || [ "$name" = pp ] || [ "$name" = pp64 ] || [ "$name" = mc ] || [ "$name" = c256 ] || [ "$name" = c256n ] || [ "$name" = c256d ] || [ "$name" = v10 ] || [ "$name" = v10r ] || [ "$name" = v11p ] || [ "$name" = v11m ] || [ "$name" = s16 ] || [ "$name" = s16o ] || [ "$name" = v12 ] || [ "$name" = v12n ] || [ "$name" = v12w ] || [ "$name" = v12t8 ] && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); else if (match(k, /ILi[0-9]+E/)) t = substr(k, RSTART + 3, RLENGTH - 4); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
 		else
 			note "build $name: FAILED (see logs/ptxas_$name.log)"
 			tail -20 "$logs/ptxas_$name.log"
@@ -283,7 +304,7 @@ if has eval && [ -x build/solforge ]; then
 fi
 
 if has sass; then
-	for name in v2 v3 midm pp mc c256 c256n c256d v10 v11p v11m s16; do
+	for name in v2 v3 midm pp mc c256 c256n c256d v10 v11p v11m s16 v12 v12n v12w v12t8; do
 		[ -f "$dev/$name.so" ] || continue
 		cuobjdump --dump-sass "$dev/$name.so" >"$logs/sass_$name.txt" 2>&1
 		n=$(grep -c HGMMA "$logs/sass_$name.txt")
@@ -342,6 +363,7 @@ if has check; then
 	grep -q '^v10 plan' "$logs/check.log" && note "v10 plans (SF_GEMM_V3_TRACE of v10 / v10r / v11*): $(grep -c '^v10 plan.*: launched v10' "$logs/check.log") launched, $(grep -c '^v10 plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^v10 plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
 	note "v3 plans (SF_GEMM_V3_TRACE of v3 / v3p / mc*): $(grep -c '^v3 plan.*: launched' "$logs/check.log") launched ($(grep -c '^v3 plan.*: launched mcast' "$logs/check.log") of them mcast, $(grep -c '^v3 plan.*: launched coop' "$logs/check.log") coop; $(grep -c '^v3 plan.*mcast adds a wave' "$logs/check.log") mcast and $(grep -c '^v3 plan.*coop adds a wave' "$logs/check.log") coop plans declined for a wave), $(grep -c '^v3 plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^v3 plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
 	note "midm plans (SF_GEMM_MIDM_TRACE of midm / midm2 / v11m): $(grep -c '^midm plan.*: launched' "$logs/check.log") launched ($(grep -c '^midm plan.*: launched (TMA stores)' "$logs/check.log") with TMA stores), $(grep -c '^midm plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^midm plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
+	grep -q 'v12 band pairs\|^midm pair plan' "$logs/check.log" && note "v12 pair plans (SF_GEMM_MIDM_TRACE of v12 / v12n / v12w): $(grep -c '^midm plan.*: launched (v12 band pairs' "$logs/check.log") launched as band pairs, $(grep -c '^midm pair plan.*not taken' "$logs/check.log") not taken, $(grep -c '^midm pair plan.*FALLBACK' "$logs/check.log") refused$(grep -m3 '^midm pair plan' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
 	grep '^midm plan' "$logs/check.log" | grep -E ' M=(17|64|128|256):' | sort -u | sed 's/^/   /' | head -24
 	if grep -q '^v6 plan' "$logs/check.log"; then
 		note "v6 plans (SF_GEMM_V6_TRACE of v6, v6rt, v6p, v6c, v6pf): $(grep -c '^v6 plan.*: launched' "$logs/check.log") launched, $(grep -c '^v6 plan.*: v2 split-K' "$logs/check.log") planned on v2, $(grep -c '^v6 plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^v6 plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
@@ -415,7 +437,7 @@ if [ -f "$logs/check.log" ]; then
 		;;
 	esac
 	# the v11 run's question is v11* against the defaults (dflt: v6 at mid M, v10 from M 513)
-	case " ${CANDS//[,+]/ } " in *" dflt "*" v11"* | *" v11"*" dflt "*)
+	case " ${CANDS//[,+]/ } " in *" dflt "*" v11"* | *" v11"*" dflt "* | *" dflt "*" v12"* | *" v12"*" dflt "*)
 		table+=$'\n'"against dflt instead of v2:"$'\n'$(python3 tools/gemm_dev/gemm_table.py "$logs/check.log" --default dflt |
 			sed -n '/^candidates vs the default/,/^failed/p' | grep -v '^failed')
 		;;

@@ -25,7 +25,10 @@
 # kernel's addresses, the stage's place beside the reduction slab, clipped TMA boxes; four mutations) and its
 # compile (tests/gemm/midm_tma_compile.cu: 4 UTMASTG); the M 9-16 candidate of the small-M kernel (SF_GEMM_SM16=1:
 # emulate_fragments.py's smallm16, M 9..16, odd K and N, each output stored once, five mutations that must be caught)
-# and its compile (tests/gemm/smallm16_compile.cu: U 4 and 2, no spill). No GPU needed. Ends with "N passed, M failed".
+# and its compile (tests/gemm/smallm16_compile.cu: U 4 and 2, no spill); the version-12 mid-M candidate (SF_GEMM_MIDM_MC=1:
+# emulate_fragments.py's midm_pair, band-pair clusters with multicast activation halves, odd M 17..129, odd band counts,
+# N / K tails, 1..4 splits, the ring's byte and release accounting, the host rule; five mutations that must be caught)
+# and its compile (tests/gemm/midm_mc_compile.cu: 2 UTMALDG.2D.MULTICAST, no spill). No GPU needed. Ends with "N passed, M failed".
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
 if ! python3 -c 'import numpy' 2>/dev/null; then
@@ -122,5 +125,7 @@ kernel_compile v10_compile 'UTMASTG' 7
 kernel_compile midm_tma_compile 'UTMASTG' 4
 # the M 9..16 small-M candidate (SF_GEMM_SM16=1): batch depths 4 (launched) and 2 at two blocks per SM, no spill
 kernel_compile smallm16_compile
+# the version-12 mid-M candidate (SF_GEMM_MIDM_MC=1): band-pair clusters, NT 64 and 128, one activation-half multicast each
+kernel_compile midm_mc_compile 'UTMALDG.2D.MULTICAST' 2
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]

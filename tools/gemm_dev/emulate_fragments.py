@@ -8,9 +8,12 @@ and compares with A . B^T. It does not model timing, memory ordering or the wgmm
 
     python3 tools/gemm_dev/emulate_fragments.py     # exit status 1 on a mismatch
 """
+import os
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
 def mma(acc, a, b):
@@ -194,6 +197,147 @@ def smallm16(A, B, U=4, warps=8, mutate=None):
     return C, writes
 
 
+MIDM_ROWS, MIDM_BK, MIDM_MAX_SPLIT, MIDM_TRIP = 128, 64, 8, 4
+
+
+def midm_mc_take(M, N, nt, cps, s, sms, resident):
+    """mirror of midm_mc_take (gemm_bf16_sm90_midm_mc.cuh): whether the v4 plan runs as band pairs"""
+    bands = (N + MIDM_ROWS - 1) // MIDM_ROWS
+    pairs = (bands + 1) // 2
+    return (cps == 1 and 2 * M > nt and 2 * s <= MIDM_MAX_SPLIT and pairs * 2 * s <= sms and
+            (resident < 0 or resident >= pairs))
+
+
+def midm_pair(A, B, nt, splits, mutate=None, trip=MIDM_TRIP):
+    """gemm_midm_mc_kernel<nt> (candidate SF_GEMM_MIDM_MC=1, GEMM_NOTES_MID_M.md "Version 12"), CTA by CTA: grid
+    ceil(bands / 2) * 2 * splits in clusters of cl = 2 * splits; rank r = blockIdx % cl, band half r / splits, K split
+    r % splits, band 2 (blockIdx / cl) + half; the padded band of an odd count loads the last real band's weight.
+    Per stage: the own weight box, the activation tile assembled from the multicast halves (producer r: token rows
+    [half * nt / 2, +nt / 2) of A, zero past M, into every CTA of its mask at byte kWBytes + half * kXHalf), the full
+    barrier's byte count, and the empty barrier's arrivals (lane 0 local, lane 1 on the partner) against the CTAs the
+    producer writes into. Then the wgmma D layout (sm90_model.d_frag), the transposed store (unsplit) or the slab +
+    rank-share reduction over the band's ranks rb + 0 .. splits - 1, trip pairs per DSMEM round trip
+    (SF_GEMM_MIDM_MC_TRIP). Returns (C, writes, problems).
+    mutate (must be caught): 'rb' the reduction reads ranks 0 .. splits - 1 (the first band's slabs); 'half' a half
+    lands at the other half's offset; 'mask' the multicast goes to the own CTA only; 'peer' lane 1 releases on
+    the partner of the next split; 'band' band = blockIdx / cl + half (pairs overlap)."""
+    from sm90_model import d_frag
+    M, K = A.shape
+    N = B.shape[0]
+    bands = (N + MIDM_ROWS - 1) // MIDM_ROWS
+    pairs, cl = (bands + 1) // 2, 2 * splits
+    kbc = (K + MIDM_BK - 1) // MIDM_BK
+    kb_per = (kbc + splits - 1) // splits
+    w_bytes, x_bytes = MIDM_ROWS * MIDM_BK * 2, nt * MIDM_BK * 2
+    x_half = x_bytes // 2
+    stages = (200 * 1024) // (w_bytes + x_bytes)
+    rows, cols = d_frag(nt)
+    C = np.full((M, N), np.nan)
+    writes = np.zeros((M, N), dtype=int)
+    problems = []
+
+    def box(X, r0, n):
+        out = np.zeros((n, K))
+        r = X[r0:min(r0 + n, X.shape[0])]
+        out[:r.shape[0]] = r
+        return out
+
+    for ci in range(pairs):
+        cta = []
+        for r in range(cl):
+            bx = ci * cl + r
+            rr = bx % cl
+            bh, split = rr // splits, rr % splits
+            band = bx // cl * 2 + bh if mutate != 'band' else bx // cl + bh
+            wrow = min(band, bands - 1) * MIDM_ROWS
+            peer = (1 - bh) * splits + (split if mutate != 'peer' else (split + 1) % splits)
+            mask = (1 << split) | ((1 << (splits + split)) if mutate != 'mask' else 0)
+            cta.append(dict(bh=bh, split=split, band=band, wrow=wrow, peer=peer, mask=mask))
+        # every (band, split) of the cluster's two bands exactly once
+        if sorted((c['band'], c['split']) for c in cta) != sorted((2 * ci + h, s) for h in range(2) for s in range(splits)):
+            problems.append("cluster %d: (band, split) not each once" % ci)
+        # the ring protocol's accounting per CTA: bytes landing on its full barrier and arrivals on its empty barrier
+        land = [w_bytes] * cl
+        arrive = [set() for _ in range(cl)]
+        for r, c in enumerate(cta):
+            for d in range(cl):
+                if c['mask'] >> d & 1:
+                    land[d] += x_half
+            arrive[r].add(r)          # lane 0 of each consumer warp: the own barrier
+            arrive[c['peer']].add(r)  # lane 1: the partner's
+        for r, c in enumerate(cta):
+            dests = {d for d in range(cl) if c['mask'] >> d & 1}
+            if land[r] != w_bytes + x_bytes:
+                problems.append("cluster %d rank %d: %d bytes land per stage, expect_tx %d" % (ci, r, land[r], w_bytes + x_bytes))
+            if arrive[r] != dests:  # empty[s] of r must hear from every CTA whose slot s r's producer overwrites
+                problems.append("cluster %d rank %d: releases from %s, producer writes %s" % (ci, r, sorted(arrive[r]), sorted(dests)))
+            if cta[c['peer']]['split'] != c['split'] or c['peer'] == r:
+                problems.append("cluster %d rank %d: partner %d not the other band's same split" % (ci, r, c['peer']))
+        # activation stage of each CTA, as 128-byte rows from the stage's activation tile start
+        xs = [np.full((nt, K), np.nan) for _ in range(cl)]
+        for r, c in enumerate(cta):
+            off = w_bytes + (c['bh'] if mutate != 'half' else 1 - c['bh']) * x_half
+            assert off % 1024 == 0, "a half off its 1024-byte swizzle atom"
+            r0 = (off - w_bytes) // 128
+            src = box(A, c['bh'] * (nt // 2), nt // 2)
+            for d in range(cl):
+                if c['mask'] >> d & 1:
+                    xs[d][r0:r0 + nt // 2] = src
+        regs, slabs = [], []
+        for r, c in enumerate(cta):
+            kb0 = c['split'] * kb_per
+            kb1 = min(kb0 + kb_per, kbc)
+            assert kb1 > kb0, "empty split"
+            k0, k1 = kb0 * MIDM_BK, min(kb1 * MIDM_BK, K)
+            x = np.nan_to_num(xs[r], nan=1e30)  # a row never landed poisons its tokens
+            D = box(B, c['wrow'], MIDM_ROWS)[:, k0:k1] @ x[:, k0:k1].T  # [weight row][token]
+            d = np.stack([D[64 * cc + rows, cols] for cc in range(2)])  # d[c][tid][i]
+            regs.append(d)
+            slab = np.zeros((nt // 4 * 256, 2))
+            for cc in range(2):
+                for p in range(nt // 4):
+                    slab[p * 256 + 128 * cc + np.arange(128)] = d[cc][:, [2 * p, 2 * p + 1]]
+            slabs.append(slab)
+            assert nt * 512 <= stages * (w_bytes + x_bytes), "slab larger than the ring"
+
+        def store(m, n, v):
+            if m < M and n < N:
+                C[m, n] = v
+                writes[m, n] += 1
+
+        share = (nt // 4 + splits - 1) // splits
+        for r, c in enumerate(cta):
+            rb = c['bh'] * splits if mutate != 'rb' else 0
+            p0, p1 = c['split'] * share, min(c['split'] * share + share, nt // 4)
+            for cc in range(2):
+                for tid in range(128):
+                    warp, lane = tid >> 5, tid & 31
+                    g, q = lane >> 2, lane & 3
+                    n_b = c['band'] * MIDM_ROWS + cc * 64 + warp * 16 + g
+                    if splits == 1:
+                        for j in range(nt // 8):
+                            for e in range(4):
+                                n, m = n_b + (8 if e >= 2 else 0), 8 * j + 2 * q + (e & 1)
+                                if n < N and m < M:
+                                    store(m, n, regs[r][cc, tid, 4 * j + e])
+                        continue
+                    jj = tid + 128 * cc
+                    for p in range(p0, p1, trip):
+                        for h in range(trip):
+                            ph = p + h
+                            if ph >= p1:
+                                continue
+                            s0 = sum(slabs[rb + r2][ph * 256 + jj][0] for r2 in range(splits))
+                            s1 = sum(slabs[rb + r2][ph * 256 + jj][1] for r2 in range(splits))
+                            n, m = n_b + (8 if ph & 1 else 0), (ph >> 1) * 8 + 2 * q
+                            if n < N:
+                                if m < M:
+                                    store(m, n, s0)
+                                if m + 1 < M:
+                                    store(m + 1, n, s1)
+    return C, writes, problems
+
+
 def swz(row, chunk):
     return row * 4 + (chunk ^ ((row >> 1) & 3))  # 16-byte slot index, as mma_tile_off / 16
 
@@ -283,6 +427,39 @@ def main():
         caught = not (np.abs(C - A @ B.T).max() <= 1e-9 and (writes == 1).all())
         print("smallm16 mutation %s M=%d N=%d K=%d: %s" % (mut, M, N, K, "caught" if caught else "NOT CAUGHT"))
         bad += not caught
+    # version 12 (SF_GEMM_MIDM_MC=1): band-pair clusters sharing the activation tile by multicast; odd M (17 .. 127),
+    # odd band counts (a padded band), N and K tails, uneven K splits, unsplit, every token tile 32 .. 256
+    for (M, N, K, nt, s, trip) in [(17, 300, 584, 32, 3, 4), (33, 256, 1032, 64, 4, 4), (77, 640, 264, 96, 2, 4),
+                                   (100, 130, 520, 128, 1, 4), (127, 512, 4104, 128, 4, 4), (64, 258, 200, 64, 2, 4),
+                                   (200, 386, 136, 256, 1, 4), (129, 256, 584, 192, 3, 4), (120, 770, 1096, 128, 2, 4),
+                                   (101, 512, 1032, 128, 4, 8), (255, 390, 520, 256, 3, 8)]:
+        A = rng.standard_normal((M, K))
+        B = rng.standard_normal((N, K))
+        C, writes, probs = midm_pair(A, B, nt, s, trip=trip)
+        err = np.abs(C - A @ B.T).max()
+        once = bool((writes == 1).all())
+        print("midm_pair M=%d N=%d K=%d NT=%d splits=%d trip=%d max err %.2e, every output stored once: %s%s" %
+              (M, N, K, nt, s, trip, err, once, "; " + "; ".join(probs[:2]) if probs else ""))
+        bad += not (err <= 1e-9 and once and not probs)
+    for mut, (M, N, K, nt, s) in [('rb', (77, 512, 1032, 96, 4)), ('half', (33, 256, 520, 64, 2)), ('mask', (100, 256, 264, 128, 1)),
+                                  ('peer', (64, 256, 1032, 64, 4)), ('band', (17, 512, 264, 32, 2))]:
+        A = rng.standard_normal((M, K))
+        B = rng.standard_normal((N, K))
+        C, writes, probs = midm_pair(A, B, nt, s, mutate=mut)
+        caught = bool(probs) or not (np.abs(C - A @ B.T).max() <= 1e-9 and (writes == 1).all())
+        print("midm_pair mutation %s M=%d N=%d K=%d: %s" % (mut, M, N, K, "caught" if caught else "NOT CAUGHT"))
+        bad += not caught
+    # the host rule on the four Llama shapes (132 SMs, clusters resident as the plan needs): the v4 plans at one CTA
+    # per SM take pairs (4096^2 / 4096 x 14336: 16 clusters of 8; 6144 x 4096: 24 of 4); 28672 x 4096 (two CTAs per SM
+    # at M <= 96) does not; 16 clusters of 8 not resident -> not taken
+    for (N, K, M, nt, cps, s, res, want) in [(4096, 4096, 64, 64, 1, 4, 16, True), (4096, 4096, 128, 128, 1, 4, 16, True),
+                                             (6144, 4096, 100, 128, 1, 2, 33, True), (4096, 14336, 33, 64, 1, 4, 16, True),
+                                             (28672, 4096, 64, 64, 2, 1, 264, False), (4096, 4096, 64, 64, 1, 4, 15, False),
+                                             (4096, 4096, 20, 64, 1, 4, 16, False), (1024, 4096, 64, 64, 1, 8, 16, False)]:
+        got = midm_mc_take(M, N, nt, cps, s, 132, res)
+        print("midm_mc_take %dx%d M=%d nt %d cps %d splits %d resident %d: %s (want %s) max err %s" %
+              (N, K, M, nt, cps, s, res, got, want, "0" if got == want else "FAILED"))
+        bad += got != want
     A = rng.standard_normal((128, 72))
     B = rng.standard_normal((128, 72))
     err = np.abs(mma_tile(A, B) - A @ B.T).max()

@@ -50,7 +50,9 @@
  * SF_GEMM_MCAST_MIN_M, SF_GEMM_MCAST_FENCE, SF_GEMM_MCAST_SHARE (candidate: v3a's large-M plan on 2-CTA clusters
  * sharing W by TMA multicast, gemm_bf16_sm90_mcast.cuh, GEMM_NOTES_LARGE_M.md "Version 8"), SF_GEMM_COOP256,
  * SF_GEMM_COOP_MIN_M, SF_GEMM_COOP_ORDER (candidate: cuBLASLt's consumer shape, gemm_bf16_sm90_coop.cuh,
- * "Version 9"), SF_GEMM_V10, SF_GEMM_V10_MIN_M (candidate: TMA-store epilogue, "Version 10"); their defaults: gemm_bf16_sm90_config.cuh (and the header).
+ * "Version 9"), SF_GEMM_V10, SF_GEMM_V10_MIN_M (candidate: TMA-store epilogue, "Version 10"), SF_GEMM_MIDM_MC (candidate: v4's
+ * plans on band-pair clusters sharing the activations by TMA multicast, gemm_bf16_sm90_midm_mc.cuh, GEMM_NOTES_MID_M.md
+ * "Version 12"); their defaults: gemm_bf16_sm90_config.cuh (and the header).
  *
  * State kept between calls (lazily, never pointers to inputs or outputs): the SM count, the wgmma
  * split-K scratch (fp32 slabs and two counters per tile, grown on demand; counters are zero between
@@ -572,6 +574,10 @@ int launch_midm(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C
 	using namespace sfgemm;
 	const int two = SF_GEMM_MIDM_2CTA == 2 || (SF_GEMM_MIDM_2CTA == 1 && midm_bands(N) > sm_count());
 	const MidmPlan p = midm_plan(M, N, K, sm_count(), SF_GEMM_MIDM_SPLITS, two, midm_max_clusters);
+#if SF_GEMM_MIDM_MC /* version 12 (GEMM_NOTES_MID_M.md): the plan on band-pair clusters sharing the activations */
+	if (midm_mc_hook(A, B, C, M, N, K, p, stream))
+		return SF_OK;
+#endif
 	CUtensorMap mw, mx;
 	int rc = -1;
 #if SF_GEMM_MIDM_TMA /* version 11: C's map for the TMA-store epilogue where the plan allows it (else register stores) */

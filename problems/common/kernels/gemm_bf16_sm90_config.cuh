@@ -63,6 +63,14 @@
 			  * transposing shared-memory stage and TMA stores; 0 (default): its 2-byte register stores */
 #define SF_GEMM_MIDM_TMA 0
 #endif
+#ifndef SF_GEMM_MIDM_MC /* version-12 candidate (GEMM_NOTES_MID_M.md): 1 the v4 plans at one CTA per SM on clusters of two
+			 * bands x their K splits whose CTAs of one K range share the activation tile by TMA multicast
+			 * (gemm_bf16_sm90_midm_mc.cuh); 2 the same clusters without the multicast (control); 0 (default): off */
+#define SF_GEMM_MIDM_MC 0
+#endif
+#ifndef SF_GEMM_MIDM_MC_TRIP /* version 12: output pairs per DSMEM round trip of its cluster reduction (v4's 4; 8: diagnostic) */
+#define SF_GEMM_MIDM_MC_TRIP 4
+#endif
 #ifndef SF_GEMM_MIDM_TRACE /* 1: print the v4 plan of each new shape to stderr (dev builds only) */
 #define SF_GEMM_MIDM_TRACE 0
 #endif

@@ -1,7 +1,7 @@
 /*
- * gemm_bf16_sm90_hooks.cuh - the large-M candidates' kernels and host hooks of gemm_bf16_sm90.cu, moved out of it
+ * gemm_bf16_sm90_hooks.cuh - the large-M candidates' (and mid-M version 12's) kernels and host hooks of gemm_bf16_sm90.cu, moved out of it
  * to keep that file under the size limit: each part is compiled only when its opt-in macro is set
- * (SF_GEMM_PINGPONG, SF_GEMM_MCAST, SF_GEMM_COOP256, SF_GEMM_V10; gemm_bf16_sm90_config.cuh), so the default
+ * (SF_GEMM_PINGPONG, SF_GEMM_MCAST, SF_GEMM_COOP256, SF_GEMM_V10, SF_GEMM_MIDM_MC; gemm_bf16_sm90_config.cuh), so the default
  * build includes no candidate kernel and its PTX is unchanged (tools/ptx_md5.sh). Included once, at file scope,
  * by gemm_bf16_sm90.cu after the config and v3-plan headers; the hooks live in that file's anonymous namespace
  * and call its host helpers, declared here and defined there.
@@ -22,8 +22,12 @@ static_assert(SF_GEMM_COOP256 == 1 || SF_GEMM_COOP256 == 2, "SF_GEMM_COOP256: 0,
 #if SF_GEMM_V10 /* compiled only in the candidate's build: the default PTX is unchanged */
 #include "gemm_bf16_sm90_v10.cuh"
 #endif
+#if SF_GEMM_MIDM_MC /* compiled only in the candidate's build: the default PTX is unchanged */
+#include "gemm_bf16_sm90_midm_mc.cuh"
+static_assert(SF_GEMM_MIDM_MC == 1 || SF_GEMM_MIDM_MC == 2, "SF_GEMM_MIDM_MC: 0, 1 (multicast) or 2 (control)");
+#endif
 
-#if SF_GEMM_PINGPONG || SF_GEMM_MCAST || SF_GEMM_COOP256 || SF_GEMM_V10
+#if SF_GEMM_PINGPONG || SF_GEMM_MCAST || SF_GEMM_COOP256 || SF_GEMM_V10 || SF_GEMM_MIDM_MC
 namespace {
 /* gemm_bf16_sm90.cu's host helpers (defined there, in this anonymous namespace) */
 int sm_count(void);
@@ -97,6 +101,58 @@ int launch_pp(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, 
 	return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
 }
 static_assert(SF_GEMM_PP_WM == 64 || SF_GEMM_PP_WM == 128, "SF_GEMM_PP_WM: 64 or 128");
+#endif
+
+#if SF_GEMM_MIDM_MC
+/* Version 12 (GEMM_NOTES_MID_M.md), called in launch_midm with the v4 plan p: the plan on clusters of two bands x p.splits
+ * sharing the activation tiles (midm_mc_take decides; maps: weight box 128 rows, activation box nt / 2 rows, nt for the
+ * control). true when it launched, false: v4 as without it. SF_GEMM_MIDM_TRACE prints one line per new shape. */
+bool midm_mc_hook(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K,
+		  const sfgemm::MidmPlan &p, cudaStream_t stream)
+{
+	using namespace sfgemm;
+	const int cl = 2 * p.splits, sms = sm_count();
+	int resident = 0;
+	if (p.cps == 1 && cl <= kMidmMaxSplit) {
+		switch (p.nt) {
+		case 32: resident = midm_mc_resident<32>(cl, sms); break;
+		case 64: resident = midm_mc_resident<64>(cl, sms); break;
+		case 96: resident = midm_mc_resident<96>(cl, sms); break;
+		case 128: resident = midm_mc_resident<128>(cl, sms); break;
+		case 192: resident = midm_mc_resident<192>(cl, sms); break;
+		default: resident = midm_mc_resident<256>(cl, sms); break;
+		}
+	}
+	const bool take = midm_mc_take(M, N, p.nt, p.cps, p.splits, sms, resident);
+	CUtensorMap mw, mx;
+	int rc = 1; /* 1: not taken */
+	if (take && !make_map(&mw, B, N, K, kMidmRows) && !make_map(&mx, A, M, K, SF_GEMM_MIDM_MC == 1 ? p.nt / 2 : p.nt)) {
+		switch (p.nt) {
+		case 32: rc = midm_mc_launch<32>(mw, mx, C, M, N, K, p.splits, stream); break;
+		case 64: rc = midm_mc_launch<64>(mw, mx, C, M, N, K, p.splits, stream); break;
+		case 96: rc = midm_mc_launch<96>(mw, mx, C, M, N, K, p.splits, stream); break;
+		case 128: rc = midm_mc_launch<128>(mw, mx, C, M, N, K, p.splits, stream); break;
+		case 192: rc = midm_mc_launch<192>(mw, mx, C, M, N, K, p.splits, stream); break;
+		default: rc = midm_mc_launch<256>(mw, mx, C, M, N, K, p.splits, stream); break;
+		}
+	}
+#if SF_GEMM_MIDM_TRACE /* "midm plan ...: launched" lines are what tools/gpu_gemm.sh counts; a declined pair plan says why */
+	static int last[3];
+	if (last[0] != M || last[1] != N || last[2] != K) {
+		last[0] = M;
+		last[1] = N;
+		last[2] = K;
+		const int pairs = ((N + kMidmRows - 1) / kMidmRows + 1) / 2;
+		if (rc == 0)
+			fprintf(stderr, "midm plan %dx%d M=%d: nt %d cps 1 splits %d ctas %d: launched (v12 band pairs, clusters of %d, %s)\n",
+				N, K, M, p.nt, p.splits, pairs * cl, cl, SF_GEMM_MIDM_MC == 1 ? "multicast" : "no multicast");
+		else
+			fprintf(stderr, "midm pair plan %dx%d M=%d: nt %d cps %d splits %d, %d pairs, %d clusters of %d resident: %s\n", N,
+				K, M, p.nt, p.cps, p.splits, pairs, resident, cl, rc < 0 ? "FALLBACK v4 (launch refused)" : "not taken: v4");
+	}
+#endif
+	return rc == 0;
+}
 #endif
 
 #if SF_GEMM_V10
