@@ -62,7 +62,7 @@ __global__ void __launch_bounds__(READ_THREADS)
 {
 	__shared__ float red[READ_THREADS / 32];
 	const uint16_t *row = x + (int64_t)blockIdx.x * R;
-	float m = -__int_as_float(0x7f800000); /* -inf */
+	float m = __uint_as_float(0xff800000u); /* -inf */
 	if (vec) {
 		const uint4 *rv = (const uint4 *)row;
 		const int64_t n16 = R / 8, chunk = (int64_t)READ_THREADS * READ_UNROLL;
