@@ -20,7 +20,7 @@
  * Since session 12: QKN_CONST_D 1 (default) = the mean of the squares as ss * (1 / D) with D = 8 * G the
  * kernel's compile-time width (exact: D is a power of two, so the quotient is bit-identical to ss / D for
  * every head size the vector kernel takes), 0 = the runtime fp32 division ss / d (session 7's PTX);
- * QKN_BIG_ROWS > 0 (default 0: off) sends calls of at least that many head rows (q and k together) to a
+ * QKN_BIG_ROWS > 0 (default 65536, i.e. t >= 1821 of 32 + 4 heads; 0: off) sends calls of at least that many head rows (q and k together) to a
  * second instance with QKN_BIG_RPT rows per thread, QKN_BIG_THREADS-thread CTAs and at least
  * QKN_BIG_MINB CTAs per SM in its launch bounds (torch.compile's large-T shape: 2 rows per thread,
  * 64-thread CTAs, 32 B in flight per thread; NOTES.md, session 12).
@@ -52,7 +52,8 @@
 #define QKN_CONST_D 1
 #endif
 #ifndef QKN_BIG_ROWS
-#define QKN_BIG_ROWS 0 /* head rows (T * (HQ + HK)) from which the QKN_BIG_* instance runs; 0: never */
+#define QKN_BIG_ROWS 65536 /* head rows (T * (HQ + HK)) from which the QKN_BIG_* instance runs (0: never); since session 12:
+			   * 1.017 / 1.045 / 1.033x the QKN_RPT 1 kernel at t2048 / t8192 / t16384 (73728+ rows; NOTES.md) */
 #endif
 #ifndef QKN_BIG_RPT
 #define QKN_BIG_RPT 2
