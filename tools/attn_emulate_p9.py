@@ -17,13 +17,14 @@ It also checks: S issues alternate consumer 0, 1 (2 n each), every K and V tile 
 (two halves), Q 2 n times, both turn barriers balanced, plus Sim's rules (no read before publication, no
 overwrite before release, parity waits not aliased, no deadlock). PPData9 runs the data path: S halves as
 m64n64 (K rows 64 h .. of the stage), PV halves as 4 k-steps of m64n128 (V rows 64 h ..), softmax on 64
-keys with mask base 64 j, the vote rescale of O by corr(j - 1) before PV(j - 1).
+keys, masked (base 64 j) only in the tiles from tm = min((prefix + j0 + 1) / 128, n) on (the kernel's two
+loops), the vote rescale of O by corr(j - 1) before PV(j - 1).
 
 Mutations (--mutate): nowait9 (no wgmma.wait 0 before an even half's softmax), ekhalf (K(t) released after
 its first half), pswap (PV(j - 1) issued with P(j)'s registers), rescalein (the rescale between the issue
 and the softmax, FA3's place: a wgmma in flight), skip9 (consumer 0 stops one tile early: deadlock),
 noturn0 / turn (v8's balance rules), parity, noempty; vhalf (data: PV's second half reads V rows 0..63),
-khalf9 (data: S's second half reads K rows 0..63).
+khalf9 (data: S's second half reads K rows 0..63), tm1 (data: the unmasked loop runs one tile too far).
 """
 import numpy as np
 
@@ -139,6 +140,9 @@ class PPData9(pp.PPData):
 
     def __init__(self, *a):
         super().__init__(*a)
+        # the kernel's mask rule: tiles t < tm (128 t + 127 <= prefix + j0, the CTA's smallest limit) run the
+        # unmasked loop, the rest compare every key with the row's limit
+        self.tm = min((self.n_kv - self.ntok + 1) // pp.KB + (1 if "tm1" in MUT else 0), self.n)
         for st in self.st:
             st["s9"], st["p9"] = [None, None], [None, None]
             st["corr"] = (np.ones(128, np.float32), np.ones(128, np.float32))
@@ -173,11 +177,12 @@ class PPData9(pp.PPData):
         st["o"][:] = O[self.rows(64), self.cols(64)].astype(np.float32)
 
     def softmax(self, w, j):
-        """p9_softmax: mask (base 64 j) by select, row max over the quad, p = 2^(s scale - m), P(j) into p9[j & 1]"""
+        """p9_softmax: mask (base 64 j) by select in the tiles from tm on, row max over the quad, p = 2^(s scale - m),
+        P(j) into p9[j & 1]"""
         st, cc = self.st[w], self.cc
         s = st["s9"][j & 1]
         ia = (np.arange(32) % 4) < 2
-        if j * 64 + 63 > st["lim_min"]:
+        if j // 2 >= self.tm:
             kvpos = j * 64 + 8 * (np.arange(32)[None, :] // 4) + 2 * cc[:, None] + (np.arange(32)[None, :] % 2)
             lim = np.where(ia[None, :], st["lim_a"][:, None], st["lim_b"][:, None])
             s = np.where(kvpos > lim, -np.inf, s).astype(np.float32)
@@ -233,7 +238,7 @@ def main9(args):
         MUT.add(args.mutate)
     pp.set_variant(6)
     fails = 0
-    if args.mutate not in ("vhalf", "khalf9"):
+    if args.mutate not in ("vhalf", "khalf9", "tm1"):
         for n in pp.PROTO_TILES:
             for sd in range(args.schedules):
                 try:

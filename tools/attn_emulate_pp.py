@@ -731,7 +731,7 @@ def main():
                                          "evpar", "khalf", "nofence", "ekearly", "noeq", "infoearly", "noflush",
                                          "nolastv", "acc1", "eqearly", "noturn0", "turnown", "skipmasked",
                                          "count128", "noturnend", "nowait9", "ekhalf", "pswap", "rescalein",
-                                         "skip9", "vhalf", "khalf9"))
+                                         "skip9", "vhalf", "khalf9", "tm1"))
     ap.add_argument("--protocol-only", action="store_true")
     ap.add_argument("--quick", action="store_true", help="one small ragged ps16 composition, early mode (CI)")
     ap.add_argument("--pingpong", type=int, choices=(0, 1), default=1,

@@ -28,7 +28,11 @@
  * ... inside the pipeline stage", C7517 an injected warpgroup.wait): no non-wgmma instruction may write
  * a wgmma accumulator while any wgmma is in flight. Hence the softmax only reads S (p9_softmax), O's
  * zeros are fenced before the prologue, and the rescale stays after wait 0 (FA3's rescale between the
- * two gemms, tried first, drew C7517).
+ * two gemms, tried first, drew C7517). And (C7520, "WG.AR in divergent path"): no branch may write the
+ * softmax's registers and no loop bound may derive from the thread index. So the causal mask is not a
+ * branch in the softmax but a second copy of the tile loop: tiles t < tm = min((prefix + j0 + 1) / 128, n)
+ * (wholly visible to every row of the CTA) run p9_softmax<false> (no compare), the rest (at most the last
+ * two) p9_softmax<true> (a compare and select per score).
  * Producer: p6_attend's code, repeated (ring, groups {Q, K0}, V0, K1, ..., lag-2 publication, empty waits
  * on tile i - 3, flush). The producer's empty waits need K(i - 3), V(i - 3) released: consumer steps
  * 2 i - 5 and 2 i - 3, before the steps that wait for K(i - 1), V(i - 1) (2 i - 3, 2 i - 1).
@@ -36,6 +40,7 @@
  * register hazards above) and the data path.
  */
 #pragma once
+#include <type_traits>
 #include "gqa_paged_prefill_sm90_p6.cuh" /* sfp6, P6_*, P8_TURN_* */
 
 #define P9_THREADS P6_THREADS
@@ -63,21 +68,23 @@ __device__ __forceinline__ void p9_pv_half(float (&o)[64], const uint32_t (&p)[4
 /* softmax_tile's online softmax (gqa_paged_prefill_sm90_wgmma.cuh; here j = the 64-key half's index, keys
  * 64 j ..) but S is only read: ptxas serializes the wgmmas (C7515) when a non-wgmma instruction writes a
  * wgmma accumulator while any wgmma is in flight, and here S(j + 1) and PV(j - 1) are in flight during
- * the softmax of S(j), whose registers S(j + 2) reuses. The causal mask is a select on the values read;
- * p = 2^(s scale - m) goes to a local array and is packed into P's bf16 A fragments. */
-__device__ __forceinline__ void p9_softmax(const float (&s)[32], uint32_t (&p)[4][4], int j, int lim_a, int lim_b,
-					   int lim_min, int c, float scale_log2, float &m_a, float &m_b, float &l_a,
-					   float &l_b, float &corr_a, float &corr_b)
+ * the softmax of S(j), whose registers S(j + 2) reuses. kMask: the causal mask as a select on the values
+ * read (every score compared with its row's limit); without it no mask code at all (the tile lies wholly
+ * at or below every row's limit). p = 2^(s scale - m) goes to a local array and is packed into P's bf16
+ * A fragments. */
+template <bool kMask>
+__device__ __forceinline__ void p9_softmax(const float (&s)[32], uint32_t (&p)[4][4], int j, int lim_a, int lim_b, int c,
+					   float scale_log2, float &m_a, float &m_b, float &l_a, float &l_b, float &corr_a,
+					   float &corr_b)
 {
-	const bool need_mask = j * 64 + 63 > lim_min;
 	float x[32];
 #pragma unroll
 	for (int i = 0; i < 8; i++) {
 #pragma unroll
 		for (int e = 0; e < 2; e++) {
 			const int kv = j * 64 + i * 8 + 2 * c + e;
-			x[4 * i + e] = need_mask && kv > lim_a ? -INFINITY : s[4 * i + e];
-			x[4 * i + 2 + e] = need_mask && kv > lim_b ? -INFINITY : s[4 * i + 2 + e];
+			x[4 * i + e] = kMask && kv > lim_a ? -INFINITY : s[4 * i + e];
+			x[4 * i + 2 + e] = kMask && kv > lim_b ? -INFINITY : s[4 * i + 2 + e];
 		}
 	}
 	float mx_a = x[0], mx_b = x[2];
@@ -210,7 +217,6 @@ __device__ __forceinline__ void p9_attend(const __nv_bfloat16 *__restrict__ q, c
 	const int g = lane >> 2, c = lane & 3;
 	const int tok_a = 16 * wg + wi * 4 + (g >> 2), tok_b = tok_a + 2;
 	const int lim_a = prefix + j0 + tok_a, lim_b = prefix + j0 + tok_b;
-	const int lim_min = prefix + j0 + 16 * wg; /* this warpgroup's smallest limit */
 	const uint64_t dq = sfwg::wg_desc(s_q + wg * 64 * 128);
 	const uint64_t dk = sfwg::wg_desc(s_k);
 	const uint64_t dv = sfwg::wg_desc_mn(s_v, P5_BN * 128);
@@ -235,7 +241,7 @@ __device__ __forceinline__ void p9_attend(const __nv_bfloat16 *__restrict__ q, c
 	sfpp::bar_arrive(P8_TURN_BAR + 1 - wg, P8_TURN_THREADS);
 	int st = 0;	 /* t % 3 */
 	uint32_t ph = 0; /* (t / 3) & 1 */
-	for (int t = 0; t < n; t++) {
+	auto tile = [&](int t, auto masked) {
 		const int sp = st == 0 ? 2 : st - 1; /* (t - 1) % 3 */
 		const int sn = st == 2 ? 0 : st + 1; /* (t + 1) % 3 */
 		const uint32_t phn = st == 2 ? ph ^ 1 : ph; /* ((t + 1) / 3) & 1 */
@@ -253,7 +259,7 @@ __device__ __forceinline__ void p9_attend(const __nv_bfloat16 *__restrict__ q, c
 			p9_pv_half(o, p1, sfpp::desc_add(dv, sp * P5_TILE), 1);
 		sfwg::wgmma_commit();
 		sfpp::bar_arrive(P8_TURN_BAR + 1 - wg, P8_TURN_THREADS);
-		p9_softmax(s0, p0, 2 * t, lim_a, lim_b, lim_min, c, scale_log2, m_a, m_b, l_a, l_b, corr_a, corr_b);
+		p9_softmax<decltype(masked)::value>(s0, p0, 2 * t, lim_a, lim_b, c, scale_log2, m_a, m_b, l_a, l_b, corr_a, corr_b);
 
 		/* -- half j = 2 t + 1: S(2 t + 1) and PV(2 t - 1) retired: K(t) and V(t - 1) read; issue S(2 t + 2)
 		 *    (K(t + 1), keys 0..63) and PV(2 t) (V(t), keys 0..63) -- */
@@ -275,10 +281,21 @@ __device__ __forceinline__ void p9_attend(const __nv_bfloat16 *__restrict__ q, c
 		p9_pv_half(o, p0, sfpp::desc_add(dv, st * P5_TILE), 0);
 		sfwg::wgmma_commit();
 		sfpp::bar_arrive(P8_TURN_BAR + 1 - wg, P8_TURN_THREADS);
-		p9_softmax(s1, p1, 2 * t + 1, lim_a, lim_b, lim_min, c, scale_log2, m_a, m_b, l_a, l_b, corr_a, corr_b);
+		p9_softmax<decltype(masked)::value>(s1, p1, 2 * t + 1, lim_a, lim_b, c, scale_log2, m_a, m_b, l_a, l_b, corr_a, corr_b);
 		st = sn;
 		ph = phn;
-	}
+	};
+	/* tiles 0 .. tm - 1 lie wholly at or below the CTA's smallest limit prefix + j0 (128 t + 127 <= it): no
+	 * mask; the rest (at most the last two tiles) take the compare-and-select mask. Two loops of one body:
+	 * a mask branch inside the softmax writes registers in a divergent path, and a loop bound derived from
+	 * the thread index (this warpgroup's lim_min) is divergent to ptxas: both made it serialize the wgmmas
+	 * (C7520); prefix + j0 comes from loads, the same for every thread */
+	const int tm = min((prefix + j0 + 1) / P5_BN, n);
+	int t = 0;
+	for (; t < tm; t++)
+		tile(t, std::false_type());
+	for (; t < n; t++)
+		tile(t, std::true_type());
 	/* the last half's PV (V(n - 1), keys 64..127) after PV(2 n - 2) retired and O *= corr(2 n - 1) */
 	{
 		const int sl = (n - 1) % P5_STAGES;
