@@ -22,8 +22,9 @@
  * Prologue: full wait K(0), a turn that issues S(0). Epilogue: wait 0, O *= corr(2n - 1), a turn that
  * issues PV(2n - 1), wait 0, consumer 0's balancing sync, v8's epilogue. Turns per consumer: 2n + 2,
  * v8's balance rule (consumer 1's first arrival, consumer 0's last sync); both consumers walk all 2n
- * halves (fully masked ones too). Every barrier arrival is unconditional; the only branches around a
- * wgmma issue are `t > 0` / `t + 1 < n` (as v8's `t > 0`).
+ * halves (fully masked ones too). Every named-barrier arrival is unconditional, the mbarrier arrivals are
+ * v8's (V(t - 1)'s release under t > 0); the only branches around a wgmma issue are `t > 0` / `t + 1 < n`
+ * (as v8's `t > 0`).
  * ptxas rule found here (C7515 "wgmma serialized: non-wgmma instructions defining accumulator registers
  * ... inside the pipeline stage", C7517 an injected warpgroup.wait): no non-wgmma instruction may write
  * a wgmma accumulator while any wgmma is in flight. Hence the softmax only reads S (p9_softmax), O's
@@ -47,7 +48,8 @@
 #define P9_SMEM_BYTES P6_SMEM_BYTES
 
 /* Issues S(half h of a 128-key K tile) = Q K[64 h .. 64 h + 63]^T: 8 x wgmma m64n64k16 SS into s (32
- * accumulators, softmax_tile's layout: gqa_paged_prefill_sm90_wgmma.cuh); dkt = the K stage's descriptor. Not committed. */
+ * accumulators, softmax_tile's layout: gqa_paged_prefill_sm90_wgmma.cuh); dkt = the K stage's descriptor.
+ * Not committed. */
 __device__ __forceinline__ void p9_s_half(float (&s)[32], uint64_t dq, uint64_t dkt, int h)
 {
 #pragma unroll
@@ -259,7 +261,8 @@ __device__ __forceinline__ void p9_attend(const __nv_bfloat16 *__restrict__ q, c
 			p9_pv_half(o, p1, sfpp::desc_add(dv, sp * P5_TILE), 1);
 		sfwg::wgmma_commit();
 		sfpp::bar_arrive(P8_TURN_BAR + 1 - wg, P8_TURN_THREADS);
-		p9_softmax<decltype(masked)::value>(s0, p0, 2 * t, lim_a, lim_b, c, scale_log2, m_a, m_b, l_a, l_b, corr_a, corr_b);
+		p9_softmax<decltype(masked)::value>(s0, p0, 2 * t, lim_a, lim_b, c, scale_log2, m_a, m_b, l_a, l_b,
+						    corr_a, corr_b);
 
 		/* -- half j = 2 t + 1: S(2 t + 1) and PV(2 t - 1) retired: K(t) and V(t - 1) read; issue S(2 t + 2)
 		 *    (K(t + 1), keys 0..63) and PV(2 t) (V(t), keys 0..63) -- */
@@ -281,7 +284,8 @@ __device__ __forceinline__ void p9_attend(const __nv_bfloat16 *__restrict__ q, c
 		p9_pv_half(o, p0, sfpp::desc_add(dv, st * P5_TILE), 0);
 		sfwg::wgmma_commit();
 		sfpp::bar_arrive(P8_TURN_BAR + 1 - wg, P8_TURN_THREADS);
-		p9_softmax<decltype(masked)::value>(s1, p1, 2 * t + 1, lim_a, lim_b, c, scale_log2, m_a, m_b, l_a, l_b, corr_a, corr_b);
+		p9_softmax<decltype(masked)::value>(s1, p1, 2 * t + 1, lim_a, lim_b, c, scale_log2, m_a, m_b, l_a, l_b,
+						    corr_a, corr_b);
 		st = sn;
 		ph = phn;
 	};
