@@ -166,6 +166,18 @@ static void fmt_ms(char *out, size_t n, double ms, int have)
 		snprintf(out, n, "%.3f ms", ms);
 }
 
+/* A ceiling's two table columns: its time (t_s seconds) and T_k's fraction of its speed, "-" when NaN. */
+static void print_ceiling_cols(FILE *f, double t_s, double frac)
+{
+	char t[32], fr[32];
+	fmt_ms(t, sizeof t, t_s * 1e3, !isnan(t_s));
+	if (isnan(frac))
+		snprintf(fr, sizeof fr, "-");
+	else
+		snprintf(fr, sizeof fr, "%.3f", frac);
+	fprintf(f, " %11s %7s", t, fr);
+}
+
 void cli_print_table(FILE *f, const sf_eval *e)
 {
 	fprintf(f, "%s  (%s; T_sol on %s; device %s)\n", e->def.name, e->sol.name, e->hw->name,
@@ -205,24 +217,10 @@ void cli_print_table(FILE *f, const sf_eval *e)
 		fprintf(f, extra ? "%-34.34s %-20s %11s %11s %-10.10s %8s %11s %7s %-8s" : "%-34.34s %-20s %11s %11s %-10.10s %8s %11s %7s %s",
 			r->w->uuid, sf_status_name(r->status), tk, tb, r->baseline ? r->baseline : "-", sp, ts, sc,
 			r->have_sol ? sf_sol_binding_name(&r->sol) : "-");
-		if (copy_cols) {
-			char cp[32], fr[32];
-			fmt_ms(cp, sizeof cp, r->copy_s * 1e3, !isnan(r->copy_s));
-			if (isnan(r->bw_fraction))
-				snprintf(fr, sizeof fr, "-");
-			else
-				snprintf(fr, sizeof fr, "%.3f", r->bw_fraction);
-			fprintf(f, " %11s %7s", cp, fr);
-		}
-		if (read_cols) {
-			char rd[32], fr[32];
-			fmt_ms(rd, sizeof rd, r->read_s * 1e3, !isnan(r->read_s));
-			if (isnan(r->read_fraction))
-				snprintf(fr, sizeof fr, "-");
-			else
-				snprintf(fr, sizeof fr, "%.3f", r->read_fraction);
-			fprintf(f, " %11s %7s", rd, fr);
-		}
+		if (copy_cols)
+			print_ceiling_cols(f, r->copy_s, r->bw_fraction);
+		if (read_cols)
+			print_ceiling_cols(f, r->read_s, r->read_fraction);
 		fprintf(f, "\n");
 		if (r->status != SF_SKIPPED && r->log && *r->log) {
 			/* first line of the reason, indented */

@@ -43,6 +43,22 @@ static void append_log(sf_wresult *r, const char *fmt, ...)
 	r->log = sf_buf_take(&b);
 }
 
+/* --copy-ceiling / --read-ceiling: times cc (when not NULL) at the workload's SOL bytes; OUT: *t_s, the
+ * fraction *t_s / tk and the bytes it moved; a failure is appended to r's log and leaves them as they were. */
+static void time_ceiling(sf_wresult *r, struct sf_copy_ceiling *cc, double tk, double *t_s, double *frac, double *moved)
+{
+	if (!cc)
+		return;
+	char err[SF_ERRLEN];
+	double t = sf_copy_ceiling_time(cc, r->sol.bytes, moved, err, sizeof err);
+	if (t > 0) {
+		*t_s = t;
+		*frac = t / tk;
+	} else {
+		append_log(r, "%s ceiling not measured: %s", cc->what, err);
+	}
+}
+
 /* A baseline left out of T_b: its status in the trace's baselines and, with the first line of why,
  * in the workload's log (never silently). bo: its runner output, or NULL. */
 static void baseline_left_out(sf_wresult *r, const char *name, const char *status, const char *why,
@@ -414,23 +430,9 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 		}
 		if (r->have_sol && o->calibration)
 			r->sol_measured_s = sf_sol_measured(&r->sol, e->hw, o->calibration);
-		if (r->have_sol && o->copy_ceiling && r->sol.bytes > 0) {
-			double tc = sf_copy_ceiling_time(o->copy_ceiling, r->sol.bytes, &r->copy_bytes, err, sizeof err);
-			if (tc > 0) {
-				r->copy_s = tc;
-				r->bw_fraction = tc / tk;
-			} else {
-				append_log(r, "copy ceiling not measured: %s", err);
-			}
-		}
-		if (r->have_sol && o->read_ceiling && r->sol.bytes > 0) {
-			double tr = sf_copy_ceiling_time(o->read_ceiling, r->sol.bytes, &r->read_bytes, err, sizeof err);
-			if (tr > 0) {
-				r->read_s = tr;
-				r->read_fraction = tr / tk;
-			} else {
-				append_log(r, "read ceiling not measured: %s", err);
-			}
+		if (r->have_sol && r->sol.bytes > 0) {
+			time_ceiling(r, o->copy_ceiling, tk, &r->copy_s, &r->bw_fraction, &r->copy_bytes);
+			time_ceiling(r, o->read_ceiling, tk, &r->read_s, &r->read_fraction, &r->read_bytes);
 		}
 		if (r->have_tb) {
 			r->speedup = r->tb.median / r->tk.median;
