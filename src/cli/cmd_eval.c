@@ -399,6 +399,10 @@ int cmd_eval(int argc, char **argv)
 	if (out && !(of = fopen(out, "w"))) {
 		fprintf(stderr, "solforge: cannot write %s\n", out);
 		sf_eval_free(&e, &o);
+		if (o.copy_ceiling)
+			sf_copy_ceiling_close(&cc);
+		if (o.read_ceiling)
+			sf_copy_ceiling_close(&rc_read);
 		return SF_EXIT_USAGE;
 	}
 	int exit_code = SF_EXIT_OK, any = 0, n_sel = 0, k_sel = 0;

@@ -114,6 +114,8 @@ static int ceiling_open(sf_copy_ceiling *cc, const sf_eval_opts *o, const char *
 	cc->o.copy_ceiling = NULL;
 	cc->o.read_ceiling = NULL;
 	cc->o.calibration = NULL;
+	cc->o.defines = NULL; /* the candidate's -D are not the calibration kernel's (they would rebuild it, or change it) */
+	cc->o.xval = 0;       /* timed only: never compared, so no bridge probe for its PyTorch reference */
 	cc->o.cpu_max_work = 1e18;
 	cc->o.rounds = 1; /* one checked round: the kernel is exact, and its timing is what matters */
 	cc->unit_bytes = unit_bytes;
