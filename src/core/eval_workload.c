@@ -532,6 +532,7 @@ void sf_eval_free(sf_eval *e, const sf_eval_opts *o)
 	sf_solution_free(&e->sol);
 	if (e->scratch && !(o && o->keep))
 		sf_rm_rf(e->scratch);
+	sf_spawn_cleanup_forget(e->scratch);
 	free(e->scratch);
 	free(e->device);
 	free(e->home);

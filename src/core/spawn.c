@@ -20,29 +20,51 @@
 
 /* The process group of the child being waited for, so that an interrupted solforge takes it down too. */
 static volatile sig_atomic_t current_pgid;
-static char *cleanup_dir;
+/* The scratch folders of the evaluations alive now (the candidate's and --copy-ceiling / --read-ceiling's,
+ * each an sf_eval of its own), removed if a signal ends the process. */
+#define SF_CLEANUP_MAX 8
+static char *cleanup_dirs[SF_CLEANUP_MAX];
 
 static void on_fatal_signal(int sig)
 {
 	if (current_pgid > 0)
 		kill(-(pid_t)current_pgid, SIGKILL);
-	if (cleanup_dir)
-		sf_rm_rf(cleanup_dir); /* not async-signal-safe, but the process ends right after */
+	for (int i = 0; i < SF_CLEANUP_MAX; i++)
+		if (cleanup_dirs[i])
+			sf_rm_rf(cleanup_dirs[i]); /* not async-signal-safe, but the process ends right after */
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
 
 void sf_spawn_cleanup_on_signal(const char *dir)
 {
-	static int installed;
-	free(cleanup_dir);
-	cleanup_dir = dir ? sf_xstrdup(dir) : NULL;
+	static int installed, next;
+	if (dir) {
+		int slot = -1;
+		for (int i = 0; i < SF_CLEANUP_MAX && slot < 0; i++)
+			if (!cleanup_dirs[i])
+				slot = i;
+		if (slot < 0) /* all taken: the oldest registration gives way */
+			slot = next++ % SF_CLEANUP_MAX;
+		free(cleanup_dirs[slot]);
+		cleanup_dirs[slot] = sf_xstrdup(dir);
+	}
 	if (!installed) {
 		signal(SIGINT, on_fatal_signal);
 		signal(SIGTERM, on_fatal_signal);
 		signal(SIGHUP, on_fatal_signal);
 		installed = 1;
 	}
+}
+
+void sf_spawn_cleanup_forget(const char *dir)
+{
+	for (int i = 0; dir && i < SF_CLEANUP_MAX; i++)
+		if (cleanup_dirs[i] && !strcmp(cleanup_dirs[i], dir)) {
+			char *d = cleanup_dirs[i];
+			cleanup_dirs[i] = NULL;
+			free(d);
+		}
 }
 
 static int spawn(char *const argv[], const char *log_path, double timeout_s, char *const *env, int clocked,

@@ -37,8 +37,11 @@ int sf_spawn_clocked(char *const argv[], const char *log_path, double timeout_s,
 		     char *err, size_t errlen);
 
 /* Installs SIGINT/SIGTERM/SIGHUP handlers (once) that kill the child being waited for and remove
- * dir (may be NULL) before the process dies of the signal. A later call replaces dir. */
+ * dir (may be NULL) before the process dies of the signal. Each call adds its dir (up to 8 at once, the
+ * oldest giving way beyond: an eval and its copy / read ceilings are alive together); sf_spawn_cleanup_forget
+ * removes one again (sf_eval_free, after the folder is gone). */
 void sf_spawn_cleanup_on_signal(const char *dir);
+void sf_spawn_cleanup_forget(const char *dir);
 
 /* "exit 3", "killed by SIGSEGV", "timed out after 12.0 s". */
 void sf_proc_describe(const sf_proc *p, char *out, size_t len);

@@ -8,7 +8,8 @@
 # bytes), the table column of a norm problem's oracle, the option absent (no fields), and a workload the cpu backend skips
 # (no copy timed); the read problem's cpu kernel against its oracle (and a mutant that reads half of each
 # row, which must fail), the read against itself, the read fields on a norm problem (bytes rounded to
-# whole 16386-byte rows) and both ceilings' columns in one table.
+# whole 16386-byte rows) and both ceilings' columns in one table; the ceilings built without the candidate's
+# -D defines, and no scratch folder of theirs left by an unwritable -o or a SIGINT.
 # Prints ok/FAIL per case and "N passed, M failed"; BUILD selects the build folder.
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -170,6 +171,34 @@ if "$SF" eval $RMS @oracle "${FAST[@]}" --copy-ceiling --read-ceiling --only '=r
 else
 	fail both_columns "$(cat "$TMP/both.txt")"
 fi
+
+# 10. the ceilings are evaluations of their own: the candidate's -D defines do not reach them (a define
+#     that breaks read.c's text must leave the read ceiling measured), and no exit path leaves their
+#     scratch folders behind (an -o that cannot be written; SIGINT while the candidate runs)
+if "$SF" eval $COPY $COPY/solutions/copy.c "${FAST[@]}" --read-ceiling --only '=copy-n2^13' -D 'mb=mb2+' --json \
+	>"$TMP/cdef.jsonl" 2>"$TMP/cdef.err" &&
+	check "$TMP/cdef.jsonl" 'len(ts) == 1 and sf[0].get("read_ms", 0) > 0'; then
+	ok ceiling_without_candidate_defines
+else
+	fail ceiling_without_candidate_defines "$(tail -3 "$TMP/cdef.err")"
+fi
+rm -rf "${SOLFORGE_SCRATCH:?}"/*
+"$SF" eval $RMS @oracle "${FAST[@]}" --copy-ceiling --read-ceiling --only '=rmsnorm_h4096-t4' \
+	-o "$TMP/no/such/dir/t.jsonl" >/dev/null 2>&1
+rc=$?
+if [ "$rc" != 0 ] && [ -z "$(ls -A "$SOLFORGE_SCRATCH")" ]; then ok unwritable_o_no_scratch_left; else
+	fail unwritable_o_no_scratch_left "exit $rc; left: $(ls "$SOLFORGE_SCRATCH" | tr '\n' ' ')"; fi
+"$SF" eval $RMS @oracle "${FAST[@]}" --budget-ms 2000 --copy-ceiling --read-ceiling >/dev/null 2>&1 &
+spid=$!
+for _ in $(seq 600); do # the candidate's folder is the third: both ceilings are prepared by then
+	[ "$(ls "$SOLFORGE_SCRATCH" | wc -l)" -ge 3 ] && break
+	sleep 0.1
+done
+sleep 0.5
+kill -INT "$spid" 2>/dev/null
+wait "$spid" 2>/dev/null
+if [ -z "$(ls -A "$SOLFORGE_SCRATCH")" ]; then ok sigint_no_scratch_left; else
+	fail sigint_no_scratch_left "left: $(ls "$SOLFORGE_SCRATCH" | tr '\n' ' ')"; fi
 
 echo "$P passed, $F failed"
 [ "$F" = 0 ]
