@@ -188,6 +188,7 @@ rm -rf "${SOLFORGE_SCRATCH:?}"/*
 rc=$?
 if [ "$rc" != 0 ] && [ -z "$(ls -A "$SOLFORGE_SCRATCH")" ]; then ok unwritable_o_no_scratch_left; else
 	fail unwritable_o_no_scratch_left "exit $rc; left: $(ls "$SOLFORGE_SCRATCH" | tr '\n' ' ')"; fi
+rm -rf "${SOLFORGE_SCRATCH:?}"/*
 "$SF" eval $RMS @oracle "${FAST[@]}" --budget-ms 2000 --copy-ceiling --read-ceiling >/dev/null 2>&1 &
 spid=$!
 for _ in $(seq 600); do # the candidate's folder is the third: both ceilings are prepared by then
