@@ -47,7 +47,8 @@ int sf_read_ceiling_open(sf_copy_ceiling *cc, const sf_eval_opts *o, char *err, 
 
 /* Median seconds of the ceiling's kernel on `bytes` SOL bytes, rounded to whole units (at least one;
  * *moved = the bytes of those units: 4 per element for the copy, 16386 per row for the read), timed
- * and checked like a candidate. Returns -1 with err when it did not pass. */
+ * like a candidate (timed only: its outputs are not compared; the kernels are checked by the emulation and the
+ * end-to-end tests). Returns -1 with err when it did not run. */
 double sf_copy_ceiling_time(sf_copy_ceiling *cc, double bytes, double *moved, char *err, size_t errlen);
 
 void sf_copy_ceiling_close(sf_copy_ceiling *cc);

@@ -163,6 +163,16 @@ else
 	fail read_fields "$(tail -3 "$TMP/rrms.err")"
 fi
 
+# 8b. a workload of fewer bytes than a few read rows: the read times whole rows (16386 at t1's 24576), the log
+#     says the fraction is no same-byte comparison, and mem_table.py leaves it out of the fraction column
+if "$SF" eval $RMS @oracle "${FAST[@]}" --read-ceiling --only '=rmsnorm_h4096-t1' --json >"$TMP/rt1.jsonl" 2>/dev/null &&
+	check "$TMP/rt1.jsonl" 'len(ts) == 1 and sf[0]["read_bytes"] == 16386 and sf[0]["bytes"] == 24576 and "not a same-byte comparison" in ts[0]["evaluation"]["log"]' &&
+	python3 tools/mem_table.py "$TMP/rt1.jsonl" 2>&1 | grep -q '^>= 0.90 of the same-byte read: 0 of 0;'; then
+	ok read_fewer_bytes_noted
+else
+	fail read_fewer_bytes_noted "$(head -c 400 "$TMP/rt1.jsonl")"
+fi
+
 # 9. both ceilings: both column pairs, each with a value
 if "$SF" eval $RMS @oracle "${FAST[@]}" --copy-ceiling --read-ceiling --only '=rmsnorm_h4096-t4' >"$TMP/both.txt" 2>&1 &&
 	grep -q 'of copy .*of read' "$TMP/both.txt" &&

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """emulate_fragments.py - CPU emulation (numpy) of the register-fragment index math of the two mma.sync
-kernels in problems/common/kernels/ (gemm_bf16_sm90_smallm.cuh, with its SF_GEMM_SM16 candidate kernel for
-M 9..16, and gemm_bf16_sm90_mma.cuh), written
+kernels in problems/common/kernels/ (gemm_bf16_sm90_smallm.cuh, with its SF_GEMM_SM16 kernel for M 9..16,
+and gemm_bf16_sm90_mma.cuh), written
 from the PTX ISA's documented fragment layouts of mma.m16n8k16 (.row.col) and ldmatrix .x4, so that an
 indexing slip shows up without a GPU. It mirrors the kernels' loops lane by lane (float64 arithmetic)
 and compares with A . B^T. It does not model timing, memory ordering or the wgmma kernel.
@@ -114,7 +114,7 @@ def smallm(A, B, RG=1, U=8, ilv=False, warps=8):
 
 
 def smallm16(A, B, U=4, warps=8, mutate=None):
-    """gemm_smallm16_kernel (candidate SF_GEMM_SM16=1, M 9..16): grid ceil(N / 16), warp w the w-th contiguous
+    """gemm_smallm16_kernel (SF_GEMM_SM16=1, M 9..16 where its grid is one wave): grid ceil(N / 16), warp w the w-th contiguous
     K slice, both A halves (rows g, 8 + g) against both B row groups (rows n0 + g, n0 + 8 + g) per K step,
     batches of U whole steps, then single predicated steps; warps 0 / 1 reduce row group 0 / 1 in slice
     order. Returns (C, writes): writes[m][n] counts the stores of each output (every one must be 1).
