@@ -265,6 +265,16 @@ static int rms_pick(int nvec, int *threads)
 	return best;
 }
 
+/* The vpt-V launch: the compile-time-width instance rms_vec_c when cw, else rms_vec (the same arguments). */
+template <int V, typename... A>
+static void rms_launch(int cw, unsigned grid, int threads, cudaStream_t s, A... args)
+{
+	if (cw)
+		rms_vec_c<V><<<grid, threads, 0, s>>>(args...);
+	else
+		rms_vec<V><<<grid, threads, 0, s>>>(args...);
+}
+
 SF_EXPORT int run(const sf_call *call)
 {
 	if (call->n_inputs != 4 || call->n_outputs != 1)
@@ -299,40 +309,22 @@ SF_EXPORT int run(const sf_call *call)
 #endif
 	switch (vpt) {
 	case 1:
-		if (cw)
-			rms_vec_c<1><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps);
-		else
-			rms_vec<1><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps);
+		rms_launch<1>(cw, grid, threads, s, xv, shv, scv, yv, nvec, su, (float)H, eps);
 		break;
 	case 2:
-		if (cw)
-			rms_vec_c<2><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps);
-		else
-			rms_vec<2><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps);
+		rms_launch<2>(cw, grid, threads, s, xv, shv, scv, yv, nvec, su, (float)H, eps);
 		break;
 	case 3:
-		if (cw)
-			rms_vec_c<3><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps);
-		else
-			rms_vec<3><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps);
+		rms_launch<3>(cw, grid, threads, s, xv, shv, scv, yv, nvec, su, (float)H, eps);
 		break;
 	case 4:
-		if (cw)
-			rms_vec_c<4><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps);
-		else
-			rms_vec<4><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps);
+		rms_launch<4>(cw, grid, threads, s, xv, shv, scv, yv, nvec, su, (float)H, eps);
 		break;
 	case 6:
-		if (cw)
-			rms_vec_c<6><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps);
-		else
-			rms_vec<6><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps);
+		rms_launch<6>(cw, grid, threads, s, xv, shv, scv, yv, nvec, su, (float)H, eps);
 		break;
 	case 8:
-		if (cw)
-			rms_vec_c<8><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps);
-		else
-			rms_vec<8><<<grid, threads, 0, s>>>(xv, shv, scv, yv, nvec, su, (float)H, eps);
+		rms_launch<8>(cw, grid, threads, s, xv, shv, scv, yv, nvec, su, (float)H, eps);
 		break;
 	default:
 		rms_scalar<<<grid, RMS_FALLBACK_THREADS, 0, s>>>(
