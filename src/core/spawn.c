@@ -46,8 +46,9 @@ void sf_spawn_cleanup_on_signal(const char *dir)
 				slot = i;
 		if (slot < 0) /* all taken: the oldest registration gives way */
 			slot = next++ % SF_CLEANUP_MAX;
-		free(cleanup_dirs[slot]);
+		char *old = cleanup_dirs[slot]; /* the handler never sees a freed pointer */
 		cleanup_dirs[slot] = sf_xstrdup(dir);
+		free(old);
 	}
 	if (!installed) {
 		signal(SIGINT, on_fatal_signal);
