@@ -114,6 +114,13 @@
 #   v12t8   v12 with -DSF_GEMM_MIDM_MC_TRIP=8: the cluster reduction issues 8 output pairs' DSMEM loads per round trip
 #           (a rank's whole share at NT 128 with 4 splits: 1 trip instead of 2; unchanged at NT <= 64): is the
 #           reduction latency-bound?
+#   v13     the defaults + -DSF_GEMM_MIDM_HB=1 (+ _TRACE=1): v4's swap-AB kernel on half bands (64 weight rows per CTA,
+#           the two consumers splitting the tokens) where that plan has more CTAs than v4's one-CTA-per-SM plan
+#           (4096-row weights: 64 bands x 2 splits = 128 CTAs on clusters of 2 instead of 32 x 3 = 96; GEMM_NOTES_MID_M.md
+#           "Version 13"); trace lines "midm hb plan ..."; precheck $MS_V13
+#   v13a    -DSF_GEMM_MIDM_HB=2: half bands wherever v4 runs one CTA per SM (also 6144 x 4096: 96 x 1 vs 48 x 2)
+#   v13w    v13a with -DSF_GEMM_MIDM_MAX_M=256: M 129..256 on half bands too (token tiles 192 / 256) instead of v6 +
+#           v10; precheck $MS_V13W
 #   dflt    the solution's defaults as they are (no -D but the trace): since session 10 v3a + v6 + v10; v3a and v2
 #           pin v10 off (-DSF_GEMM_V10=0) so they stay the session-9 controls
 #   sm5old  sm5 with the first, racy release order (-DSF_GEMM_SM5_RELEASE=0): the control, expected to FAIL
@@ -185,6 +192,10 @@ MS_V12=${MS_V12:-17,33,64,77,100,127,128} # v12 precheck: every token tile 32..1
 MS_V12=${MS_V12//+/,}
 MS_V12W=${MS_V12W:-17,64,127,129,160,200,255,256} # v12w precheck: v12's tiles and 192 / 256 at odd M
 MS_V12W=${MS_V12W//+/,}
+MS_V13=${MS_V13:-17,33,64,65,77,100,127,128} # v13 precheck: both half-band token tiles (64, 128), odd M (boxes past M)
+MS_V13=${MS_V13//+/,}
+MS_V13W=${MS_V13W:-17,64,127,129,160,200,255,256} # v13w precheck: every half-band tile 64..256 at odd M
+MS_V13W=${MS_V13W//+/,}
 MS_MID=${MS_MID//+/,} # every M list may use '+' (a gpu_round.sh spec), gemm_check.py wants commas
 MS_MIDM=${MS_MIDM//+/,}
 MS_MIDM2=${MS_MIDM2//+/,}
@@ -248,7 +259,12 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"v12|-DSF_GEMM_MIDM_MC=1 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V12"
 	"v12n|-DSF_GEMM_MIDM_MC=2 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V12"
 	"v12w|-DSF_GEMM_MIDM_MC=1 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_TRACE=1|17-256|$MS_V12W"
-	"v12t8|-DSF_GEMM_MIDM_MC=1 -DSF_GEMM_MIDM_MC_TRIP=8 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V12")
+	"v12t8|-DSF_GEMM_MIDM_MC=1 -DSF_GEMM_MIDM_MC_TRIP=8 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V12"
+	"v13|-DSF_GEMM_MIDM_HB=1 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V13"
+	"v13a|-DSF_GEMM_MIDM_HB=2 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V13"
+	"v13w|-DSF_GEMM_MIDM_HB=2 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_TRACE=1|17-256|$MS_V13W")
+# the candidates whose ptxas report (registers, spills per kernel) and SASS counts (HGMMA, TMA) are printed
+WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o v12 v12n v12w v12t8 v13 v13a v13w"
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	keep=()
@@ -286,7 +302,7 @@ if has build; then
 			note "build $name: FAILED: $nu STB_GNU_UNIQUE symbols (shared across the libraries of one process): $(nm -C "$dev/$name.so" | grep ' u ' | head -3 | tr '\n' ';')"
 			status=1
 		elif [ -f "$dev/$name.so" ]; then
-			[ "$name" = v2 ] || [ "$name" = v3 ] || [ "$name" = midm ] || [ "$name" = midm2 ] || [ "$name" = sm5 ] || [ "$name" = sm5c ] || [ "$name" = v6 ] || [ "$name" = pp ] || [ "$name" = pp64 ] || [ "$name" = mc ] || [ "$name" = c256 ] || [ "$name" = c256n ] || [ "$name" = c256d ] || [ "$name" = v10 ] || [ "$name" = v10r ] || [ "$name" = v11p ] || [ "$name" = v11m ] || [ "$name" = s16 ] || [ "$name" = s16o ] || [ "$name" = v12 ] || [ "$name" = v12n ] || [ "$name" = v12w ] || [ "$name" = v12t8 ] && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); else if (match(k, /ILi[0-9]+E/)) t = substr(k, RSTART + 3, RLENGTH - 4); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
+			case " $WGMMA_CANDS " in *" $name "*) true ;; *) false ;; esac && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); else if (match(k, /ILi[0-9]+E/)) t = substr(k, RSTART + 3, RLENGTH - 4); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"
 		else
 			note "build $name: FAILED (see logs/ptxas_$name.log)"
 			tail -20 "$logs/ptxas_$name.log"
@@ -304,7 +320,7 @@ if has eval && [ -x build/solforge ]; then
 fi
 
 if has sass; then
-	for name in v2 v3 midm pp mc c256 c256n c256d v10 v11p v11m s16 v12 v12n v12w v12t8; do
+	for name in $WGMMA_CANDS; do
 		[ -f "$dev/$name.so" ] || continue
 		cuobjdump --dump-sass "$dev/$name.so" >"$logs/sass_$name.txt" 2>&1
 		n=$(grep -c HGMMA "$logs/sass_$name.txt")

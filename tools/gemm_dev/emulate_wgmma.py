@@ -169,6 +169,11 @@ def midm_plan(M, N, K, sms, pin=0, two_cta=0, max_clusters=None):
     nt = next(t for t in (32, 64, 96, 128, 192, 256) if M <= t)
     cps = 2 if two_cta and nt <= 96 else 1
     bands, kb = (N + MIDM_ROWS - 1) // MIDM_ROWS, (K + BK - 1) // BK
+    return nt, cps, midm_splits(bands, kb, nt, cps, sms, pin, max_clusters)
+
+
+def midm_splits(bands, kb, nt, cps, sms, pin=0, max_clusters=None):
+    """mirror of midm_splits in gemm_bf16_sm90_midm.cuh"""
     s = pin if pin > 0 else cps * sms // bands
     if pin <= 0 and s > kb // 4:
         s = kb // 4
@@ -178,18 +183,28 @@ def midm_plan(M, N, K, sms, pin=0, two_cta=0, max_clusters=None):
         s -= 1
     while s > 1 and (kb + (kb + s - 1) // s - 1) // ((kb + s - 1) // s) != s:
         s -= 1
-    return nt, cps, s
+    return s
 
 
-def run_midm(A, B, nt, splits, cps=1):
-    """C as gemm_midm_kernel<nt, cps> writes it with `splits` K splits (NaN where never written), write counts"""
+def midm_plan_hb(M, N, K, sms, pin=0, max_clusters=None):
+    """mirror of midm_plan_hb (version 13, half bands): (nt, splits)"""
+    nt = next(t for t in (64, 128, 192, 256) if M <= t)
+    return nt, midm_splits((N + 63) // 64, (K + BK - 1) // BK, nt, 1, sms, pin, max_clusters)
+
+
+def run_midm(A, B, nt, splits, cps=1, hb=False, mutate=None):
+    """C as gemm_midm_kernel<nt, cps, hb> writes it with `splits` K splits (NaN where never written), write counts.
+    hb (version 13): 64-row bands, consumer c multiplies them by tokens [c nt / 2, (c + 1) nt / 2).
+    mutate (hb only, must be caught): 'tok0' drops consumer 1's token offset in the stores"""
     M, K = A.shape
     N = B.shape[0]
     assert M <= nt <= 256 and nt % 8 == 0
-    bands, kbc = (N + MIDM_ROWS - 1) // MIDM_ROWS, (K + BK - 1) // BK
+    rows = MIDM_ROWS // 2 if hb else MIDM_ROWS
+    nc = nt // 2 if hb else nt  # tokens per consumer (its wgmma N)
+    bands, kbc = (N + rows - 1) // rows, (K + BK - 1) // BK
     kb_per = (kbc + splits - 1) // splits
-    row, col = reg_map(nt)  # row: weight row in the band, col: token
-    nr = nt // 2
+    rr, cc = reg_map(nc)  # rr: weight row in a 128-row tile (consumer c: 64 c ..), cc: token of the consumer
+    nr = nc // 2
     C = np.full((M, N), np.nan)
     writes = np.zeros((M, N), dtype=np.int64)
 
@@ -198,24 +213,31 @@ def run_midm(A, B, nt, splits, cps=1):
             C[m, n] = v
             writes[m, n] += 1
 
+    def t0(c):
+        return c * (nt // 2) if hb and mutate != 'tok0' else 0
+
     for band in range(bands):
         regs = []
         for rank in range(splits):  # blockIdx.x = band * splits + rank
             kb0 = rank * kb_per
             kb1 = min(kb0 + kb_per, kbc)
             assert kb1 > kb0, "empty split"
-            # TMA boxes: weight rows [band * 128, +128), token rows [0, nt), both zero past the end
-            regs.append(partial_tile(B, A, band, 0, nt, kb0, kb1, bm=MIDM_ROWS)[row, col])
+            # TMA boxes: weight rows [band * rows, +rows), token rows [0, nt), both zero past the end
+            tile = partial_tile(B, A, band, 0, nt, kb0, kb1, bm=rows)
+            if hb:  # both consumers read the same 64 rows; consumer c the token columns c nt / 2 ..
+                regs.append(np.stack([tile[rr[c] - 64 * c, cc[c] + c * (nt // 2)] for c in range(2)]))
+            else:
+                regs.append(tile[rr, cc])
         for c in range(2):
             for tid in range(128):
                 warp, lane = tid >> 5, tid & 31
                 g, q = lane >> 2, lane & 3
-                n_b = band * MIDM_ROWS + c * 64 + warp * 16 + g
+                n_b = band * rows + (0 if hb else c * 64) + warp * 16 + g
                 if splits == 1:
                     d = regs[0]
-                    for j in range(nt // 8):
+                    for j in range(nc // 8):
                         for e in range(4):
-                            n, m = n_b + (8 if e >= 2 else 0), 8 * j + 2 * q + (e & 1)
+                            n, m = n_b + (8 if e >= 2 else 0), t0(c) + 8 * j + 2 * q + (e & 1)
                             if n < N and m < M:
                                 store(m, n, d[c, tid, 4 * j + e])
         if splits == 1:
@@ -228,7 +250,7 @@ def run_midm(A, B, nt, splits, cps=1):
                     for p in range(nr // 2):
                         slab[p * 256 + tid + 128 * c] = (regs[rank][c, tid, 2 * p], regs[rank][c, tid, 2 * p + 1])
             assert not np.isnan(slab).any(), "slab position left unwritten"
-            stage = (MIDM_ROWS + nt) * BK * 2
+            stage = (rows + nt) * BK * 2
             assert slab.shape[0] * 8 <= (200 * 1024 // cps // stage) * stage, "slab larger than the stage ring"
             slabs.append(slab)
         share = (nr // 2 + splits - 1) // splits
@@ -239,7 +261,7 @@ def run_midm(A, B, nt, splits, cps=1):
                     j = tid + 128 * c
                     warp, lane = tid >> 5, tid & 31
                     g, q = lane >> 2, lane & 3
-                    n_b = band * MIDM_ROWS + c * 64 + warp * 16 + g
+                    n_b = band * rows + (0 if hb else c * 64) + warp * 16 + g
                     trip = MIDM_PAIRS_PER_TRIP if cps == 1 else 2
                     for p in range(p0, p1, trip):  # the loads of `trip` pairs per round trip, guarded
                         for h in range(trip):
@@ -248,7 +270,7 @@ def run_midm(A, B, nt, splits, cps=1):
                                 continue
                             s0 = sum(slabs[r2][ph * 256 + j][0] for r2 in range(splits))
                             s1 = sum(slabs[r2][ph * 256 + j][1] for r2 in range(splits))
-                            n, m = n_b + (8 if ph & 1 else 0), (ph >> 1) * 8 + 2 * q
+                            n, m = n_b + (8 if ph & 1 else 0), t0(c) + (ph >> 1) * 8 + 2 * q
                             if n < N:
                                 if m < M:
                                     store(m, n, s0)
@@ -306,6 +328,31 @@ def main():
         print("midm M=%d N=%d K=%d NT=%d CPS=%d splits=%d max err %.2e, every output written once: %s" %
               (M, N, K, nt, cps, splits, err, once))
         bad += not (err <= 1e-9 and once)
+    # v13 half bands (GEMM_NOTES_MID_M.md "Version 13"): odd M / N / K, every token tile, unsplit and 2..8 splits
+    for (M, N, K, sms, pin) in [(17, 200, 136, 132, 1), (33, 130, 584, 132, 0), (64, 96, 1032, 132, 0),
+                                (77, 390, 264, 132, 3), (128, 256, 1024, 132, 2), (129, 66, 520, 132, 0),
+                                (200, 126, 4104, 132, 0), (256, 64, 200, 132, 1), (5, 300, 2056, 132, 8)]:
+        nt, splits = midm_plan_hb(M, N, K, sms, pin)
+        A = rng.standard_normal((M, K))
+        B = rng.standard_normal((N, K))
+        C, writes = run_midm(A, B, nt, splits, 1, hb=True)
+        err = np.abs(C - A @ B.T).max()
+        once = bool((writes == 1).all())
+        print("midm hb M=%d N=%d K=%d NT=%d splits=%d max err %.2e, every output written once: %s" %
+              (M, N, K, nt, splits, err, once))
+        bad += not (err <= 1e-9 and once)
+        if M > nt // 2:  # consumer 1 holds real tokens: dropping its offset must be caught
+            C, writes = run_midm(A, B, nt, splits, 1, hb=True, mutate='tok0')
+            caught = not (np.abs(C - A @ B.T).max() <= 1e-9 and (writes == 1).all())
+            print("midm hb mutation tok0 M=%d: %s" % (M, "caught" if caught else "NOT CAUGHT"))
+            bad += not caught
+    # v13 plans of the Llama shapes on 132 SMs (clusters of 2 assumed to fit): 4096 rows -> 64 bands x 2 splits
+    for (N, K, M, want) in [(4096, 4096, 64, (64, 2)), (4096, 4096, 128, (128, 2)), (4096, 14336, 100, (128, 2)),
+                            (6144, 4096, 128, (128, 1)), (4096, 4096, 32, (64, 2))]:
+        got = midm_plan_hb(M, N, K, 132)
+        if got != want:
+            print("midm hb plan %dx%d M=%d: %s, expected %s FAILED" % (N, K, M, got, want))
+            bad += 1
     # the plans of the four Llama shapes on 132 SMs (clusters assumed to fit), as GEMM_NOTES.md states them
     # (one CTA per SM; with SF_GEMM_MIDM_2CTA, token tiles <= 96 at two per SM and about twice the splits)
     want = {(6144, 4096): (2, 5), (4096, 4096): (4, 8), (28672, 4096): (1, 1), (4096, 14336): (4, 8)}

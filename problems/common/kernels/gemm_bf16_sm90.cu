@@ -566,6 +566,56 @@ bool midm_takes(int M, int N)
 	return M <= SF_GEMM_MIDM_MAX_M && (M <= 96 || midm_bands(N) <= sm_count());
 }
 
+#if SF_GEMM_MIDM_HB
+/* Clusters of s CTAs of the v13 half-band kernel for token tile nt resident at once (cps is always 1). */
+int midm_max_clusters_hb(int nt, int cps, int s)
+{
+	using namespace sfgemm;
+	(void)cps;
+	switch (nt) {
+	case 64: return midm_max_clusters_nt<64, 1, 1>(s, sm_count());
+	case 128: return midm_max_clusters_nt<128, 1, 1>(s, sm_count());
+	case 192: return midm_max_clusters_nt<192, 1, 1>(s, sm_count());
+	default: return midm_max_clusters_nt<256, 1, 1>(s, sm_count());
+	}
+}
+
+/* Version 13 (GEMM_NOTES_MID_M.md): the half-band plan and launch when SF_GEMM_MIDM_HB takes this case over the v4
+ * plan p (1: more CTAs than p at one CTA per SM; 2: whenever p is one CTA per SM); 1 when it launched. */
+static int midm_hb_hook(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K,
+			const sfgemm::MidmPlan &p, cudaStream_t stream)
+{
+	using namespace sfgemm;
+	if (p.cps != 1)
+		return 0;
+	const MidmPlan h = midm_plan_hb(M, N, K, sm_count(), SF_GEMM_MIDM_SPLITS, midm_max_clusters_hb);
+	const int hb_ctas = (N + kMidmRows / 2 - 1) / (kMidmRows / 2) * h.splits;
+	if (SF_GEMM_MIDM_HB == 1 && hb_ctas <= midm_bands(N) * p.splits)
+		return 0;
+	CUtensorMap mw, mx;
+	int rc = -1;
+	if (!make_map(&mw, B, N, K, kMidmRows / 2) && !make_map(&mx, A, M, K, h.nt)) {
+#if SF_GEMM_MIDM_TMA
+#define SF_MIDM_HB_C mw, 0, C /* the v11 TMA stores are not taken on half bands (a dummy map, tma_epi 0) */
+#else
+#define SF_MIDM_HB_C C
+#endif
+		switch (h.nt) {
+		case 64: rc = midm_launch_nt<64, 1, 1>(mw, mx, SF_MIDM_HB_C, M, N, K, h.splits, stream); break;
+		case 128: rc = midm_launch_nt<128, 1, 1>(mw, mx, SF_MIDM_HB_C, M, N, K, h.splits, stream); break;
+		case 192: rc = midm_launch_nt<192, 1, 1>(mw, mx, SF_MIDM_HB_C, M, N, K, h.splits, stream); break;
+		default: rc = midm_launch_nt<256, 1, 1>(mw, mx, SF_MIDM_HB_C, M, N, K, h.splits, stream); break;
+		}
+#undef SF_MIDM_HB_C
+	}
+#if SF_GEMM_MIDM_TRACE
+	fprintf(stderr, "midm hb plan %dx%d M=%d: nt %d splits %d ctas %d (v4 %d): %s\n", N, K, M, h.nt, h.splits, hb_ctas,
+		midm_bands(N) * p.splits, rc == 0 ? "launched" : "refused, v4 plan");
+#endif
+	return rc == 0;
+}
+#endif
+
 /* The v4 mid-M path (GEMM_NOTES.md "Version 4"): midm_plan, then gemm_midm_kernel<nt, cps>; v2's launch when a
  * TMA descriptor cannot be made or the launch is refused (SF_GEMM_MIDM_TRACE says which ran). */
 int launch_midm(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K,
@@ -574,6 +624,10 @@ int launch_midm(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C
 	using namespace sfgemm;
 	const int two = SF_GEMM_MIDM_2CTA == 2 || (SF_GEMM_MIDM_2CTA == 1 && midm_bands(N) > sm_count());
 	const MidmPlan p = midm_plan(M, N, K, sm_count(), SF_GEMM_MIDM_SPLITS, two, midm_max_clusters);
+#if SF_GEMM_MIDM_HB /* version 13 (GEMM_NOTES_MID_M.md): half bands where they give more CTAs */
+	if (midm_hb_hook(A, B, C, M, N, K, p, stream))
+		return SF_OK;
+#endif
 #if SF_GEMM_MIDM_MC /* version 12 (GEMM_NOTES_MID_M.md): the plan on band-pair clusters sharing the activations */
 	if (midm_mc_hook(A, B, C, M, N, K, p, stream))
 		return SF_OK;

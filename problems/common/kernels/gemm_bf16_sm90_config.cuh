@@ -71,6 +71,12 @@
 #ifndef SF_GEMM_MIDM_MC_TRIP /* version 12: output pairs per DSMEM round trip of its cluster reduction (v4's 4; 8: diagnostic) */
 #define SF_GEMM_MIDM_MC_TRIP 4
 #endif
+#ifndef SF_GEMM_MIDM_HB /* version-13 candidate (GEMM_NOTES_MID_M.md): 1 the v4 swap-AB kernel on half bands (64 weight
+			 * rows per CTA, the consumers splitting the tokens) where that plan has more CTAs than v4's one-CTA-per-SM
+			 * plan (e.g. 4096-row weights: 64 x 2 splits = 128 CTAs on clusters of 2 instead of 32 x 3 = 96); 2: half
+			 * bands whenever the v4 plan runs one CTA per SM (diagnostic); 0: v4 as before */
+#define SF_GEMM_MIDM_HB 0
+#endif
 #ifndef SF_GEMM_MIDM_TRACE /* 1: print the v4 plan of each new shape to stderr (dev builds only) */
 #define SF_GEMM_MIDM_TRACE 0
 #endif

@@ -56,13 +56,15 @@ const int kMidmPairsPerTrip = 4; /* reduction: output pairs whose DSMEM loads (a
  * NT = 32 .. 256; CPS 2: 5, 4, 3 for NT = 32, 64, 96) and the dynamic shared memory. At CPS 2 ptxas
  * compiles every warp under the 80-register cap of two 384-thread CTAs (setmaxnreg moves registers at
  * run time but does not raise what ptxas may allocate), which the NT = 128 accumulators do not fit. */
-template <int NT, int CPS> struct MidmCfg {
-	static const int kWBytes = kMidmRows * kWgBK * 2;
+template <int NT, int CPS, int HB = 0> struct MidmCfg {
+	static const int kRows = HB ? kMidmRows / 2 : kMidmRows; /* weight rows per CTA (v13 half bands: 64) */
+	static const int kWBytes = kRows * kWgBK * 2;
 	static const int kXBytes = NT * kWgBK * 2;
 	static const int kStageBytes = kWBytes + kXBytes;
 	static const int kStages = (200 * 1024 / CPS) / kStageBytes;
 	static const int kSmemBytes = kStages * kStageBytes + 1024 /* alignment slack */ + 256 /* barriers */;
 	static_assert(CPS == 1 || (CPS == 2 && NT <= 96), "two CTAs per SM only for NT <= 96 (registers)");
+	static_assert(!HB || (CPS == 1 && NT % 64 == 0), "half bands: one CTA per SM, NT / 2 a wgmma width of the ops header");
 	static_assert(NT * 512 <= kStages * kStageBytes, "the reduction slab must fit in the stage ring");
 	/* v11: the slab and the stage of a share (2 x R x 128 bytes, R <= NT / 2 when split) fit too */
 	static_assert(NT * 512 + NT * 128 <= kStages * kStageBytes, "the slab and the store stage must fit in the ring");
@@ -100,7 +102,7 @@ __device__ __forceinline__ void midm_tma_flush(const CUtensorMap *map, uint32_t 
  * rows; tm_x: the activations A [M][K], box NT rows (NT >= M). Every split has at least one K block (the
  * host makes sure). C [M][N] row-major.
  */
-template <int NT, int CPS>
+template <int NT, int CPS, int HB = 0>
 __global__ void __launch_bounds__(kWgThreads, CPS)
 	gemm_midm_kernel(const __grid_constant__ CUtensorMap tm_w, const __grid_constant__ CUtensorMap tm_x,
 #if SF_GEMM_MIDM_TMA
@@ -108,8 +110,11 @@ __global__ void __launch_bounds__(kWgThreads, CPS)
 #endif
 			 __nv_bfloat16 *__restrict__ C, int M, int N, int K, int splits)
 {
-	typedef MidmCfg<NT, CPS> Cfg;
-	const int kStages = Cfg::kStages, kStageBytes = Cfg::kStageBytes, kNR = NT / 2;
+	typedef MidmCfg<NT, CPS, HB> Cfg;
+	/* HB: consumer c multiplies the CTA's 64 weight rows by tokens [c NT / 2, (c + 1) NT / 2) (wgmma N = NT / 2);
+	 * else by all NT tokens, its own 64 of the 128 rows */
+	const int kNC = HB ? NT / 2 : NT, kNR = kNC / 2;
+	const int kStages = Cfg::kStages, kStageBytes = Cfg::kStageBytes;
 	extern __shared__ uint8_t smem_raw[];
 	const uint32_t raw = (uint32_t)__cvta_generic_to_shared(smem_raw);
 	const uint32_t base = (raw + 1023) & ~1023u;
@@ -141,7 +146,7 @@ __global__ void __launch_bounds__(kWgThreads, CPS)
 				mbar_wait(bar_empty + 8 * s, ph ^ 1);
 				const uint32_t sw = base + s * kStageBytes;
 				mbar_expect_tx(bar_full + 8 * s, kStageBytes);
-				tma_load_2d(sw, &tm_w, bar_full + 8 * s, kb * kWgBK, band * kMidmRows);
+				tma_load_2d(sw, &tm_w, bar_full + 8 * s, kb * kWgBK, band * Cfg::kRows);
 				tma_load_2d(sw + Cfg::kWBytes, &tm_x, bar_full + 8 * s, kb * kWgBK, 0);
 			}
 		}
@@ -154,7 +159,7 @@ __global__ void __launch_bounds__(kWgThreads, CPS)
 
 	if (CPS == 1)
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
-	const int c = wg - 1; /* weight rows 64 c .. 64 c + 63 of the band */
+	const int c = wg - 1; /* weight rows 64 c .. 64 c + 63 of the band (HB: tokens c NT / 2 ..) */
 	const int tid = threadIdx.x - 128 * wg, warp = tid >> 5, lane = tid & 31;
 	const int g = lane >> 2, q = lane & 3;
 	float d[kNR];
@@ -165,11 +170,12 @@ __global__ void __launch_bounds__(kWgThreads, CPS)
 	for (int kb = kb0; kb < kb1; kb++, it++) {
 		const uint32_t s = it % kStages, ph = (it / kStages) & 1;
 		mbar_wait(bar_full + 8 * s, ph);
-		const uint32_t sw = base + s * kStageBytes + c * (64 * 128), sx = base + s * kStageBytes + Cfg::kWBytes;
+		const uint32_t sw = base + s * kStageBytes + (HB ? 0 : c * (64 * 128));
+		const uint32_t sx = base + s * kStageBytes + Cfg::kWBytes + (HB ? c * (NT / 2) * 128 : 0);
 		wgmma_fence();
 #pragma unroll
 		for (int kk = 0; kk < kWgBK / 16; kk++)
-			wgmma_m64k16<NT>(d, wg_desc(sw + kk * 32), wg_desc(sx + kk * 32));
+			wgmma_m64k16<kNC>(d, wg_desc(sw + kk * 32), wg_desc(sx + kk * 32));
 		wgmma_commit();
 		if (kb > kb0) {
 			wgmma_wait<1>();
@@ -182,15 +188,15 @@ __global__ void __launch_bounds__(kWgThreads, CPS)
 	if (kb1 > kb0 && lane == 0)
 		mbar_arrive(bar_empty + 8 * prev);
 
-	/* weight row of this thread's registers 4 j + e: n_b (+ 8 for e >= 2); token 8 j + 2 q + (e & 1) */
-	const int n_b = band * kMidmRows + c * 64 + warp * 16 + g;
+	/* weight row of this thread's registers 4 j + e: n_b (+ 8 for e >= 2); token t0 + 8 j + 2 q + (e & 1) */
+	const int n_b = band * Cfg::kRows + (HB ? 0 : c * 64) + warp * 16 + g, t0 = HB ? c * (NT / 2) : 0;
 	if (splits == 1) {
 #if SF_GEMM_MIDM_TMA
-		if (tma_epi) { /* stage [NT][64] per consumer at the ring's start (free once both are past their wgmma) */
+		if (!HB && tma_epi) { /* stage [NT][64] per consumer at the ring's start (free once both are past their wgmma) */
 			const uint32_t chunk = base + (uint32_t)(c * NT * 128);
 			asm volatile("bar.sync 1, 256;" ::: "memory");
 #pragma unroll
-			for (int j = 0; j < NT / 8; j++)
+			for (int j = 0; j < kNC / 8; j++)
 #pragma unroll
 				for (int e = 0; e < 4; e++)
 					midm_stage(chunk, 8 * j + 2 * q + (e & 1), 16 * warp + g + (e >= 2 ? 8 : 0), d[4 * j + e]);
@@ -199,8 +205,8 @@ __global__ void __launch_bounds__(kWgThreads, CPS)
 		}
 #endif
 #pragma unroll
-		for (int j = 0; j < NT / 8; j++) {
-			const int m = 8 * j + 2 * q;
+		for (int j = 0; j < kNC / 8; j++) {
+			const int m = t0 + 8 * j + 2 * q;
 #pragma unroll
 			for (int e = 0; e < 4; e++) {
 				const int n = n_b + (e >= 2 ? 8 : 0), mm = m + (e & 1);
@@ -244,9 +250,9 @@ __global__ void __launch_bounds__(kWgThreads, CPS)
 					s1 += v[h][r2].y;
 				}
 			/* pair ph = registers (2 ph, 2 ph + 1): j = ph / 2, e = 2 (ph % 2) and 2 (ph % 2) + 1 */
-			const int ph = p + h, n = n_b + ((ph & 1) ? 8 : 0), m = (ph >> 1) * 8 + 2 * q;
+			const int ph = p + h, n = n_b + ((ph & 1) ? 8 : 0), m = t0 + (ph >> 1) * 8 + 2 * q;
 #if SF_GEMM_MIDM_TMA
-			if (tma_epi) {
+			if (!HB && tma_epi) {
 				if (ph < p1) {
 					const int cc = 16 * warp + g + ((ph & 1) ? 8 : 0);
 					midm_stage(chunk, m - 4 * p0, cc, s0);
@@ -264,7 +270,7 @@ __global__ void __launch_bounds__(kWgThreads, CPS)
 		}
 	}
 #if SF_GEMM_MIDM_TMA
-	if (tma_epi && p0 < p1 && 4 * p0 < M) /* an empty share, or one of tokens >= M only (NT > M), stores nothing */
+	if (!HB && tma_epi && p0 < p1 && 4 * p0 < M) /* an empty share, or one of tokens >= M only (NT > M), stores nothing */
 		midm_tma_flush(&tm_c, chunk, band * kMidmRows + 64 * c, 4 * p0, c, tid);
 #endif
 	cluster_sync();
@@ -285,29 +291,51 @@ struct MidmPlan {
 };
 
 /*
+ * midm_splits: the K split count of `bands` weight bands of kb K blocks at token tile nt, cps CTAs per SM: unless
+ * pinned (pin > 0, clamped to what K allows), the largest s <= kMidmMaxSplit with bands * s <= cps * sms (one wave
+ * of resident units) and >= 4 K blocks per split, at least 1; max_clusters(nt, cps, s) (null: not consulted) is how
+ * many clusters of s CTAs are resident at once, and s shrinks until all bands' clusters fit; finally s is lowered
+ * until no split is empty: ceil(kb / ceil(kb / s)) == s.
+ */
+inline int midm_splits(int bands, int kb, int nt, int cps, int sms, int pin, int (*max_clusters)(int nt, int cps, int s))
+{
+	int s = pin > 0 ? pin : cps * sms / bands;
+	if (pin <= 0 && s > kb / 4)
+		s = kb / 4;
+	s = s < 1 ? 1 : (s > kMidmMaxSplit ? kMidmMaxSplit : s);
+	s = s > kb ? kb : s;
+	while (pin <= 0 && s > 1 && max_clusters && max_clusters(nt, cps, s) < bands)
+		s--;
+	while (s > 1 && (kb + (kb + s - 1) / s - 1) / ((kb + s - 1) / s) != s)
+		s--;
+	return s;
+}
+
+/*
  * midm_plan: nt is the smallest of 32, 64, 96, 128, 192, 256 that covers M (M <= 256); cps (CTAs per SM)
- * is 2 when two_cta and nt <= 96, else 1; splits, unless pinned (pin > 0, clamped to what K allows), is
- * the largest s <= kMidmMaxSplit with bands * s <= cps * sms (one wave of resident units) and >= 4 K
- * blocks per split, at least 1; max_clusters(nt, cps, s) (null:
- * not consulted) is how many clusters of s CTAs are resident at once, and s shrinks until all bands'
- * clusters fit; finally s is lowered until no split is empty: ceil(kb / ceil(kb / s)) == s.
+ * is 2 when two_cta and nt <= 96, else 1; splits by midm_splits over ceil(N / 128) bands.
  */
 inline MidmPlan midm_plan(int M, int N, int K, int sms, int pin, int two_cta, int (*max_clusters)(int nt, int cps, int s))
 {
 	MidmPlan p;
 	p.nt = M <= 32 ? 32 : M <= 64 ? 64 : M <= 96 ? 96 : M <= 128 ? 128 : M <= 192 ? 192 : 256;
 	p.cps = two_cta && p.nt <= 96 ? 2 : 1;
-	const int bands = (N + kMidmRows - 1) / kMidmRows, kb = (K + kWgBK - 1) / kWgBK;
-	int s = pin > 0 ? pin : p.cps * sms / bands;
-	if (pin <= 0 && s > kb / 4)
-		s = kb / 4;
-	s = s < 1 ? 1 : (s > kMidmMaxSplit ? kMidmMaxSplit : s);
-	s = s > kb ? kb : s;
-	while (pin <= 0 && s > 1 && max_clusters && max_clusters(p.nt, p.cps, s) < bands)
-		s--;
-	while (s > 1 && (kb + (kb + s - 1) / s - 1) / ((kb + s - 1) / s) != s)
-		s--;
-	p.splits = s;
+	p.splits = midm_splits((N + kMidmRows - 1) / kMidmRows, (K + kWgBK - 1) / kWgBK, p.nt, p.cps, sms, pin, max_clusters);
+	return p;
+}
+
+/*
+ * midm_plan_hb: the version-13 plan (half bands, GEMM_NOTES_MID_M.md "Version 13"): 64-row weight bands, one CTA per
+ * SM, nt the smallest of 64, 128, 192, 256 that covers M (each consumer takes nt / 2 tokens: a width of the wgmma ops
+ * header), splits by midm_splits over ceil(N / 64) bands; max_clusters(nt, 1, s) is the half-band kernel's.
+ */
+inline MidmPlan midm_plan_hb(int M, int N, int K, int sms, int pin, int (*max_clusters)(int nt, int cps, int s))
+{
+	MidmPlan p;
+	p.nt = M <= 64 ? 64 : M <= 128 ? 128 : M <= 192 ? 192 : 256;
+	p.cps = 1;
+	p.splits = midm_splits((N + kMidmRows / 2 - 1) / (kMidmRows / 2), (K + kWgBK - 1) / kWgBK, p.nt, 1, sms, pin,
+			       max_clusters);
 	return p;
 }
 
@@ -317,12 +345,12 @@ inline MidmPlan midm_plan(int M, int N, int K, int sms, int pin, int two_cta, in
  * two builds of this file in one process (gemm_check.py loads v2, v4 and candidates side by side) shared
  * one `set` flag: the second library skipped the attribute for its own kernel, its launch was refused and
  * it fell back to v2 (GEMM_NOTES.md "Version 4 measured", the midm_s1/s2/s4 anomaly). */
-template <int NT, int CPS> static int midm_attr(void)
+template <int NT, int CPS, int HB = 0> static int midm_attr(void)
 {
 	static bool set = false;
 	if (!set) {
-		if (cudaFuncSetAttribute(gemm_midm_kernel<NT, CPS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-					 MidmCfg<NT, CPS>::kSmemBytes) != cudaSuccess)
+		if (cudaFuncSetAttribute(gemm_midm_kernel<NT, CPS, HB>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+					 MidmCfg<NT, CPS, HB>::kSmemBytes) != cudaSuccess)
 			return -1;
 		set = true;
 	}
@@ -331,7 +359,7 @@ template <int NT, int CPS> static int midm_attr(void)
 
 /* Clusters of s CTAs of gemm_midm_kernel<NT, CPS> resident at once (cached; s == 1: CPS * sms CTAs; 0: not
  * launchable). */
-template <int NT, int CPS> static int midm_max_clusters_nt(int s, int sms)
+template <int NT, int CPS, int HB = 0> static int midm_max_clusters_nt(int s, int sms)
 {
 	static int cache[kMidmMaxSplit + 1];
 	if (s < 1 || s > kMidmMaxSplit)
@@ -340,12 +368,12 @@ template <int NT, int CPS> static int midm_max_clusters_nt(int s, int sms)
 		return CPS * sms;
 	if (cache[s] == 0) {
 		cache[s] = -1;
-		if (!midm_attr<NT, CPS>()) {
+		if (!midm_attr<NT, CPS, HB>()) {
 			cudaLaunchAttribute at[1];
 			const cudaLaunchConfig_t cfg =
-				cluster_launch_config(at, s * CPS * sms, kWgThreads, MidmCfg<NT, CPS>::kSmemBytes, s, 0);
+				cluster_launch_config(at, s * CPS * sms, kWgThreads, MidmCfg<NT, CPS, HB>::kSmemBytes, s, 0);
 			int n = 0;
-			if (cudaOccupancyMaxActiveClusters(&n, (void *)gemm_midm_kernel<NT, CPS>, &cfg) == cudaSuccess && n > 0)
+			if (cudaOccupancyMaxActiveClusters(&n, (void *)gemm_midm_kernel<NT, CPS, HB>, &cfg) == cudaSuccess && n > 0)
 				cache[s] = n;
 			else
 				(void)cudaGetLastError();
@@ -354,21 +382,22 @@ template <int NT, int CPS> static int midm_max_clusters_nt(int s, int sms)
 	return cache[s] > 0 ? cache[s] : 0;
 }
 
-/* One launch of gemm_midm_kernel<NT, CPS>: grid bands * splits, clusters of splits along x when > 1; 0 on success. */
-template <int NT, int CPS>
+/* One launch of gemm_midm_kernel<NT, CPS, HB>: grid bands * splits (bands of MidmCfg::kRows weight rows), clusters of
+ * splits along x when > 1; 0 on success. */
+template <int NT, int CPS, int HB = 0>
 int midm_launch_nt(const CUtensorMap &mw, const CUtensorMap &mx,
 #if SF_GEMM_MIDM_TMA /* version 11: C's map (box 64 columns x midm_tma_rows tokens) and whether to use it */
 		   const CUtensorMap &mc, int tma_epi,
 #endif
 		   __nv_bfloat16 *C, int M, int N, int K, int splits, cudaStream_t stream)
 {
-	if (midm_attr<NT, CPS>())
+	if (midm_attr<NT, CPS, HB>())
 		return -1;
-	const int bands = (N + kMidmRows - 1) / kMidmRows;
+	const int bands = (N + MidmCfg<NT, CPS, HB>::kRows - 1) / MidmCfg<NT, CPS, HB>::kRows;
 	cudaLaunchAttribute at[1];
 	const cudaLaunchConfig_t cfg =
-		cluster_launch_config(at, bands * splits, kWgThreads, MidmCfg<NT, CPS>::kSmemBytes, splits, stream);
-	if (cudaLaunchKernelEx(&cfg, gemm_midm_kernel<NT, CPS>, mw, mx,
+		cluster_launch_config(at, bands * splits, kWgThreads, MidmCfg<NT, CPS, HB>::kSmemBytes, splits, stream);
+	if (cudaLaunchKernelEx(&cfg, gemm_midm_kernel<NT, CPS, HB>, mw, mx,
 #if SF_GEMM_MIDM_TMA
 			       mc, tma_epi,
 #endif
