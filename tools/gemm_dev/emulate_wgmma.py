@@ -192,10 +192,12 @@ def midm_plan_hb(M, N, K, sms, pin=0, max_clusters=None):
     return nt, midm_splits((N + 63) // 64, (K + BK - 1) // BK, nt, 1, sms, pin, max_clusters)
 
 
-def run_midm(A, B, nt, splits, cps=1, hb=False, mutate=None):
+def run_midm(A, B, nt, splits, cps=1, hb=False, mutate=None, xrows=False):
     """C as gemm_midm_kernel<nt, cps, hb> writes it with `splits` K splits (NaN where never written), write counts.
     hb (version 13): 64-row bands, consumer c multiplies them by tokens [c nt / 2, (c + 1) nt / 2).
-    mutate (hb only, must be caught): 'tok0' drops consumer 1's token offset in the stores"""
+    mutate (hb only, must be caught): 'tok0' drops consumer 1's token offset in the stores.
+    xrows (SF_GEMM_MIDM_XROWS): the activation box is M rows; the stage's rows M..nt - 1 hold stale values (1e6
+    here), which must reach no stored output"""
     M, K = A.shape
     N = B.shape[0]
     assert M <= nt <= 256 and nt % 8 == 0
@@ -223,7 +225,8 @@ def run_midm(A, B, nt, splits, cps=1, hb=False, mutate=None):
             kb1 = min(kb0 + kb_per, kbc)
             assert kb1 > kb0, "empty split"
             # TMA boxes: weight rows [band * rows, +rows), token rows [0, nt), both zero past the end
-            tile = partial_tile(B, A, band, 0, nt, kb0, kb1, bm=rows)
+            Ax = np.vstack([A, np.full((nt - M, K), 1e6)]) if xrows else A
+            tile = partial_tile(B, Ax, band, 0, nt, kb0, kb1, bm=rows)
             if hb:  # both consumers read the same 64 rows; consumer c the token columns c nt / 2 ..
                 regs.append(np.stack([tile[rr[c] - 64 * c, cc[c] + c * (nt // 2)] for c in range(2)]))
             else:
@@ -341,6 +344,12 @@ def main():
         print("midm hb M=%d N=%d K=%d NT=%d splits=%d max err %.2e, every output written once: %s" %
               (M, N, K, nt, splits, err, once))
         bad += not (err <= 1e-9 and once)
+        if M < nt:  # SF_GEMM_MIDM_XROWS: stale (1e6) stage rows past M reach no stored output
+            C, writes = run_midm(A, B, nt, splits, 1, hb=True, xrows=True)
+            err = np.abs(C - A @ B.T).max()
+            print("midm hb xrows M=%d NT=%d max err %.2e, every output written once: %s" %
+                  (M, nt, err, bool((writes == 1).all())))
+            bad += not (err <= 1e-9 and (writes == 1).all())
         if M > nt // 2:  # consumer 1 holds real tokens: dropping its offset must be caught
             C, writes = run_midm(A, B, nt, splits, 1, hb=True, mutate='tok0')
             caught = not (np.abs(C - A @ B.T).max() <= 1e-9 and (writes == 1).all())

@@ -594,7 +594,7 @@ static int midm_hb_hook(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfl
 		return 0;
 	CUtensorMap mw, mx;
 	int rc = -1;
-	if (!make_map(&mw, B, N, K, kMidmRows / 2) && !make_map(&mx, A, M, K, h.nt)) {
+	if (!make_map(&mw, B, N, K, kMidmRows / 2) && !make_map(&mx, A, M, K, SF_GEMM_MIDM_XROWS ? M : h.nt)) {
 #if SF_GEMM_MIDM_TMA
 #define SF_MIDM_HB_C mw, 0, C /* the v11 TMA stores are not taken on half bands (a dummy map, tma_epi 0) */
 #else

@@ -71,11 +71,16 @@
 #ifndef SF_GEMM_MIDM_MC_TRIP /* version 12: output pairs per DSMEM round trip of its cluster reduction (v4's 4; 8: diagnostic) */
 #define SF_GEMM_MIDM_MC_TRIP 4
 #endif
-#ifndef SF_GEMM_MIDM_HB /* version-13 candidate (GEMM_NOTES_MID_M.md): 1 the v4 swap-AB kernel on half bands (64 weight
-			 * rows per CTA, the consumers splitting the tokens) where that plan has more CTAs than v4's one-CTA-per-SM
-			 * plan (e.g. 4096-row weights: 64 x 2 splits = 128 CTAs on clusters of 2 instead of 32 x 3 = 96); 2: half
-			 * bands whenever the v4 plan runs one CTA per SM (diagnostic); 0: v4 as before */
-#define SF_GEMM_MIDM_HB 0
+#ifndef SF_GEMM_MIDM_HB /* version 13 (GEMM_NOTES_MID_M.md): 2 (default since session 13's H200 run) the v4 swap-AB kernel on
+			 * half bands (64 weight rows per CTA, the consumers splitting the tokens) whenever the v4 plan runs one
+			 * CTA per SM (4096-row weights: 64 x 2 splits = 128 CTAs on clusters of 2 instead of 32 x 3 = 96;
+			 * 6144: 96 x 1 unsplit instead of 48 x 2); 1: only where the half-band plan has more CTAs; 0: v4 */
+#define SF_GEMM_MIDM_HB 2
+#endif
+#ifndef SF_GEMM_MIDM_XROWS /* version 13 candidate: 1 the half-band kernel's activation box is M rows instead of the token
+			    * tile's NT (no zero-filled rows past M; GEMM_NOTES_MID_M.md "Version 13 measured": M 100 ran 10%
+			    * slower than M 128 on the same plan) */
+#define SF_GEMM_MIDM_XROWS 0
 #endif
 #ifndef SF_GEMM_MIDM_TRACE /* 1: print the v4 plan of each new shape to stderr (dev builds only) */
 #define SF_GEMM_MIDM_TRACE 0

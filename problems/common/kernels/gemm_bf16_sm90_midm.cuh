@@ -115,6 +115,9 @@ __global__ void __launch_bounds__(kWgThreads, CPS)
 	 * else by all NT tokens, its own 64 of the 128 rows */
 	const int kNC = HB ? NT / 2 : NT, kNR = kNC / 2;
 	const int kStages = Cfg::kStages, kStageBytes = Cfg::kStageBytes;
+	/* SF_GEMM_MIDM_XROWS (half bands only): the activation box is M rows, not NT (no rows past M to zero-fill; the
+	 * stage's rows M..NT - 1 keep stale values, which reach only the accumulators of tokens >= M, never stored) */
+	const uint32_t kTxBytes = SF_GEMM_MIDM_XROWS && HB ? Cfg::kWBytes + M * (kWgBK * 2) : kStageBytes;
 	extern __shared__ uint8_t smem_raw[];
 	const uint32_t raw = (uint32_t)__cvta_generic_to_shared(smem_raw);
 	const uint32_t base = (raw + 1023) & ~1023u;
@@ -145,7 +148,7 @@ __global__ void __launch_bounds__(kWgThreads, CPS)
 				const uint32_t s = it % kStages, ph = (it / kStages) & 1;
 				mbar_wait(bar_empty + 8 * s, ph ^ 1);
 				const uint32_t sw = base + s * kStageBytes;
-				mbar_expect_tx(bar_full + 8 * s, kStageBytes);
+				mbar_expect_tx(bar_full + 8 * s, kTxBytes);
 				tma_load_2d(sw, &tm_w, bar_full + 8 * s, kb * kWgBK, band * Cfg::kRows);
 				tma_load_2d(sw + Cfg::kWBytes, &tm_x, bar_full + 8 * s, kb * kWgBK, 0);
 			}
