@@ -4,10 +4,10 @@ problems/common/kernels/gqa_paged_prefill_sm90_pp.cuh, -DSF_PREFILL_WGMMA=3): tw
 per CTA sharing a 4-stage cp.async ring, mbarrier publication / release, ping-pong turns on named
 barriers; of version 5 ("v5", gqa_paged_prefill_sm90_p5.cuh, -DSF_PREFILL_WGMMA=5, --variant 5), of
 version 6 ("v6", gqa_paged_prefill_sm90_p6.cuh, -DSF_PREFILL_WGMMA=6, --variant 6) and of version 8
-("v8", gqa_paged_prefill_sm90_p8.cuh, -DSF_PREFILL_WGMMA=8, --variant 8: v6 plus the consumers' turns); --variant 9
-runs tools/attn_emulate_p9.py (v9: v8 stepping over 64-key halves, S(j + 1) issued before softmax(j)).
+("v8", gqa_paged_prefill_sm90_p8.cuh, -DSF_PREFILL_WGMMA=8, --variant 8: v6 plus the consumers' turns). (Version 9 and
+its emulation tools/attn_emulate_p9.py were removed in session 13: measured slower than v8.)
 
-usage: attn_emulate_pp.py [--seeds N] [--schedules N] [--quick] [--pingpong 0|1] [--variant 3|5|6|7|8|9]
+usage: attn_emulate_pp.py [--seeds N] [--schedules N] [--quick] [--pingpong 0|1] [--variant 3|5|6|7|8]
                           [--mutate NAME] [--protocol-only]
 
 --pingpong 0 checks -DSF_PREFILL_WGMMA=4 ("v3np"): the same kernel without the turn barriers.
@@ -730,25 +730,21 @@ def main():
     ap.add_argument("--mutate", choices=("noempty", "pubearly", "parity", "turn", "arrive2", "slotv", "vote", "limmin",
                                          "evpar", "khalf", "nofence", "ekearly", "noeq", "infoearly", "noflush",
                                          "nolastv", "acc1", "eqearly", "noturn0", "turnown", "skipmasked",
-                                         "count128", "noturnend", "nowait9", "ekhalf", "pswap", "rescalein",
-                                         "skip9", "vhalf", "khalf9", "tm1"))
+                                         "count128", "noturnend"))
     ap.add_argument("--protocol-only", action="store_true")
     ap.add_argument("--quick", action="store_true", help="one small ragged ps16 composition, early mode (CI)")
     ap.add_argument("--pingpong", type=int, choices=(0, 1), default=1,
                     help="0: the variant without turn barriers (-DSF_PREFILL_WGMMA=4, v3np)")
-    ap.add_argument("--variant", type=int, choices=(3, 5, 6, 7, 8, 9), default=3,
+    ap.add_argument("--variant", type=int, choices=(3, 5, 6, 7, 8), default=3,
                     help="5: version 5 (-DSF_PREFILL_WGMMA=5: 128-key tiles, 3 stages, no turns); 6: version 6 "
                          "(-DSF_PREFILL_WGMMA=6: v5 with a producer warpgroup); 7: version 7 (persistent v6: "
                          "tools/attn_emulate_p7.py); 8: version 8 (-DSF_PREFILL_WGMMA=8: v6 with the "
-                         "consumers' ping-pong turns); 9: version 9 (tools/attn_emulate_p9.py)")
+                         "consumers' ping-pong turns)")
     ap.add_argument("--ctas", type=int, default=3, help="--variant 7: persistent CTAs per composition")
     args = ap.parse_args()
     if args.variant == 7:
         import attn_emulate_p7
         return attn_emulate_p7.main7(args)
-    if args.variant == 9:
-        import attn_emulate_p9
-        return attn_emulate_p9.main9(args)
     if args.mutate:
         MUT.add(args.mutate)
     set_variant(6 if args.variant == 8 else args.variant if args.variant >= 5 or args.pingpong else 4)

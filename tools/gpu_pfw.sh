@@ -5,8 +5,7 @@
 # two consumer warpgroups with ping-pong, 4: v3np, the same without the ping-pong turns, 5: v5, v3pp with
 # 128-key tiles and no turns, 6: v6, v5 with a producer warpgroup doing every gather and setmaxnreg, 384
 # threads, 7: v7, v6 made persistent: at most one CTA per SM walking work units, 8: v8, v6 with the two
-# consumers' ping-pong turns on named barriers, 9: v9, v8 stepping over 64-key halves with the next QK^T issued
-# before the softmax) and the HGMMA count of the wgmma SASS (v6: also its setmaxnreg count, USETMAXREG in SASS: 2 per instantiation, 6 in all; v8: its BAR.SYNC / BAR.ARV counts), checks the wgmma variants on every workload of
+# consumers' ping-pong turns on named barriers; v9 was removed in session 13) and the HGMMA count of the wgmma SASS (v6: also its setmaxnreg count, USETMAXREG in SASS: 2 per instantiation, 6 in all; v8: its BAR.SYNC / BAR.ARV counts), checks the wgmma variants on every workload of
 # gqa_paged_prefill_causal_h32_kv8_d128_ps{1,16} and on the held-out compositions of tools/attn_heldout.py,
 # and prints a side-by-side table last (tools/pfw_table.py: workload, us per variant, the best wgmma
 # variant's speedup over v1, TFLOP/s and T_sol/T_k; with two or more wgmma variants, e.g. VARIANTS=8+6,
@@ -89,7 +88,7 @@ python3 tools/attn_heldout.py "$held" >"$out/heldout.txt" 2>&1
 
 # ptxas report and SASS of both variants (the ps1 solution; ps16 includes the same source)
 src=problems/llama/gqa_paged_prefill_causal_h32_kv8_d128_ps1/solutions/$sol
-for v in 0 1 2 3 4 5 6 7 8 9; do # -DSF_PREFILL_WGMMA=v
+for v in 0 1 2 3 4 5 6 7 8; do # -DSF_PREFILL_WGMMA=v
 	nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Xptxas -v -DSF_PREFILL_WGMMA=$v \
 		-cubin "$src" -o "$out/prefill_$v.cubin" >"$out/ptxas_$v.txt" 2>&1 &
 done
@@ -103,7 +102,6 @@ if command -v cuobjdump >/dev/null 2>&1; then
 	cuobjdump -sass "$out/prefill_6.cubin" >"$out/sass_v6.txt" 2>&1
 	cuobjdump -sass "$out/prefill_7.cubin" >"$out/sass_v7.txt" 2>&1
 	cuobjdump -sass "$out/prefill_8.cubin" >"$out/sass_v8.txt" 2>&1
-	cuobjdump -sass "$out/prefill_9.cubin" >"$out/sass_v9.txt" 2>&1
 	hgmma="$(grep -c HGMMA "$out/sass_v2.txt") / $(grep -c HGMMA "$out/sass_v2o.txt") / $(grep -c HGMMA "$out/sass_v3pp.txt")"
 	hgmma+=" / $(grep -c HGMMA "$out/sass_v5.txt") / $(grep -c HGMMA "$out/sass_v6.txt")"
 	hgmma+=" / $(grep -c HGMMA "$out/sass_v7.txt") / $(grep -c HGMMA "$out/sass_v8.txt")"
@@ -112,16 +110,13 @@ if command -v cuobjdump >/dev/null 2>&1; then
 	hgmma+=" $(grep -c 'WARPGROUP.DEPBAR\|WARPGROUP.ARRIVE' "$out/sass_v7.txt") vs v6 $(grep -c 'WARPGROUP.DEPBAR\|WARPGROUP.ARRIVE' "$out/sass_v6.txt") WARPGROUP.DEPBAR/ARRIVE;"
 	hgmma+=" v8: $(grep -c SETMAX "$out/sass_v8.txt") SETMAX*REG, $(grep -c LDGSTS "$out/sass_v8.txt") LDGSTS,"
 	hgmma+=" $(grep -c 'BAR.SYNC' "$out/sass_v8.txt") BAR.SYNC (v6 $(grep -c 'BAR.SYNC' "$out/sass_v6.txt")),"
-	hgmma+=" $(grep -c 'BAR.ARV' "$out/sass_v8.txt") BAR.ARV (v6 $(grep -c 'BAR.ARV' "$out/sass_v6.txt"));"
-	hgmma+=" v9: $(grep -c HGMMA "$out/sass_v9.txt") HGMMA, $(grep -c 'WARPGROUP.DEPBAR' "$out/sass_v9.txt") WARPGROUP.DEPBAR"
-	hgmma+=" (v8 $(grep -c 'WARPGROUP.DEPBAR' "$out/sass_v8.txt")), $(grep -c 'BAR.SYNC' "$out/sass_v9.txt") BAR.SYNC)"
+	hgmma+=" $(grep -c 'BAR.ARV' "$out/sass_v8.txt") BAR.ARV (v6 $(grep -c 'BAR.ARV' "$out/sass_v6.txt")))"
 fi
 rm -f "$out"/prefill_*.cubin
 
 # variants: 0 = v1 mma.sync, 1 = v2 wgmma, 2 = v2o wgmma with the overlapped tile order, 3 = v3pp,
 # 4 = v3np (v3pp without the ping-pong turns), 5 = v5 (v3pp with 128-key tiles, no turns), 6 = v6 (v5 with
-# a producer warpgroup + setmaxnreg), 7 = v7 (v6 persistent), 8 = v8 (v6 + the consumers' ping-pong turns),
-# 9 = v9 (v8 stepping over 64-key halves, the next QK^T issued before the softmax)
+# a producer warpgroup + setmaxnreg), 7 = v7 (v6 persistent), 8 = v8 (v6 + the consumers' ping-pong turns)
 label() { case $1 in 0) echo v1 ;; 1) echo v2 ;; 2) echo v2o ;; 3) echo v3pp ;; 4) echo v3np ;; 5) echo v5 ;; 6) echo v6 ;; *) echo "v$1" ;; esac; }
 # default: the candidate v3pp beside v2o (the fastest measured wgmma variant) on two GPUs; v3pp on one
 if [ "$ngpu" -ge 2 ]; then variants=${VARIANTS:-3 2}; else variants=${VARIANTS:-3}; fi
@@ -230,8 +225,8 @@ for v in $variants; do
 done
 (
 	echo "gpu_pfw ($sol, variants $variants, rounds $rounds, budget $budget ms, cap $cap s, --timeout $wl_timeout s, $lanes lane(s), $(($(date +%s) - t0)) s; $(sed -n 2p "$out/env.txt"))"
-	echo "registers / spill stores per kernel (ptxas; v1 = -DSF_PREFILL_WGMMA=0, v2 = 1, v2o = 2, v3pp = 3, v3np = 4, v5 = 5, v6 = 6 (at launch; setmaxnreg 64 / 216), v7 = 7 (setmaxnreg 88 / 208), v8 = 8, v9 = 9 (setmaxnreg 64 / 216)):"
-	for v in 0 1 2 3 4 5 6 7 8 9; do
+	echo "registers / spill stores per kernel (ptxas; v1 = -DSF_PREFILL_WGMMA=0, v2 = 1, v2o = 2, v3pp = 3, v3np = 4, v5 = 5, v6 = 6 (at launch; setmaxnreg 64 / 216), v7 = 7 (setmaxnreg 88 / 208), v8 = 8):"
+	for v in 0 1 2 3 4 5 6 7 8; do
 		awk -v tag="$(label $v)" '/Function properties for/ {k = $NF} /spill stores/ {sp = $5}
 			/Used [0-9]+ registers/ {print "  " tag " " k ": " $5 " registers, " sp " bytes spilled"}' "$out/ptxas_$v.txt"
 		grep -i "warn\|serializ" "$out/ptxas_$v.txt" | sed 's/^/  /' | head -5

@@ -29,9 +29,9 @@
  * version 7 (gqa_paged_prefill_sm90_p7.cuh: v6 made persistent, at most one CTA per SM walking work
  * units from a counter that prefill_plan zeroes; opt-in, 2-3% faster than v6 on the H200:
  * PREFILL_NOTES.md); 8 version 8 (gqa_paged_prefill_sm90_p8.cuh: v6 with FlashAttention-3's ping-pong
- * of the two consumers on named barriers; the default since session 10: PREFILL_NOTES.md); 9 version 9
- * (gqa_paged_prefill_sm90_p9.cuh: v8 whose consumers step over 64-key halves and issue the next QK^T
- * before the current softmax; opt-in, not yet run on a GPU: PREFILL_NOTES.md); 0 keeps the mma.sync
+ * of the two consumers on named barriers; the default since session 10: PREFILL_NOTES.md); 9 was version 9
+ * (v8 stepping over 64-key halves, the next QK^T before the current softmax: 1.065x slower than v8 on the
+ * H200, removed in session 13; PREFILL_NOTES.md "Version 9 measured", git history); 0 keeps the mma.sync
  * kernel below.
  */
 #include <cuda_runtime.h>
@@ -481,11 +481,7 @@ __device__ __forceinline__ void wg_store_rows(const float *o, float l_a, float l
 #define ATTEND_THREADS P8_THREADS
 #define ITEM_TOK PP_TOK
 #elif SF_PREFILL_WGMMA == 9
-#include "gqa_paged_prefill_sm90_p9.cuh"
-#define ATTEND_KERNEL(PS) prefill_attend_p9<PS>
-#define ATTEND_SMEM P9_SMEM_BYTES
-#define ATTEND_THREADS P9_THREADS
-#define ITEM_TOK PP_TOK
+#error "SF_PREFILL_WGMMA=9: version 9 was removed in session 13 (measured 1.065x slower than v8; PREFILL_NOTES.md)"
 #elif SF_PREFILL_WGMMA == 5
 #include "gqa_paged_prefill_sm90_p5.cuh"
 #define ATTEND_KERNEL(PS) prefill_attend_p5<PS>
