@@ -337,7 +337,9 @@ static void tests()
 #include "emu_rope.h" /* EMU_ROPE */
 
 #ifdef EMU_GN
-/* calls > 1: run() again on fresh outputs (the group-resident path's counters must be back at 0) */
+/* calls > 1: run() again on fresh outputs (the group-resident path's counters must be back at 0).
+ * gn_want_launches > 0: the first call must take that many launches (the path the case is meant for) */
+static int gn_want_launches;
 static void test_gn(int64_t N, int64_t C, int64_t H, int64_t W, size_t shift, int calls = 1)
 {
 	const int64_t n = N * C * H * W, HW = H * W, G = 32, cpg = C / G;
@@ -359,6 +361,8 @@ static void test_gn(int64_t N, int64_t C, int64_t H, int64_t W, size_t shift, in
 	const auto t0 = std::chrono::steady_clock::now();
 	std::string why = call_run(in, scal, out);
 	long launches = emu_launches - l0;
+	if (why.empty() && gn_want_launches > 0 && launches != gn_want_launches)
+		why = "took " + std::to_string(launches) + " launches, expected " + std::to_string(gn_want_launches);
 	if (calls > 1 && why.empty()) { /* again on other data: stale partials or counters would show */
 		for (int c = 1; c < calls && why.empty(); c++) {
 			fill(x.data(), n, -0.5 * c, 2, 0);
@@ -400,6 +404,39 @@ static void test_gn(int64_t N, int64_t C, int64_t H, int64_t W, size_t shift, in
 }
 static void tests()
 {
+#ifdef EMU_GN_V6
+	/* version 6 (-DGN_ODD=1 -DGN_CLR=1 -DEMU_GN_V6 -DGN_CLR_THREADS=64 -DGN_FUSED_MAX=0): odd or unaligned
+	 * groups of <= 8192 values on gn_odd (one block per group, 1-8 values per thread), 16-byte groups
+	 * with hw % 8 == 0 on gn_clr (non-persistent clusters of 1-16 CTAs of 64 threads: up to 16 x 64 x 8
+	 * = 8192 vectors per group), the rest on the split paths (2 launches: checked, so a plan that falls
+	 * back silently fails its case). 8 SMs x 2 CTAs (the occupancy query) */
+	emu_sm_count = 8;
+	emu_occupancy = 2;
+	emu_resident = 16;
+	gn_want_launches = 1;
+	test_gn(1, 128, 7, 9, 0, 2);     /* held-out: odd hw 63, cnt 252 (gn_odd VPT 1 x 256), 2 calls */
+	test_gn(3, 96, 13, 17, 0);       /* held-out: N 3, C 96, odd hw 221, cnt 663 (VPT 1 x 672 threads) */
+	test_gn(1, 32, 30, 50, 0);       /* cnt 1500 (even hw, cnt % 8 = 4): VPT 2 x 768 */
+	test_gn(1, 64, 19, 79, 0);       /* cnt 3002: VPT 4 x 768 */
+	test_gn(1, 32, 77, 99, 0);       /* cnt 7623: VPT 8 x 960 (the largest odd group class) */
+	test_gn(2, 64, 8, 8, 2);         /* unaligned pointers, cnt 128: gn_odd VPT 1 x 128 */
+	test_gn(1, 128, 8, 8, 0, 2);     /* workload: 32 vectors per group, gn_clr cs 1, 2 calls */
+	test_gn(2, 512, 16, 16, 0);      /* workload: 512 vectors per group, cs 8 */
+	test_gn(3, 96, 16, 24, 0);       /* N 3, C 96: 144 vectors, cs 4 (36 each: threads partly idle) */
+	test_gn(1, 96, 40, 41, 0);       /* 615 vectors, cs 16 (39 each, the last 30) */
+	test_gn(1, 64, 64, 64, 0);       /* 1024 vectors: cs 16 exactly full */
+	test_gn(1, 32, 96, 128, 0);      /* 1536 vectors: VPT 2, cs 16 */
+	test_gn(1, 64, 128, 128, 0);     /* 4096 vectors: VPT 4, cs 16 */
+	test_gn(1, 32, 200, 200, 0);     /* 5000 vectors: VPT 8, cs 16 (313 each, the last 305) */
+	gn_want_launches = 2;
+	test_gn(1, 64, 99, 101, 0);      /* odd cnt 19998 > 8192: scalar split */
+	test_gn(1, 256, 45, 45, 0);      /* cnt % 8 == 0 but hw % 8 != 0: split */
+#ifdef EMU_GN_BIG
+	test_gn(1, 32, 320, 320, 0);     /* 12800 vectors: over 16 x 64 x 8: split */
+#endif
+	gn_want_launches = 0;
+	return;
+#endif
 #ifdef EMU_GN_L2W
 	/* the L2-window path (-DGN_L2WIN=1 -DGN_L2W_THREADS=64 -DGN_L2W_VPT=1 -DGN_L2W_KB=8 -DGN_FUSED_MAX=0):
 	 * 1 SM x 4 CTAs = 4 resident CTAs of 2 warps, chunks of 512 values, a window of 2 grid-wide rounds
