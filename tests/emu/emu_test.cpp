@@ -405,7 +405,8 @@ static void test_gn(int64_t N, int64_t C, int64_t H, int64_t W, size_t shift, in
 static void tests()
 {
 #ifdef EMU_GN_V6
-	/* version 6 (-DGN_ODD=1 -DGN_CLR=1 -DEMU_GN_V6 -DGN_CLR_THREADS=64 -DGN_FUSED_MAX=0): odd or unaligned
+	/* version 6 (-DGN_ODD=1 -DGN_CLR=1 -DEMU_GN_V6 -DGN_CLR_THREADS=64 -DGN_FUSED_MAX=256 -DGN_FUSED_PF=1): groups
+	 * of <= 256 values (16-byte) on the fused kernel with GN_FUSED_PF's prefetch; odd or unaligned
 	 * groups of <= 8192 values on gn_odd (one block per group, 1-8 values per thread), 16-byte groups
 	 * with hw % 8 == 0 on gn_clr (non-persistent clusters of 1-16 CTAs of 64 threads: up to 16 x 64 x 8
 	 * = 8192 vectors per group), the rest on the split paths (2 launches: checked, so a plan that falls
@@ -420,7 +421,9 @@ static void tests()
 	test_gn(1, 64, 19, 79, 0);       /* cnt 3002: VPT 4 x 768 */
 	test_gn(1, 32, 77, 99, 0);       /* cnt 7623: VPT 8 x 960 (the largest odd group class) */
 	test_gn(2, 64, 8, 8, 2);         /* unaligned pointers, cnt 128: gn_odd VPT 1 x 128 */
-	test_gn(1, 128, 8, 8, 0, 2);     /* workload: 32 vectors per group, gn_clr cs 1, 2 calls */
+	test_gn(1, 128, 8, 8, 0, 2);     /* workload: cnt 256 <= GN_FUSED_MAX 256: fused, (gamma, beta) prefetched, 2 calls */
+	test_gn(1, 256, 5, 5, 0);        /* fused, hw 25 (channels end mid-vector): the general apply */
+	test_gn(1, 64, 16, 16, 0, 2);    /* 64 vectors per group: gn_clr cs 1, 2 calls */
 	test_gn(2, 512, 16, 16, 0);      /* workload: 512 vectors per group, cs 8 */
 	test_gn(3, 96, 16, 24, 0);       /* N 3, C 96: 144 vectors, cs 4 (36 each: threads partly idle) */
 	test_gn(1, 96, 40, 41, 0);       /* 615 vectors, cs 16 (39 each, the last 30) */

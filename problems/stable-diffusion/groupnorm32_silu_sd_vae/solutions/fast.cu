@@ -64,6 +64,10 @@
 #define GN_SPLIT_FAST 1 /* 1 (default since session 4's H200 run: 1.04-1.43x the old apply): the split path's apply
                           * with the L2-window path's math (hw % 8 == 0); 0: the old per-value channel math */
 #endif
+#ifndef GN_FUSED_PF
+#define GN_FUSED_PF 0 /* 1 (v6 candidate, unmeasured): the fused kernel loads (gamma, beta) beside x and applies with
+		       * the one-channel math when hw % 8 == 0 */
+#endif
 #define GN_GROUPS 32
 #define GN_FUSED_THREADS 512 /* most threads of a fused block; GN_FUSED_MAX <= 512 * 16 * 8 */
 #define GN_CHUNK (GN_THREADS * GN_VPT * 8)
@@ -171,6 +175,10 @@ static __device__ __forceinline__ uint4 gn_apply8(uint4 v, unsigned e0, unsigned
 	return make_uint4(gn_pack(o[0], o[1]), gn_pack(o[2], o[3]), gn_pack(o[4], o[5]), gn_pack(o[6], o[7]));
 }
 
+#if GN_FUSED_PF
+static __device__ __forceinline__ uint4 gn_apply8_ch(uint4 v, float a, float c); /* (below) */
+#endif
+
 /* Fused: one block per group (blockIdx.x = n * 32 + g), the group's nvec vectors in registers. */
 template <int VPT>
 __global__ void __launch_bounds__(GN_FUSED_THREADS)
@@ -188,6 +196,21 @@ __global__ void __launch_bounds__(GN_FUSED_THREADS)
 		const int64_t i = threadIdx.x + (int64_t)k * blockDim.x;
 		v[k] = i < nvec ? gn_ld_stream(xg + i) : make_uint4(0, 0, 0, 0);
 	}
+#if GN_FUSED_PF
+	/* v6 candidate: (gamma, beta) of each vector's channel loaded beside x (hw % 8 == 0: one channel per
+	 * vector), so no global load sits between the statistics and the stores; VPT <= 8 (registers) */
+	const bool pf = VPT <= 8 && hw % 8 == 0;
+	uint32_t gb[VPT];
+#pragma unroll
+	for (int k = 0; k < VPT; k++) {
+		const int64_t i = threadIdx.x + (int64_t)k * blockDim.x;
+		gb[k] = 0;
+		if (pf && i < nvec) {
+			const int64_t c = cbase + i * 8 / hw;
+			gb[k] = (uint32_t)__ldg((const unsigned short *)gamma + c) | ((uint32_t)__ldg((const unsigned short *)beta + c) << 16);
+		}
+	}
+#endif
 	const float cnt = (float)(nvec * 8);
 	float s = 0.0f;
 #pragma unroll
@@ -200,6 +223,19 @@ __global__ void __launch_bounds__(GN_FUSED_THREADS)
 		if (threadIdx.x + (int64_t)k * blockDim.x < nvec)
 			m2 += gn_dev8(v[k], mean);
 	const float rstd = rsqrtf(gn_block_sum(m2, red2) / cnt + eps);
+#if GN_FUSED_PF
+	if (pf) {
+#pragma unroll
+		for (int k = 0; k < VPT; k++) {
+			const int64_t i = threadIdx.x + (int64_t)k * blockDim.x;
+			if (i < nvec) {
+				const float a = rstd * __half2float(__ushort_as_half((unsigned short)(gb[k] & 0xffffu)));
+				gn_st(yg + i, gn_apply8_ch(v[k], a, __half2float(__ushort_as_half((unsigned short)(gb[k] >> 16))) - mean * a));
+			}
+		}
+		return;
+	}
+#endif
 #pragma unroll
 	for (int k = 0; k < VPT; k++) {
 		const int64_t i = threadIdx.x + (int64_t)k * blockDim.x;
