@@ -8,7 +8,10 @@
 #
 #   tools/gpu_knobs.sh                      (the built-in sweep below; ~10-20 s per line)
 #   KNOBS_FILE=FILE tools/gpu_knobs.sh      (lines "PROBLEM LABEL WORKLOAD_REGEX [-D NAME=VALUE ...]
-#                                            [ENV:NAME=VALUE ...]": ENV: tokens set that variable for
+#                                            [ENV:NAME=VALUE ...]"; PROBLEM@heldout takes the workloads
+#                                            from tools/mem_heldout.py's folder of that problem (uuid
+#                                            suffixes "heldout-<shape>"), the solution still the bundled
+#                                            problems/PROBLEM/solutions/fast.cu; ENV: tokens set that variable for
 #                                            the line's eval only, e.g. ENV:SOLFORGE_RUNNER_DIR=build/diag
 #                                            with ENV:SF_RUNNER_DIAG=primer for the timing-parity runner,
 #                                            built here by `make diag-runner` when a line names build/diag)
@@ -91,13 +94,21 @@ i=0
 while read -r prob label regex defines; do
 	[ -n "$prob" ] || continue
 	i=$((i + 1))
+	src=problems/$prob
+	case $prob in
+	*@heldout) # the held-out shapes of tools/mem_heldout.py (written once per run)
+		prob=${prob%@heldout}
+		[ -d "$tmp/heldout" ] || python3 tools/mem_heldout.py "$tmp/heldout" >"$logs/heldout.txt" 2>&1
+		src=$tmp/heldout/$(basename "$prob")
+		;;
+	esac
 	name=$(basename "$prob")
 	if [ "$(elapsed)" -ge "$budget" ]; then
 		note "$name $label: not run (elapsed $(elapsed) s >= BUDGET_S $budget)"
 		continue
 	fi
 	mkdir -p "$tmp/$i"
-	if ! python3 tools/problem_subset.py "$tmp/$i" "problems/$prob" "$regex" >"$logs/subset_$i.txt" 2>&1; then
+	if ! python3 tools/problem_subset.py "$tmp/$i" "$src" "$regex" >"$logs/subset_$i.txt" 2>&1; then
 		note "$name $label: $(cat "$logs/subset_$i.txt")"
 		status=1
 		continue

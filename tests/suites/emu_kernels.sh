@@ -113,6 +113,7 @@ EMU_GEMMA problems/gemma/gemma_rmsnorm_h5376/solutions/fast.cu -Iproblems/gemma/
 EMU_QK problems/qwen/qk_rmsnorm_h32_kv4_d128/solutions/fast.cu
 EMU_QK problems/qwen/qk_rmsnorm_h32_kv4_d128/solutions/fast.cu -DQKN_RPT=2 -DQKN_WAVES=1
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions
+EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_ODD=1 -DGN_CLR=1 -DEMU_GN_V6 -DGN_CLR_THREADS=64 -DGN_FUSED_MAX=256 -DGN_FUSED_PF=1
 EMU_FLUX problems/flux/flux_adaln_layernorm_modulate_h3072/solutions/fast.cu
 EMU_COPY tools/calibration/copy/solutions/copy.cu
 EMU_COPY tools/calibration/copy/solutions/copy.cu -DCOPY_SMALL_BYTES=0

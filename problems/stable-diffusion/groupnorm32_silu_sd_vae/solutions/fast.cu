@@ -6,6 +6,10 @@
  * Strategies, picked per shape (NOTES.md has the byte floors and measurements):
  *  - fused (cnt <= GN_FUSED_MAX = 8192): one block per group holds the group in registers, exact
  *    two-pass statistics from the registers, one read.
+ *  - odd (v6, GN_ODD, off by default; cnt % 8 != 0 or unaligned, cnt <= 8192): one block per group,
+ *    2-byte loads into registers, one launch (gn_odd.cuh).
+ *  - register cluster (v6, GN_CLR, off by default; 8192 < cnt <= GN_CLR_MAX): one non-persistent cluster
+ *    of up to 16 CTAs per group, the slices in registers, DSMEM statistics (gn_clreg.cuh).
  *  - cluster (v5, GN_CLUSTER, off by default; larger groups that fit a cluster's shared memory): a
  *    thread-block cluster per group holds it in shared memory, exchanges slice statistics through
  *    DSMEM and writes y from shared memory: one read, no global waits (gn_cluster.cuh).
@@ -22,13 +26,14 @@
  *    scalar versions for odd sizes and alignments.
  * The workspace (partials) and counters are device buffers owned by this solution, grown when a call
  * needs more (in practice once, in the first call).
- * Knobs (-D): GN_THREADS / GN_VPT split chunk shape, GN_FUSED_MAX, GN_CLUSTER (+ GN_CL_THREADS, GN_CL_MAXCS,
+ * Knobs (-D): GN_THREADS / GN_VPT split chunk shape, GN_FUSED_MAX, GN_ODD, GN_CLR (+ GN_CLR_THREADS,
+ * GN_CLR_MAXCS, GN_CLR_MAX), GN_CLUSTER (+ GN_CL_THREADS, GN_CL_MAXCS,
  * GN_CL_HALF, GN_CL_PARTS), GN_L2WIN (+ GN_L2W_KB,
  * GN_L2W_THREADS, GN_L2W_VPT, GN_L2W_MINB, GN_L2W_CS), GN_SPLIT_FAST (the split apply's math), GN_RING (+ GN_RING_SLOTS,
  * GN_RING_SLOT_VALUES, GN_RING_THREADS, GN_RING_PER_CTA), GN_COOP (+ GN_COOP_VPT), GN_ST_CS 1 =
  * streaming stores.
  */
-// solforge-tune: GN_SPLIT_FAST=1,0 GN_CLUSTER=0,1 GN_RING=0,1 GN_RING_PER_CTA=2,4 GN_RING_SLOTS=7,6 GN_COOP=0,1 GN_FUSED_MAX=8192,4096 GN_ST_CS=0,1
+// solforge-tune: GN_ODD=0,1 GN_CLR=0,1 GN_SPLIT_FAST=1,0 GN_CLUSTER=0,1 GN_RING=0,1 GN_RING_PER_CTA=2,4 GN_RING_SLOTS=7,6 GN_COOP=0,1 GN_FUSED_MAX=8192,4096 GN_ST_CS=0,1
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
@@ -58,6 +63,10 @@
 #ifndef GN_SPLIT_FAST
 #define GN_SPLIT_FAST 1 /* 1 (default since session 4's H200 run: 1.04-1.43x the old apply): the split path's apply
                           * with the L2-window path's math (hw % 8 == 0); 0: the old per-value channel math */
+#endif
+#ifndef GN_FUSED_PF
+#define GN_FUSED_PF 0 /* 1 (v6 candidate, unmeasured): the fused kernel loads (gamma, beta) beside x and applies with
+		       * the one-channel math when hw % 8 == 0 */
 #endif
 #define GN_GROUPS 32
 #define GN_FUSED_THREADS 512 /* most threads of a fused block; GN_FUSED_MAX <= 512 * 16 * 8 */
@@ -166,6 +175,10 @@ static __device__ __forceinline__ uint4 gn_apply8(uint4 v, unsigned e0, unsigned
 	return make_uint4(gn_pack(o[0], o[1]), gn_pack(o[2], o[3]), gn_pack(o[4], o[5]), gn_pack(o[6], o[7]));
 }
 
+#if GN_FUSED_PF
+static __device__ __forceinline__ uint4 gn_apply8_ch(uint4 v, float a, float c); /* (below) */
+#endif
+
 /* Fused: one block per group (blockIdx.x = n * 32 + g), the group's nvec vectors in registers. */
 template <int VPT>
 __global__ void __launch_bounds__(GN_FUSED_THREADS)
@@ -183,6 +196,21 @@ __global__ void __launch_bounds__(GN_FUSED_THREADS)
 		const int64_t i = threadIdx.x + (int64_t)k * blockDim.x;
 		v[k] = i < nvec ? gn_ld_stream(xg + i) : make_uint4(0, 0, 0, 0);
 	}
+#if GN_FUSED_PF
+	/* v6 candidate: (gamma, beta) of each vector's channel loaded beside x (hw % 8 == 0: one channel per
+	 * vector), so no global load sits between the statistics and the stores; VPT <= 8 (registers) */
+	const bool pf = VPT <= 8 && hw % 8 == 0;
+	uint32_t gb[VPT];
+#pragma unroll
+	for (int k = 0; k < VPT; k++) {
+		const int64_t i = threadIdx.x + (int64_t)k * blockDim.x;
+		gb[k] = 0;
+		if (pf && i < nvec) {
+			const int64_t c = cbase + i * 8 / hw;
+			gb[k] = (uint32_t)__ldg((const unsigned short *)gamma + c) | ((uint32_t)__ldg((const unsigned short *)beta + c) << 16);
+		}
+	}
+#endif
 	const float cnt = (float)(nvec * 8);
 	float s = 0.0f;
 #pragma unroll
@@ -195,6 +223,19 @@ __global__ void __launch_bounds__(GN_FUSED_THREADS)
 		if (threadIdx.x + (int64_t)k * blockDim.x < nvec)
 			m2 += gn_dev8(v[k], mean);
 	const float rstd = rsqrtf(gn_block_sum(m2, red2) / cnt + eps);
+#if GN_FUSED_PF
+	if (pf) {
+#pragma unroll
+		for (int k = 0; k < VPT; k++) {
+			const int64_t i = threadIdx.x + (int64_t)k * blockDim.x;
+			if (i < nvec) {
+				const float a = rstd * __half2float(__ushort_as_half((unsigned short)(gb[k] & 0xffffu)));
+				gn_st(yg + i, gn_apply8_ch(v[k], a, __half2float(__ushort_as_half((unsigned short)(gb[k] >> 16))) - mean * a));
+			}
+		}
+		return;
+	}
+#endif
 #pragma unroll
 	for (int k = 0; k < VPT; k++) {
 		const int64_t i = threadIdx.x + (int64_t)k * blockDim.x;
@@ -522,6 +563,8 @@ __global__ void __launch_bounds__(GN_THREADS)
 #include "gn_ring.cuh"
 #include "gn_l2win.cuh"
 #include "gn_cluster.cuh"
+#include "gn_odd.cuh"
+#include "gn_clreg.cuh"
 
 
 static int gn_is_f16(const sf_tensor *t)
@@ -674,6 +717,17 @@ SF_EXPORT int run(const sf_call *call)
 		default: return SF_ERR_INTERNAL;
 		}
 		return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
+	}
+	if (GN_ODD && !vec && cnt <= GN_ODD_MAX) { /* v6: odd or unaligned small groups in one launch */
+		if (gn_odd_launch((const __half *)x->data, gp, bp, (__half *)y->data, cnt, groups, cpg, HW, eps, s) == cudaSuccess)
+			return SF_OK;
+		(void)cudaGetLastError(); /* a launch refused for its configuration (not sticky): the split path */
+	}
+	struct gn_clr_plan crp;
+	if (GN_CLR && vec && gn_plan_clr(cnt, groups, HW, &crp)) { /* v6: one cluster per mid-size group */
+		if (gn_clr_launch(&crp, (const uint4 *)x->data, gp, bp, (uint4 *)y->data, cnt, groups, cpg, HW, eps, s) == cudaSuccess)
+			return SF_OK;
+		(void)cudaGetLastError(); /* a launch refused for its configuration (not sticky): the paths below */
 	}
 	struct gn_cl_plan clp;
 	if (GN_CLUSTER && vec && gn_plan_cl(cnt, groups, cpg, HW, &clp)) {
