@@ -121,8 +121,8 @@
 #   v13a    -DSF_GEMM_MIDM_HB=2: half bands wherever v4 runs one CTA per SM (also 6144 x 4096: 96 x 1 vs 48 x 2; the
 #           default since session 13)
 #   v13o    -DSF_GEMM_MIDM_HB=0: v4 as before session 13 (the control of that flip)
-#   v13x    v13a with -DSF_GEMM_MIDM_XROWS=1: the half-band activation box M rows instead of NT (M 100 ran 10% slower
-#           than M 128 on the same plan: zero-filled rows past M?); precheck $MS_V13
+#   v13x    v13a with -DSF_GEMM_MIDM_XROWS=1: the half-band activation box M rows instead of NT (the default since
+#           session 13's third call); v13n (-DSF_GEMM_MIDM_XROWS=0) its control; precheck $MS_V13
 #   v13w    v13a with -DSF_GEMM_MIDM_MAX_M=256: M 129..256 on half bands too (token tiles 192 / 256) instead of v6 +
 #           v10; precheck $MS_V13W
 #   dflt    the solution's defaults as they are (no -D but the trace): since session 10 v3a + v6 + v10; v3a and v2
@@ -268,9 +268,10 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"v13a|-DSF_GEMM_MIDM_HB=2 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V13"
 	"v13w|-DSF_GEMM_MIDM_HB=2 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_TRACE=1|17-256|$MS_V13W"
 	"v13o|-DSF_GEMM_MIDM_HB=0 -DSF_GEMM_MIDM_TRACE=1|17-128|"
-	"v13x|-DSF_GEMM_MIDM_HB=2 -DSF_GEMM_MIDM_XROWS=1 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V13")
+	"v13x|-DSF_GEMM_MIDM_HB=2 -DSF_GEMM_MIDM_XROWS=1 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V13"
+	"v13n|-DSF_GEMM_MIDM_HB=2 -DSF_GEMM_MIDM_XROWS=0 -DSF_GEMM_MIDM_TRACE=1|17-128|")
 # the candidates whose ptxas report (registers, spills per kernel) and SASS counts (HGMMA, TMA) are printed
-WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o v12 v12n v12w v12t8 v13 v13a v13w v13o v13x"
+WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n"
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	keep=()

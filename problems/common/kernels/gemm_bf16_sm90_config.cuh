@@ -77,10 +77,10 @@
 			 * 6144: 96 x 1 unsplit instead of 48 x 2); 1: only where the half-band plan has more CTAs; 0: v4 */
 #define SF_GEMM_MIDM_HB 2
 #endif
-#ifndef SF_GEMM_MIDM_XROWS /* version 13 candidate: 1 the half-band kernel's activation box is M rows instead of the token
-			    * tile's NT (no zero-filled rows past M; GEMM_NOTES_MID_M.md "Version 13 measured": M 100 ran 10%
-			    * slower than M 128 on the same plan) */
-#define SF_GEMM_MIDM_XROWS 0
+#ifndef SF_GEMM_MIDM_XROWS /* version 13: 1 (default since session 13's third call: 4096 x 14336 M 77 55.3 -> 43.8 us) the
+			    * half-band kernel's activation box is M rows instead of the token tile's NT (no zero-filled rows
+			    * past M, which TMA fills slowly; GEMM_NOTES_MID_M.md "Version 13: the box rows past M"); 0: NT */
+#define SF_GEMM_MIDM_XROWS 1
 #endif
 #ifndef SF_GEMM_MIDM_TRACE /* 1: print the v4 plan of each new shape to stderr (dev builds only) */
 #define SF_GEMM_MIDM_TRACE 0
