@@ -19,6 +19,7 @@
  * through a CPU emulation of the warp against the oracle's algorithm.
  */
 // solforge-tune: TPW=1,2,4 THREADS=64,128,256
+/* version 2 (-DDS_V2=1) knobs: DS2_BPS=4,8,16,0 DS2_THREADS=64,128,256 DS2_PREFETCH=0,1 */
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <math.h>
@@ -30,6 +31,9 @@
 #endif
 #ifndef THREADS
 #define THREADS 128
+#endif
+#ifndef DS_V2
+#define DS_V2 0 /* 1: version 2 (below) */
 #endif
 
 #define DS_E 256
@@ -200,6 +204,199 @@ static __global__ void __launch_bounds__(THREADS) ds_kernel(const float *__restr
 	}
 }
 
+#if DS_V2
+/*
+ * Version 2 (-DDS_V2=1; K == 8 with 16-byte aligned rows, else version 1): the same lane layout with a
+ * shorter per-token dependent chain and ~2x fewer instructions (solutions/NOTES.md, "v2"):
+ *  - s = __fdividef(1, 1 + __expf(-x)) (two MUFU ops, ~2 ulp; the definition's margins are 1e-4);
+ *  - each lane's top two by a 3-level tree of pair merges instead of a sequential scan;
+ *  - the kept groups by rank: every lane gathers the 8 group scores and counts those ahead of its own
+ *    (larger, or equal with a lower group index): kept iff fewer than 4 (independent compares, no
+ *    4 x 8 sequential pick loop);
+ *  - each lane sorts its 8 keys descending once (19-comparator network, off the group chain), so a
+ *    round is: redux.max of the heads, ballot of the lanes holding it, the lowest of them pops (the
+ *    oracle's order: larger choice, then lower expert; lane l holds experts 8l..8l+7); lane r records
+ *    round r's value, winning lane and how many consecutive earlier rounds that lane popped the same
+ *    value (exact ties inside a lane come out in consecutive rounds);
+ *  - lane k < 8 then finds its expert among the winner's 8 unsorted keys (8 shuffles, the dup-th
+ *    match), reloads that logit (an L1 hit), and the weights are normalized over lanes 0..7 (3 xor
+ *    shuffles); lanes 0..7 store 32 coalesced bytes each of weights and ids.
+ * Tokens: one per warp, warps looping over the tokens with a stride of the grid's warps; the grid is
+ * capped at DS2_BPS blocks per SM (0: no cap, one token per warp) and the next token's row is
+ * prefetched into registers while the current one is routed (DS2_PREFETCH).
+ */
+#ifndef DS2_THREADS
+#define DS2_THREADS 128
+#endif
+#ifndef DS2_BPS
+#define DS2_BPS 8
+#endif
+#ifndef DS2_PREFETCH
+#define DS2_PREFETCH 1
+#endif
+#define DS2_K 8
+
+/* the sigmoid score, fast form (MUFU ex2 + rcp; ~2 ulp) */
+static __device__ __forceinline__ float ds2_sigmoid(float x)
+{
+	return __fdividef(1.0f, 1.0f + __expf(-x));
+}
+
+/* descending compare-exchange of keys a (first) and b */
+#define DS2_CX(a, b)                                \
+	do {                                        \
+		const uint32_t hi_ = max((a), (b)); \
+		(b) = min((a), (b));                \
+		(a) = hi_;                          \
+	} while (0)
+
+/* sorts k[0..7] descending (Batcher's odd-even merge network: 19 comparators, depth 6) */
+static __host__ __device__ __forceinline__ void ds2_sort8(uint32_t k[DS_VPL])
+{
+	DS2_CX(k[0], k[1]); DS2_CX(k[2], k[3]); DS2_CX(k[4], k[5]); DS2_CX(k[6], k[7]);
+	DS2_CX(k[0], k[2]); DS2_CX(k[1], k[3]); DS2_CX(k[4], k[6]); DS2_CX(k[5], k[7]);
+	DS2_CX(k[1], k[2]); DS2_CX(k[5], k[6]);
+	DS2_CX(k[0], k[4]); DS2_CX(k[1], k[5]); DS2_CX(k[2], k[6]); DS2_CX(k[3], k[7]);
+	DS2_CX(k[2], k[4]); DS2_CX(k[3], k[5]);
+	DS2_CX(k[1], k[2]); DS2_CX(k[3], k[4]); DS2_CX(k[5], k[6]);
+}
+
+/* the two largest of v[0..7] as a multiset, by a tree of pair merges (same result as ds_top2) */
+static __host__ __device__ __forceinline__ void ds2_top2(const float *v, float &t1, float &t2)
+{
+	float a1[4], a2[4];
+	for (int i = 0; i < 4; i++) {
+		a1[i] = fmaxf(v[2 * i], v[2 * i + 1]);
+		a2[i] = fminf(v[2 * i], v[2 * i + 1]);
+	}
+	ds_merge2(a1[0], a2[0], a1[1], a2[1]);
+	ds_merge2(a1[2], a2[2], a1[3], a2[3]);
+	ds_merge2(a1[0], a2[0], a1[2], a2[2]);
+	t1 = a1[0];
+	t2 = a2[0];
+}
+
+static __device__ __forceinline__ void ds2_load(const float *p, float4 &a, float4 &b)
+{
+	a = __ldg(reinterpret_cast<const float4 *>(p));
+	b = __ldg(reinterpret_cast<const float4 *>(p) + 1);
+}
+
+/* Routes tokens warp, warp + nwarps, ... < T (rows 16-byte aligned, K == 8); see above. */
+static __global__ void __launch_bounds__(DS2_THREADS) ds2_kernel(const float *__restrict__ logits,
+								  const float *__restrict__ bias, float rsf,
+								  float *__restrict__ w_out, int32_t *__restrict__ id_out,
+								  int64_t T)
+{
+	const int lane = threadIdx.x & 31;
+	const int64_t nwarps = (int64_t)gridDim.x * (DS2_THREADS / 32);
+	int64_t t = ((int64_t)blockIdx.x * DS2_THREADS + threadIdx.x) >> 5;
+	if (t >= T) /* warp-uniform */
+		return;
+	const unsigned FULL = 0xffffffffu;
+	const int g = lane >> 2;
+	const uint32_t lt = (1u << lane) - 1u; /* lanes below this one */
+	float b[DS_VPL];
+	{
+		float4 x, y;
+		ds2_load(bias + lane * DS_VPL, x, y);
+		b[0] = x.x; b[1] = x.y; b[2] = x.z; b[3] = x.w;
+		b[4] = y.x; b[5] = y.y; b[6] = y.z; b[7] = y.w;
+	}
+	float4 na, nb;
+	ds2_load(logits + t * DS_E + lane * DS_VPL, na, nb);
+	for (; t < T; t += nwarps) {
+		const float l[DS_VPL] = { na.x, na.y, na.z, na.w, nb.x, nb.y, nb.z, nb.w };
+		if (DS2_PREFETCH) {
+			if (t + nwarps < T) /* warp-uniform */
+				ds2_load(logits + (t + nwarps) * DS_E + lane * DS_VPL, na, nb);
+		}
+		float c[DS_VPL];
+		uint32_t ok[DS_VPL], key[DS_VPL];
+#pragma unroll
+		for (int j = 0; j < DS_VPL; j++) {
+			c[j] = ds2_sigmoid(l[j]) + b[j];
+			ok[j] = ds_key(c[j], true);
+			key[j] = ok[j];
+		}
+		ds2_sort8(key); /* independent of the group chain below */
+		float t1, t2;
+		ds2_top2(c, t1, t2);
+#pragma unroll
+		for (int off = 1; off <= 2; off <<= 1) {
+			const float o1 = __shfl_xor_sync(FULL, t1, off);
+			const float o2 = __shfl_xor_sync(FULL, t2, off);
+			ds_merge2(t1, t2, o1, o2);
+		}
+		const float gs = t1 + t2;
+		int ahead = 0; /* groups ranked before this lane's group */
+#pragma unroll
+		for (int h = 0; h < DS_G; h++) {
+			const float o = __shfl_sync(FULL, gs, 4 * h);
+			ahead += (o > gs || (o == gs && h < g)) ? 1 : 0;
+		}
+		key[0] = ahead < DS_TOPKG ? key[0] : 0u; /* a dropped lane never wins, so its head stays 0 */
+		uint32_t my_w = 0, pw = 0;
+		int my_wl = 0, my_dup = 0, pwl = -1, dup = 0;
+#pragma unroll
+		for (int r = 0; r < DS2_K; r++) {
+			const uint32_t w = __reduce_max_sync(FULL, key[0]);
+			const bool hit = key[0] == w;
+			const uint32_t bal = __ballot_sync(FULL, hit);
+			const bool win = hit && (bal & lt) == 0u;
+			const int wl = __ffs((int)bal) - 1;
+			dup = (w == pw && wl == pwl) ? dup + 1 : 0;
+			pw = w;
+			pwl = wl;
+			if (lane == r) {
+				my_w = w;
+				my_wl = wl;
+				my_dup = dup;
+			}
+#pragma unroll
+			for (int j = 0; j < DS_VPL - 1; j++)
+				key[j] = win ? key[j + 1] : key[j];
+			key[DS_VPL - 1] = win ? 0u : key[DS_VPL - 1];
+		}
+		/* lane k < 8: pick k is the my_dup-th (from 0) expert of lane my_wl whose key is my_w */
+		uint32_t m = 0;
+#pragma unroll
+		for (int j = 0; j < DS_VPL; j++)
+			m |= (__shfl_sync(FULL, ok[j], my_wl) == my_w) ? 1u << j : 0u;
+		for (int d = 0; d < my_dup; d++) /* (exact ties inside one lane only) */
+			m &= m - 1u;
+		const int my_id = my_wl * DS_VPL + ((__ffs((int)m) - 1) & (DS_VPL - 1));
+		float s = 0.0f;
+		if (lane < DS2_K)
+			s = ds2_sigmoid(__ldg(logits + t * DS_E + my_id));
+		float sum = s;
+#pragma unroll
+		for (int off = 1; off < DS2_K; off <<= 1)
+			sum += __shfl_xor_sync(FULL, sum, off);
+		if (lane < DS2_K) {
+			w_out[t * DS2_K + lane] = __fdividef(s, sum) * rsf;
+			id_out[t * DS2_K + lane] = my_id;
+		}
+		if (!DS2_PREFETCH && t + nwarps < T) /* warp-uniform */
+			ds2_load(logits + (t + nwarps) * DS_E + lane * DS_VPL, na, nb);
+	}
+}
+
+/* grid of the v2 kernel for T tokens: one warp per token, at most DS2_BPS blocks per SM (0: no cap) */
+static int64_t ds2_blocks(int64_t T)
+{
+	int64_t blocks = (T + DS2_THREADS / 32 - 1) / (DS2_THREADS / 32);
+	static int sms = 0;
+	int dev = 0;
+	if (DS2_BPS > 0 && !sms && (cudaGetDevice(&dev) != cudaSuccess ||
+				    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms <= 0))
+		sms = 132;
+	if (DS2_BPS > 0 && blocks > (int64_t)sms * DS2_BPS)
+		blocks = (int64_t)sms * DS2_BPS;
+	return blocks;
+}
+#endif
+
 /* The entry point: checks dtypes and shapes (SF_ERR_UNSUPPORTED for anything the definition does not
  * allow), takes the vector kernel when alignment and shape permit, else the scalar one, and launches
  * on call->stream; SF_ERR_CUDA if the launch failed. */
@@ -224,6 +421,13 @@ SF_EXPORT int run(const sf_call *call)
 	const int64_t warps = (T + TPW - 1) / TPW;
 	const int64_t blocks = (warps * 32 + THREADS - 1) / THREADS;
 	cudaStream_t st = (cudaStream_t)call->stream;
+#if DS_V2
+	if (K == DS2_K && (uintptr_t)x->data % 16 == 0 && (uintptr_t)bias->data % 16 == 0) {
+		ds2_kernel<<<(unsigned)ds2_blocks(T), DS2_THREADS, 0, st>>>((const float *)x->data, (const float *)bias->data,
+									       rsf, (float *)w->data, (int32_t *)ids->data, T);
+		return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
+	}
+#endif
 	if ((uintptr_t)x->data % 16 == 0 && (uintptr_t)bias->data % 16 == 0)
 		ds_kernel<true><<<(unsigned)blocks, THREADS, 0, st>>>((const float *)x->data, (const float *)bias->data, rsf,
 								      (float *)w->data, (int32_t *)ids->data, T, (int)K);
