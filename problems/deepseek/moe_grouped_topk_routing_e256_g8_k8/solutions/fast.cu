@@ -216,11 +216,11 @@ static __global__ void __launch_bounds__(THREADS) ds_kernel(const float *__restr
  *  - each lane sorts its 8 keys descending once (19-comparator network, off the group chain), so a
  *    round is: redux.max of the heads, ballot of the lanes holding it, the lowest of them pops (the
  *    oracle's order: larger choice, then lower expert; lane l holds experts 8l..8l+7); lane r records
- *    round r's value, winning lane and how many consecutive earlier rounds that lane popped the same
- *    value (exact ties inside a lane come out in consecutive rounds);
- *  - lane k < 8 then finds its expert among the winner's 8 unsorted keys (8 shuffles, the dup-th
- *    match), reloads that logit (an L1 hit), and the weights are normalized over lanes 0..7 (3 xor
- *    shuffles); lanes 0..7 store 32 coalesced bytes each of weights and ids.
+ *    round r's value and ballot, every lane the rounds it won;
+ *  - lane k < 8 then finds its expert among the winner's 8 unsorted keys (8 shuffles; with exact ties
+ *    inside that lane, the match after the winner's earlier pops of that value), reloads that logit
+ *    (an L1 hit), and the weights are normalized over lanes 0..7 (3 xor shuffles); lanes 0..7 store
+ *    32 coalesced bytes each of weights and ids.
  * Tokens: one per warp, warps looping over the tokens with a stride of the grid's warps; the grid is
  * capped at DS2_BPS blocks per SM (0: no cap, one token per warp) and the next token's row is
  * prefetched into registers while the current one is routed (DS2_PREFETCH).
@@ -236,10 +236,26 @@ static __global__ void __launch_bounds__(THREADS) ds_kernel(const float *__restr
 #endif
 #define DS2_K 8
 
-/* the sigmoid score, fast form (MUFU ex2 + rcp; ~2 ulp) */
+/* the sigmoid score, fast form: ex2.approx.ftz and rcp.approx (two MUFU ops, ~2 ulp; a flushed
+ * exponential only arises where s rounds to 1 anyway). Never -0, so s + bias is never -0 either. */
 static __device__ __forceinline__ float ds2_sigmoid(float x)
 {
-	return __fdividef(1.0f, 1.0f + __expf(-x));
+	const float a = x * -1.4426950408889634f;
+	float e;
+#ifdef __CUDA_ARCH__
+	asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(a));
+#else
+	e = exp2f(a); /* (the CPU emulation) */
+#endif
+	return __fdividef(1.0f, 1.0f + e);
+}
+
+/* order key of a float that is not -0 or NaN: larger value, larger key; never 0 (0 = out of the race) */
+static __host__ __device__ __forceinline__ uint32_t ds2_key(float c)
+{
+	uint32_t u;
+	memcpy(&u, &c, 4);
+	return u ^ ((uint32_t)((int32_t)u >> 31) | 0x80000000u);
 }
 
 /* descending compare-exchange of keys a (first) and b */
@@ -316,7 +332,7 @@ static __global__ void __launch_bounds__(DS2_THREADS) ds2_kernel(const float *__
 #pragma unroll
 		for (int j = 0; j < DS_VPL; j++) {
 			c[j] = ds2_sigmoid(l[j]) + b[j];
-			ok[j] = ds_key(c[j], true);
+			ok[j] = ds2_key(c[j]);
 			key[j] = ok[j];
 		}
 		ds2_sort8(key); /* independent of the group chain below */
@@ -328,43 +344,54 @@ static __global__ void __launch_bounds__(DS2_THREADS) ds2_kernel(const float *__
 			const float o2 = __shfl_xor_sync(FULL, t2, off);
 			ds_merge2(t1, t2, o1, o2);
 		}
-		const float gs = t1 + t2;
-		int ahead = 0; /* groups ranked before this lane's group */
+		/* groups ranked before this lane's group: a larger score, or an equal one of a lower group
+		 * (a key above gk - 1, i.e. at least gk); group scores are sums of finite choices, not -0 */
+		const uint32_t gk = ds2_key(t1 + t2);
+		int ahead = 0;
 #pragma unroll
 		for (int h = 0; h < DS_G; h++) {
-			const float o = __shfl_sync(FULL, gs, 4 * h);
-			ahead += (o > gs || (o == gs && h < g)) ? 1 : 0;
+			const uint32_t o = __shfl_sync(FULL, gk, 4 * h);
+			ahead += o > gk - (h < g ? 1u : 0u) ? 1 : 0;
 		}
 		key[0] = ahead < DS_TOPKG ? key[0] : 0u; /* a dropped lane never wins, so its head stays 0 */
-		uint32_t my_w = 0, pw = 0;
-		int my_wl = 0, my_dup = 0, pwl = -1, dup = 0;
+		uint32_t my_w = 0, my_bal = 1u, won = 0; /* won: bit r for a round this lane won */
 #pragma unroll
 		for (int r = 0; r < DS2_K; r++) {
 			const uint32_t w = __reduce_max_sync(FULL, key[0]);
 			const bool hit = key[0] == w;
 			const uint32_t bal = __ballot_sync(FULL, hit);
 			const bool win = hit && (bal & lt) == 0u;
-			const int wl = __ffs((int)bal) - 1;
-			dup = (w == pw && wl == pwl) ? dup + 1 : 0;
-			pw = w;
-			pwl = wl;
+			won |= win ? 1u << r : 0u;
 			if (lane == r) {
 				my_w = w;
-				my_wl = wl;
-				my_dup = dup;
+				my_bal = bal;
 			}
 #pragma unroll
 			for (int j = 0; j < DS_VPL - 1; j++)
 				key[j] = win ? key[j + 1] : key[j];
 			key[DS_VPL - 1] = win ? 0u : key[DS_VPL - 1];
 		}
-		/* lane k < 8: pick k is the my_dup-th (from 0) expert of lane my_wl whose key is my_w */
-		uint32_t m = 0;
+		/* lane k < 8: pick k is the expert of lane my_wl (the lowest lane holding round k's value) with
+		 * key my_w; should that lane hold my_w more than once (exact ties), the one after its earlier
+		 * pops of my_w: it pops in (key descending, expert ascending) order, so their number is its pops
+		 * before round k less its keys above my_w */
+		const int my_wl = __ffs((int)my_bal) - 1;
+		const uint32_t wl_won = __shfl_sync(FULL, won, my_wl);
+		uint32_t m = 0, o[DS_VPL];
 #pragma unroll
-		for (int j = 0; j < DS_VPL; j++)
-			m |= (__shfl_sync(FULL, ok[j], my_wl) == my_w) ? 1u << j : 0u;
-		for (int d = 0; d < my_dup; d++) /* (exact ties inside one lane only) */
-			m &= m - 1u;
+		for (int j = 0; j < DS_VPL; j++) {
+			o[j] = __shfl_sync(FULL, ok[j], my_wl);
+			m |= o[j] == my_w ? 1u << j : 0u;
+		}
+		if (m & (m - 1u)) { /* (rare) */
+			int dup = __popc(wl_won & ((1u << lane) - 1u));
+#pragma unroll
+			for (int j = 0; j < DS_VPL; j++)
+				dup -= o[j] > my_w ? 1 : 0;
+#pragma unroll 1
+			for (int d = 0; d < dup; d++)
+				m &= m - 1u;
+		}
 		const int my_id = my_wl * DS_VPL + ((__ffs((int)m) - 1) & (DS_VPL - 1));
 		float s = 0.0f;
 		if (lane < DS2_K)
