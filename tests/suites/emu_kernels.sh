@@ -15,7 +15,9 @@
 # (QKN_BIG_ROWS=1: every call) and Llama RoPE (EMU_ROPE). No GPU needed:
 # each .cu is rewritten (its CUDA includes dropped, `k<<<g, b, smem, s>>>(...)` turned into
 # `emu_launch(g, b, k, ...)`, `__shared__` arrays turned into per-block arrays) and built with g++.
-# A list line may end with -D flags (a tuning variant of the same source) and -I folders. Prints each binary's ok/FAIL
+# A list line may end with -D flags (a tuning variant of the same source) and -I folders, and
+# MUTANT=name (a sed mutation of the source, listed below, whose emulation must report failures).
+# The DeepSeek grouped top-k router (EMU_DSROUTE, tests/emu/emu_dsroute.h) runs versions 1 and 2. Prints each binary's ok/FAIL
 # lines and ends with the summed "N passed, M failed".
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
