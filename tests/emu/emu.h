@@ -7,7 +7,7 @@
  * to match what the occupancy API reports); the threads of a block are std::threads, __syncthreads is
  * a barrier over the block (a few sched_yield turns, then a futex sleep: emu_barrier), __shfl_xor_sync exchanges through a per-warp slot array between two warp
  * barriers (every lane of a warp must call it, as on the GPU with a full mask; __shfl_up_sync likewise,
- * for ints; __shfl_sync for floats and 32-bit ints; __ballot_sync, __reduce_max_sync / __reduce_min_sync (u32)
+ * for ints; __shfl_sync and __shfl_xor_sync for floats and 32-bit ints; __ballot_sync, __reduce_max_sync / __reduce_min_sync (u32)
  * likewise). The tensor-core primitives mma.sync m16n8k16 bf16 -> f32 and
  * ldmatrix x1/x2/x4 (.trans) are emulated from the PTX ISA fragment layouts (emu_mma_m16n8k16_bf16,
  * emu_ldmatrix: each lane posts its operands or row address in the warp's slots, every lane computes
@@ -345,6 +345,17 @@ static inline unsigned __shfl_sync(unsigned mask, unsigned v, int src)
 static inline int __shfl_sync(unsigned mask, int v, int src)
 {
 	return (int)__shfl_sync(mask, (unsigned)v, src);
+}
+static inline unsigned __shfl_xor_sync(unsigned mask, unsigned v, int o)
+{
+	unsigned all[32];
+	(void)mask;
+	const unsigned lane = emu_warp_ints(v, all);
+	return all[lane ^ (unsigned)o];
+}
+static inline int __shfl_xor_sync(unsigned mask, int v, int o)
+{
+	return (int)__shfl_xor_sync(mask, (unsigned)v, o);
 }
 static inline unsigned __ballot_sync(unsigned mask, int p)
 {

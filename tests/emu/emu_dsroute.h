@@ -12,7 +12,9 @@
  *    choices and group scores 1e-5 apart (10x below the generator's margin), rows kept when the
  *    double oracle's margin is >= 2e-6 (far above float32's ~1e-7);
  *  - lanedup: low background, 1-3 random lanes (8 experts each) given several copies of one or two
- *    values: exact ties inside a lane, popped in consecutive rounds (version 2's dup count).
+ *    values: exact ties inside a lane, popped in consecutive rounds (version 2's dup count);
+ *  - grouptie: low background, each group two equal values of one of two levels: group scores tie
+ *    exactly across the 4th / 5th boundary, and which groups are kept decides the ids.
  * Three seeds (one with -DEMU_DS_QUICK); the SM count is emulated as 2, so version 2's grid cap (DS2_BPS blocks per SM) makes
  * warps loop over tokens (and prefetch) from T = 65 on. K 4 and an unaligned row take version 1.
  */
@@ -103,6 +105,16 @@ static bool dse_row(const std::string &kind, float *l, const float *b, int K)
 				l[rng() % DSE_E] = (float)(1.0 + 4e-5 * i);
 			if (dse_route(l, b, K, ids, s) >= 2e-6)
 				return true;
+		} else if (kind == "grouptie") {
+			for (int e = 0; e < DSE_E; e++)
+				l[e] = (float)(-3.0 + 0.3 * nd(rng));
+			for (int g = 0; g < DSE_G; g++) { /* two equal values per group, of one of two levels */
+				const float v = (rng() % 2) ? 2.0f : 1.0f;
+				const int a = (int)(rng() % 32), b = (a + 1 + (int)(rng() % 31)) % 32;
+				l[32 * g + a] = v;
+				l[32 * g + b] = v;
+			}
+			return true;
 		} else { /* lanedup */
 			for (int e = 0; e < DSE_E; e++)
 				l[e] = (float)(-3.0 + 0.5 * nd(rng));
@@ -182,6 +194,7 @@ static void tests()
 		test_dsroute("ties", 40, 8, 0);
 		test_dsroute("near", 40, 8, 0);
 		test_dsroute("lanedup", 40, 8, 0);
+		test_dsroute("grouptie", 40, 8, 0);
 	}
 	test_dsroute("margin", 200, 8, 0); /* version 2: up to 4 tokens per warp (13 with DS2_BPS=1) */
 	test_dsroute("ties", 9, 4, 0);     /* K 4: version 1 */

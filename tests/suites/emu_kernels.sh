@@ -126,7 +126,7 @@ PY
 # source must report failing cases (a test that cannot fail is a defect). DeepSeek routing: version 2's
 # group tie rule reversed, its in-lane duplicate skip dropped; version 1's lowest-expert tie rule reversed.
 declare -A mutations=(
-	[ds2_group_tie]='s/h < g [?] 1u : 0u/h > g ? 1u : 0u/'
+	[ds2_group_tie]='s/h0 < g [?] 1u : 0u/h0 > g ? 1u : 0u/'
 	[ds2_dup]='s/m [&]= m - 1u;/m |= 0u;/'
 	[ds1_tie]='s/__reduce_min_sync\(0xffffffffu, cand\)/__reduce_max_sync(0xffffffffu, cand == 0xffffffffu ? 0u : cand)/'
 )

@@ -210,9 +210,9 @@ static __global__ void __launch_bounds__(THREADS) ds_kernel(const float *__restr
  * shorter per-token dependent chain and ~2x fewer instructions (solutions/NOTES.md, "v2"):
  *  - s = __fdividef(1, 1 + __expf(-x)) (two MUFU ops, ~2 ulp; the definition's margins are 1e-4);
  *  - each lane's top two by a 3-level tree of pair merges instead of a sequential scan;
- *  - the kept groups by rank: every lane gathers the 8 group scores and counts those ahead of its own
- *    (larger, or equal with a lower group index): kept iff fewer than 4 (independent compares, no
- *    4 x 8 sequential pick loop);
+ *  - the kept groups by rank: the 4 lanes of a group compare 2 of the 8 group scores each with their
+ *    own and add up those ahead (larger, or equal with a lower group index): kept iff fewer than 4
+ *    (4 shuffles; no 4 x 8 sequential pick loop);
  *  - each lane sorts its 8 keys descending once (19-comparator network, off the group chain), so a
  *    round is: redux.max of the heads, ballot of the lanes holding it, the lowest of them pops (the
  *    oracle's order: larger choice, then lower expert; lane l holds experts 8l..8l+7); lane r records
@@ -298,8 +298,9 @@ static __device__ __forceinline__ void ds2_load(const float *p, float4 &a, float
 	b = __ldg(reinterpret_cast<const float4 *>(p) + 1);
 }
 
-/* Routes tokens warp, warp + nwarps, ... < T (rows 16-byte aligned, K == 8); see above. */
-static __global__ void __launch_bounds__(DS2_THREADS) ds2_kernel(const float *__restrict__ logits,
+/* Routes tokens warp, warp + nwarps, ... < T (rows 16-byte aligned, K == 8); see above. Registers
+ * capped for 32 warps per SM (<= 64; without the cap ptxas picked 56 and spilled 4 bytes). */
+static __global__ void __launch_bounds__(DS2_THREADS, 1024 / DS2_THREADS) ds2_kernel(const float *__restrict__ logits,
 								  const float *__restrict__ bias, float rsf,
 								  float *__restrict__ w_out, int32_t *__restrict__ id_out,
 								  int64_t T)
@@ -344,15 +345,15 @@ static __global__ void __launch_bounds__(DS2_THREADS) ds2_kernel(const float *__
 			const float o2 = __shfl_xor_sync(FULL, t2, off);
 			ds_merge2(t1, t2, o1, o2);
 		}
-		/* groups ranked before this lane's group: a larger score, or an equal one of a lower group
-		 * (a key above gk - 1, i.e. at least gk); group scores are sums of finite choices, not -0 */
+		/* groups ranked before this lane's group g: a larger score, or an equal one of a lower group
+		 * (a key above gk - 1, i.e. at least gk; group scores are sums of finite choices, not -0).
+		 * Lane 4g + i compares groups 2i and 2i + 1, the 4 lanes of the group add their counts. */
 		const uint32_t gk = ds2_key(t1 + t2);
-		int ahead = 0;
-#pragma unroll
-		for (int h = 0; h < DS_G; h++) {
-			const uint32_t o = __shfl_sync(FULL, gk, 4 * h);
-			ahead += o > gk - (h < g ? 1u : 0u) ? 1 : 0;
-		}
+		const int h0 = 2 * (lane & 3);
+		const uint32_t o0 = __shfl_sync(FULL, gk, 4 * h0), o1 = __shfl_sync(FULL, gk, 4 * h0 + 4);
+		int ahead = (o0 > gk - (h0 < g ? 1u : 0u) ? 1 : 0) + (o1 > gk - (h0 + 1 < g ? 1u : 0u) ? 1 : 0);
+		ahead += __shfl_xor_sync(FULL, ahead, 1);
+		ahead += __shfl_xor_sync(FULL, ahead, 2);
 		key[0] = ahead < DS_TOPKG ? key[0] : 0u; /* a dropped lane never wins, so its head stays 0 */
 		uint32_t my_w = 0, my_bal = 1u, won = 0; /* won: bit r for a round this lane won */
 #pragma unroll
