@@ -17,6 +17,9 @@
  * Geometry fixed by the definition (E 256, G 8, TOPKG 4; TOPK read from the output shape, <= 32).
  * The per-lane pieces are __host__ __device__: tests/fast/grouped_router_fast_test.cu drives them
  * through a CPU emulation of the warp against the oracle's algorithm.
+ * Version 2 (-DDS_V2=1, opt-in; "Version 2" below): the same layout with ~4x fewer instructions per
+ * token, one token per warp, a capped grid looping over tokens. Both versions run whole on the CPU
+ * emulation (tests/emu/emu_dsroute.h).
  */
 // solforge-tune: TPW=1,2,4 THREADS=64,128,256
 /* version 2 (-DDS_V2=1) knobs: DS2_BPS=4,8,16,0 DS2_THREADS=64,128,256 DS2_PREFETCH=0,1 */
