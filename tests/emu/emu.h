@@ -7,7 +7,8 @@
  * to match what the occupancy API reports); the threads of a block are std::threads, __syncthreads is
  * a barrier over the block (a few sched_yield turns, then a futex sleep: emu_barrier), __shfl_xor_sync exchanges through a per-warp slot array between two warp
  * barriers (every lane of a warp must call it, as on the GPU with a full mask; __shfl_up_sync likewise,
- * for ints; __shfl_sync for floats). The tensor-core primitives mma.sync m16n8k16 bf16 -> f32 and
+ * for ints; __shfl_sync and __shfl_xor_sync for floats and 32-bit ints; __ballot_sync, __reduce_max_sync / __reduce_min_sync (u32)
+ * likewise). The tensor-core primitives mma.sync m16n8k16 bf16 -> f32 and
  * ldmatrix x1/x2/x4 (.trans) are emulated from the PTX ISA fragment layouts (emu_mma_m16n8k16_bf16,
  * emu_ldmatrix: each lane posts its operands or row address in the warp's slots, every lane computes
  * its own result; problems/common/kernels/sm80_warp_mma.cuh calls them; tests/emu/emu_mma_test.cpp
@@ -321,6 +322,84 @@ static inline int __shfl_up_sync(unsigned mask, int v, int o)
 	const int r = lane >= (unsigned)o ? W.ivals[lane - (unsigned)o] : v;
 	W.bar.wait();
 	return r;
+}
+/* integer lanes for the warp-wide vote / reduce / index shuffle (every lane of the warp must call them) */
+static inline unsigned emu_warp_ints(unsigned v, unsigned *all)
+{
+	const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+	emu_warp &W = emu_ctx->warps[w];
+	W.ivals[lane] = (int)v;
+	W.bar.wait();
+	for (int i = 0; i < 32; i++)
+		all[i] = (unsigned)W.ivals[i];
+	W.bar.wait();
+	return lane;
+}
+static inline unsigned __shfl_sync(unsigned mask, unsigned v, int src)
+{
+	unsigned all[32];
+	(void)mask;
+	emu_warp_ints(v, all);
+	return all[(unsigned)src & 31u];
+}
+static inline int __shfl_sync(unsigned mask, int v, int src)
+{
+	return (int)__shfl_sync(mask, (unsigned)v, src);
+}
+static inline unsigned __shfl_xor_sync(unsigned mask, unsigned v, int o)
+{
+	unsigned all[32];
+	(void)mask;
+	const unsigned lane = emu_warp_ints(v, all);
+	return all[lane ^ (unsigned)o];
+}
+static inline int __shfl_xor_sync(unsigned mask, int v, int o)
+{
+	return (int)__shfl_xor_sync(mask, (unsigned)v, o);
+}
+static inline unsigned __ballot_sync(unsigned mask, int p)
+{
+	unsigned all[32], b = 0;
+	(void)mask;
+	emu_warp_ints(p != 0, all);
+	for (int i = 0; i < 32; i++)
+		b |= all[i] ? 1u << i : 0u;
+	return b;
+}
+/* redux.sync.max / .min (u32) */
+static inline unsigned __reduce_max_sync(unsigned mask, unsigned v)
+{
+	unsigned all[32], m = 0;
+	(void)mask;
+	emu_warp_ints(v, all);
+	for (int i = 0; i < 32; i++)
+		m = all[i] > m ? all[i] : m;
+	return m;
+}
+static inline unsigned __reduce_min_sync(unsigned mask, unsigned v)
+{
+	unsigned all[32], m = 0xffffffffu;
+	(void)mask;
+	emu_warp_ints(v, all);
+	for (int i = 0; i < 32; i++)
+		m = all[i] < m ? all[i] : m;
+	return m;
+}
+static inline int __ffs(int x)
+{
+	return __builtin_ffs(x);
+}
+static inline int __popc(unsigned x)
+{
+	return __builtin_popcount(x);
+}
+static inline unsigned min(unsigned a, unsigned b)
+{
+	return a < b ? a : b;
+}
+static inline unsigned max(unsigned a, unsigned b)
+{
+	return a > b ? a : b;
 }
 /* bf16 element `half` (0: low 16 bits) of a packed pair, as float */
 static inline float emu_bf16_half(uint32_t w, int half)

@@ -392,6 +392,8 @@ static void tests()
 
 #include "emu_act.h" /* EMU_SILU, EMU_GEGLU */
 
+#include "emu_dsroute.h" /* EMU_DSROUTE */
+
 #ifdef EMU_DECODE
 /*
  * GQA paged decode (problems/common/kernels/gqa_paged_decode_sm90.cu): 32 q heads, 8 kv heads, d 128.

@@ -8,12 +8,16 @@
  *    redrawn until every decision has a 1e-4 margin): ids exact, weights within 1e-5 relative;
  *  - rows drawn from 4 logit values with zero bias: exact ties among choices and group scores, where
  *    the lower index must win in both.
+ * Version 2's helpers (fast.cu is included with DS_V2 1): ds2_sort8 on all 256 0/1 vectors (the 0-1
+ * principle: a comparator network that sorts them sorts everything) and on random vectors with
+ * duplicates, ds2_top2 against ds_top2, ds2_key's order against the floats'.
  * Prints "FAIL ..." per mismatch (at most 20) and "N passed, M failed"; exit status 1 on failure.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <math.h>
 #include "solforge/numeric.h"
+#define DS_V2 1
 #include "../../problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu"
 
 enum { E = 256, G = 8, TOPKG = 4, K = 8 };
@@ -145,6 +149,40 @@ static double oracle(const float *l, const float *b, double rsf, int *ids, doubl
 	return margin;
 }
 
+/* version 2's helpers; returns the number of failures (prints the first few) */
+static int check_v2(uint64_t *seed)
+{
+	int bad = 0;
+	for (int it = 0; it < 256 + 20000; it++) {
+		uint32_t k[8], r[8];
+		for (int j = 0; j < 8; j++)
+			k[j] = it < 256 ? (uint32_t)(it >> j & 1) : (uint32_t)(xs64(seed) % 5) * 0x40000001u;
+		memcpy(r, k, sizeof r);
+		ds2_sort8(k);
+		for (int a = 0; a < 8; a++) /* r sorted descending, by selection */
+			for (int b = a + 1; b < 8; b++)
+				if (r[b] > r[a]) {
+					const uint32_t x = r[a];
+					r[a] = r[b];
+					r[b] = x;
+				}
+		if (memcmp(k, r, sizeof r) && bad++ < 5)
+			printf("FAIL ds2_sort8 case %d\n", it);
+		float v[8], a1, a2, b1, b2;
+		for (int j = 0; j < 8; j++)
+			v[j] = (float)(xs64(seed) % 4) - 1.5f + (it % 2 ? 0.0f : (float)normal(seed));
+		ds_top2(v, a1, a2);
+		ds2_top2(v, b1, b2);
+		if ((a1 != b1 || a2 != b2) && bad++ < 5)
+			printf("FAIL ds2_top2 case %d: %g %g vs %g %g\n", it, (double)b1, (double)b2, (double)a1, (double)a2);
+		const float x = (float)normal(seed) * (it % 3 ? 1.0f : 1e-30f), y = it % 5 ? (float)normal(seed) : x;
+		if ((x < y) != (ds2_key(x) < ds2_key(y)) || (x == y) != (ds2_key(x) == ds2_key(y)) || !ds2_key(x))
+			if (bad++ < 5)
+				printf("FAIL ds2_key %g %g\n", (double)x, (double)y);
+	}
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 0x9e3779b97f4a7c15ull;
@@ -185,6 +223,9 @@ int main(int argc, char **argv)
 			printf("\n");
 		}
 	}
-	printf("(%d rows with exact ties)\n%d passed, %d failed\n", ties, pass, fail);
+	const int bad2 = check_v2(&seed);
+	pass += bad2 == 0;
+	fail += bad2 != 0;
+	printf("(%d rows with exact ties; version 2 helpers %s)\n%d passed, %d failed\n", ties, bad2 ? "FAIL" : "ok", pass, fail);
 	return fail != 0 || ties == 0;
 }

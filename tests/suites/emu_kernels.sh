@@ -15,7 +15,9 @@
 # (QKN_BIG_ROWS=1: every call) and Llama RoPE (EMU_ROPE). No GPU needed:
 # each .cu is rewritten (its CUDA includes dropped, `k<<<g, b, smem, s>>>(...)` turned into
 # `emu_launch(g, b, k, ...)`, `__shared__` arrays turned into per-block arrays) and built with g++.
-# A list line may end with -D flags (a tuning variant of the same source) and -I folders. Prints each binary's ok/FAIL
+# A list line may end with -D flags (a tuning variant of the same source) and -I folders, and
+# MUTANT=name (a sed mutation of the source, listed below, whose emulation must report failures).
+# The DeepSeek grouped top-k router (EMU_DSROUTE, tests/emu/emu_dsroute.h) runs versions 1 and 2. Prints each binary's ok/FAIL
 # lines and ends with the summed "N passed, M failed".
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -27,9 +29,35 @@ P=0
 F=0
 # one list line: rewrite, build, run; prints its ok/FAIL lines, then "RESULT passed failed"
 run_one() {
-	local macro=$1 src=$2 name line
+	local macro=$1 src=$2 name line mutant="" x
 	shift 2
-	local extra="$*"
+	local extra=""
+	for x in "$@"; do # MUTANT=name: run a copy of src with that mutation (below), which must fail
+		case $x in
+		MUTANT=*) mutant=${x#MUTANT=} ;;
+		*) extra+="${extra:+ }$x" ;;
+		esac
+	done
+	if [ -n "$mutant" ]; then
+		local msrc=$TMP/mutant_$mutant.cu
+		sed -E "${mutations[$mutant]}" "$src" >"$msrc"
+		if cmp -s "$src" "$msrc"; then
+			echo "FAIL mutant $mutant: the mutation does not apply to $src"
+			echo "RESULT 0 1"
+			return
+		fi
+		local res nf
+		res=$(MUTANT_RUN=1 run_one "$macro" "$msrc" $extra)
+		nf=$(grep -c '^FAIL ' <<<"$res")
+		if grep -q '^FAIL build' <<<"$res" || [ "$nf" = 0 ]; then
+			echo "FAIL mutant $mutant of $src${extra:+ $extra}: not caught (${nf} failing cases)"
+			echo "RESULT 0 1"
+		else
+			echo "ok mutant $mutant of $src${extra:+ $extra}: caught ($nf failing cases)"
+			echo "RESULT 1 0"
+		fi
+		return
+	fi
 	name=emu_$(printf '%s' "$src$extra" | md5sum | cut -c1-16) # (a long -D list would exceed the file-name limit)
 	python3 - "$src" "$TMP/$name.cpp" <<'PY'
 import re, sys
@@ -94,6 +122,14 @@ PY
 	echo "RESULT $(echo "$line" | cut -d' ' -f1) $(echo "$line" | cut -d' ' -f3)"
 }
 
+# mutations (sed -E expressions) that list lines name with MUTANT=name: the emulation of the mutated
+# source must report failing cases (a test that cannot fail is a defect). DeepSeek routing: version 2's
+# group tie rule reversed, its in-lane duplicate skip dropped; version 1's lowest-expert tie rule reversed.
+declare -A mutations=(
+	[ds2_group_tie]='s/h0 < g [?] 1u : 0u/h0 > g ? 1u : 0u/'
+	[ds2_dup]='s/m [&]= m - 1u;/m |= 0u;/'
+	[ds1_tie]='s/__reduce_min_sync\(0xffffffffu, cand\)/__reduce_max_sync(0xffffffffu, cand == 0xffffffffu ? 0u : cand)/'
+)
 # the list lines: kernel macro, source, extra flags. EMU_EXTRA=1 adds the variants kept only for
 # side-by-side timing (not in CI: time): decode versions 2 and 1, GroupNorm's L2 window and ring; the
 # default GroupNorm build with its two largest shapes (-DEMU_GN_BIG: 200x200 and 400x400, ~100 CPU-seconds); and the
@@ -140,6 +176,12 @@ EMU_READ tools/calibration/read/solutions/read.cu
 EMU_READ tools/calibration/read/solutions/read.cu -DREAD_THREADS=128 -DREAD_UNROLL=2
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=100000 -DDEC_SCAN_PASS=2 -DDECODE_MMA=1
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DEMU_DECODE_HELDOUT
+EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu
+EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=1
+EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=1 -DDS2_PREFETCH=0 -DDS2_THREADS=64 -DDS2_BPS=1 -DEMU_DS_QUICK
+EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=1 MUTANT=ds2_group_tie -DEMU_DS_QUICK
+EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=1 MUTANT=ds2_dup -DEMU_DS_QUICK
+EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu MUTANT=ds1_tie -DEMU_DS_QUICK
 LIST
 )
 if [ "${EMU_EXTRA:-0}" = 1 ]; then
