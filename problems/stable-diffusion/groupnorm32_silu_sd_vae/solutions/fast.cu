@@ -65,8 +65,9 @@
                           * with the L2-window path's math (hw % 8 == 0); 0: the old per-value channel math */
 #endif
 #ifndef GN_FUSED_PF
-#define GN_FUSED_PF 0 /* 1 (v6 candidate, unmeasured): the fused kernel loads (gamma, beta) beside x and applies with
-		       * the one-channel math when hw % 8 == 0 */
+#define GN_FUSED_PF 1 /* 1 (default since session 13: 8x8 2.59 -> 1.92 us, 16x16 3.58 -> 2.72, NOTES.md "Version 6
+		       * measured"): the fused kernel loads (gamma, beta) beside x and applies with the one-channel math
+		       * when hw % 8 == 0; 0: the earlier fused kernel */
 #endif
 #define GN_GROUPS 32
 #define GN_FUSED_THREADS 512 /* most threads of a fused block; GN_FUSED_MAX <= 512 * 16 * 8 */

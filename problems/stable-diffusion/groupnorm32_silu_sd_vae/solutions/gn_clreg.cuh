@@ -23,10 +23,15 @@
 #define GN_CLREG_CUH
 
 #ifndef GN_CLR
-#define GN_CLR 0 /* 1: groups of GN_FUSED_MAX < cnt <= GN_CLR_MAX (hw % 8 == 0) on gn_clr; unmeasured */
+#define GN_CLR 1 /* 1 (default since session 13: 64x64 15.52 -> 7.81 us, 128x128 39.73 -> 37.34, NOTES.md "Version 6
+		  * measured"): groups of GN_FUSED_MAX < cnt <= GN_CLR_MAX (hw % 8 == 0) on gn_clr; 0: the split path */
 #endif
 #ifndef GN_CLR_THREADS
 #define GN_CLR_THREADS 256
+#endif
+#ifndef GN_CLR_PREFCS
+#define GN_CLR_PREFCS 8 /* clusters up to this size are tried first (any VPT), larger ones (to GN_CLR_MAXCS) only when none
+			 * holds the group; GN_CLR_PREFCS = GN_CLR_MAXCS gives session 13's first rule (fewest VPT first) */
 #endif
 #ifndef GN_CLR_MAXCS
 #define GN_CLR_MAXCS 16 /* largest cluster (16: the non-portable attribute, Hopper; 8 portable) */
@@ -201,26 +206,30 @@ static int gn_clr_fits(int vpt, int cs)
 	return a > 0;
 }
 
-/* The plan for groups of cnt values (cpg channels of hw): the fewest vectors per thread (1, 2, 4, 8)
- * for which a cluster of at most GN_CLR_MAXCS CTAs (a power of two) holds the group, then the smallest
- * such cluster: 64x64 C 512 (8192 vectors) -> VPT 2 x 16 CTAs; 128x128 -> VPT 8 x 16 (256 threads).
- * 0: no plan (hw % 8 != 0, cnt over GN_CLR_MAX, or no such cluster runs): the caller takes another path. */
+/* The plan for groups of cnt values (cpg channels of hw): first with clusters of at most GN_CLR_PREFCS CTAs,
+ * then (if none holds the group) of at most GN_CLR_MAXCS: the fewest vectors per thread (1, 2, 4, 8) for which
+ * such a cluster (a power of two) holds the group, then the smallest such cluster. 256 threads: 64x64 C 512
+ * (8192 vectors) -> VPT 4 x 8 CTAs (measured 7.81 us, where VPT 2 x 16 took 10.72: session 13, NOTES.md "Version
+ * 6 measured"); 128x128 -> VPT 8 x 16. 0: no plan (hw % 8 != 0, cnt over GN_CLR_MAX, or no such cluster runs):
+ * the caller takes another path. */
 static int gn_plan_clr(int64_t cnt, int64_t groups, int64_t hw, struct gn_clr_plan *p)
 {
 	if (hw % 8 != 0 || cnt % 8 != 0 || cnt > GN_CLR_MAX || cnt > 2147483647)
 		return 0;
 	const int64_t nvec = cnt / 8;
-	for (int vpt = 1; vpt <= 8; vpt *= 2) {
-		int cs = 1;
-		while ((int64_t)cs * GN_CLR_THREADS * vpt < nvec && cs < GN_CLR_MAXCS)
-			cs *= 2;
-		if ((int64_t)cs * GN_CLR_THREADS * vpt < nvec || groups * cs > 2147483647 || !gn_clr_fits(vpt, cs))
-			continue;
-		p->vpt = vpt;
-		p->cs = cs;
-		p->sv = (int)((nvec + cs - 1) / cs);
-		return 1;
-	}
+	const int caps[2] = { GN_CLR_PREFCS < GN_CLR_MAXCS ? GN_CLR_PREFCS : GN_CLR_MAXCS, GN_CLR_MAXCS };
+	for (int ci = 0; ci < 2; ci++)
+		for (int vpt = 1; vpt <= 8; vpt *= 2) {
+			int cs = 1;
+			while ((int64_t)cs * GN_CLR_THREADS * vpt < nvec && cs < caps[ci])
+				cs *= 2;
+			if ((int64_t)cs * GN_CLR_THREADS * vpt < nvec || groups * cs > 2147483647 || !gn_clr_fits(vpt, cs))
+				continue;
+			p->vpt = vpt;
+			p->cs = cs;
+			p->sv = (int)((nvec + cs - 1) / cs);
+			return 1;
+		}
 	return 0;
 }
 
