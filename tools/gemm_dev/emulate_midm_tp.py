@@ -13,7 +13,9 @@ GEMM_NOTES_MID_M.md "Version 14"), in three parts.
    exact; the same with SF_GEMM_MIDM_TP_KC=1 (the consumers split each stage's k16 steps, m64n64 each, and sum through
    the slab). Eight mutations, each must be caught: rank 1's token offset wrong, the multicast halves swapped, the
    multicast to the own CTA only, no clamp of a half wholly past N, the release sent to the own barrier instead of the
-   partner's, consumer 1's token offset dropped; KC: the slab written at the own slot, both consumers on k16 steps 0-1.
+   partner's, consumer 1's token offset dropped; KC: the slab written at the own slot, both consumers on k16 steps 0-1;
+   with SF_GEMM_MIDM_XROWS=1 (rank 1's box its M - 64 real rows, stale rows past them as 1e6) exact too, and its
+   expect_tx of a whole half with the short box caught (nine mutations).
 2. The host rule midm_tp_take on the Llama shapes (132 SMs): N 4096 at M 65..128 (128 CTAs), not 6144 / 28672 (192 /
    896 CTAs), not M <= 64 or > 128, not with fewer resident clusters than half bands.
 3. The ring protocol over ALL interleavings (emulate_mcast.explore, version 8's checker, with version 14's
@@ -54,11 +56,13 @@ def box(X, r0, n, kpad):
     return out
 
 
-def run_tp(A, B, mutate=None, kc=False):
+def run_tp(A, B, mutate=None, kc=False, xrows=False):
     """gemm_midm_tp_kernel<128>, CTA by CTA: returns (C, writes, problems). kc (SF_GEMM_MIDM_TP_KC=1): consumer c takes
     k16 steps 2c, 2c + 1 of every stage for all 64 tokens (m64n64 D), then the K halves are summed through the slab
     x[owner][i][tid] as the kernel does it (mutations 'kc_owner': the slab written at the own owner's slot;
-    'kc_k': both consumers take k16 steps 0, 1)."""
+    'kc_k': both consumers take k16 steps 0, 1). xrows (SF_GEMM_MIDM_XROWS=1): rank 1's box is its M - 64 real rows, its
+    expect_tx counts those bytes, the stage rows past them hold stale values (1e6 here); mutation 'xrows_tx': the expect
+    of the whole 64-row half with the short box."""
     M, K = A.shape
     N = B.shape[0]
     hbands = (N + ROWS - 1) // ROWS
@@ -81,7 +85,9 @@ def run_tp(A, B, mutate=None, kc=False):
             if wrow >= N:
                 problems.append("half band %d rank %d: weight box wholly past N (row %d)" % (hb, r, wrow))
         # the ring's accounting: bytes on each full barrier per stage, releases on each empty barrier
-        land = [X_BYTES, X_BYTES]
+        xr = [NT // 2, M - NT // 2 if xrows else NT // 2]  # activation rows each rank's box loads
+        land = [xr[0] * BK * 2, xr[1] * BK * 2]
+        expect = [W_BYTES + (X_BYTES if mutate == 'xrows_tx' else xr[r] * BK * 2) for r in (0, 1)]
         arrive = [set(), set()]
         for r, c in enumerate(cta):
             for d in (0, 1):
@@ -91,8 +97,8 @@ def run_tp(A, B, mutate=None, kc=False):
             arrive[c['peer']].add(r)  # lane 1: the partner's
         for r, c in enumerate(cta):
             dests = {d for d in (0, 1) if c['mask'] >> d & 1}
-            if land[r] != STAGE_BYTES:
-                problems.append("half band %d rank %d: %d bytes land per stage, expect_tx %d" % (hb, r, land[r], STAGE_BYTES))
+            if land[r] != expect[r]:
+                problems.append("half band %d rank %d: %d bytes land per stage, expect_tx %d" % (hb, r, land[r], expect[r]))
             if arrive[r] != dests or 8 * len(arrive[r]) != 16:
                 problems.append("half band %d rank %d: releases from %s (init count 16), producer writes %s" %
                                 (hb, r, sorted(arrive[r]), sorted(dests)))
@@ -108,6 +114,7 @@ def run_tp(A, B, mutate=None, kc=False):
         for r in (0, 1):
             t_half = r * (NT // 2) if mutate != 'tok' else r * (NT // 4)
             x = box(A, t_half, NT // 2, kpad)  # the own activation half: [64 tokens][K]
+            x[xr[r]:] = 1e6 if xrows else x[xr[r]:]  # XROWS: stale stage rows past the short box
             w = np.nan_to_num(ws[r], nan=1e30)  # a weight row never landed poisons its outputs
             if kc:  # each consumer: all 64 tokens over its k16 steps, then the exchange through the slab
                 dk = []
@@ -148,24 +155,25 @@ def check_index(quick):
              (128, 33, 8), (66, 2, 64), (96, 4096 // 16 + 2, 520)]
     if not quick:
         cases += [(int(rng.integers(65, 129)), 2 * int(rng.integers(1, 400)), 8 * int(rng.integers(1, 80))) for _ in range(6)]
-    for kc in (False, True):
-        for M, N, K in cases:
+    for kc, xrows in ((False, False), (True, False), (False, True), (True, True)):
+        for M, N, K in cases if not xrows else cases[:5]:
             A = rng.standard_normal((M, K))
             B = rng.standard_normal((N, K))
-            C, writes, probs = run_tp(A, B, kc=kc)
+            C, writes, probs = run_tp(A, B, kc=kc, xrows=xrows)
             err = np.abs(C - A @ B.T).max()  # NaN (never written) fails
             once = bool((writes == 1).all())
             ok = err <= 1e-9 and once and not probs
             n += 1
             bad += not ok
-            print("%s midm_tp%s M=%d N=%d K=%d max err %.2e, every output stored once: %s%s" %
-                  ("ok  " if ok else "FAIL", " kc" if kc else "", M, N, K, err, once, "; " + "; ".join(probs[:2]) if probs else ""))
+            print("%s midm_tp%s%s M=%d N=%d K=%d max err %.2e, every output stored once: %s%s" %
+                  ("ok  " if ok else "FAIL", " kc" if kc else "", " xrows" if xrows else "", M, N, K, err, once,
+                   "; " + "; ".join(probs[:2]) if probs else ""))
     for mut, (M, N, K) in [('tok', (100, 130, 136)), ('half', (77, 128, 72)), ('mask', (128, 64, 64)),
                            ('clamp', (101, 160, 136)), ('peer', (65, 64, 64)), ('cons', (127, 98, 200)),
-                           ('kc_owner', (128, 64, 128)), ('kc_k', (100, 64, 200))]:
+                           ('kc_owner', (128, 64, 128)), ('kc_k', (100, 64, 200)), ('xrows_tx', (100, 64, 136))]:
         A = rng.standard_normal((M, K))
         B = rng.standard_normal((N, K))
-        C, writes, probs = run_tp(A, B, mutate=mut, kc=mut.startswith('kc'))
+        C, writes, probs = run_tp(A, B, mutate=mut, kc=mut.startswith('kc'), xrows=mut.startswith('xrows'))
         caught = bool(probs) or not (np.abs(C - A @ B.T).max() <= 1e-9 and (writes == 1).all())
         n += 1
         bad += not caught

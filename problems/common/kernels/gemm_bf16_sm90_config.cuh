@@ -79,7 +79,8 @@
 #endif
 #ifndef SF_GEMM_MIDM_XROWS /* version 13 candidate: 1 the half-band kernel's activation box is M rows instead of the token
 			    * tile's NT (no zero-filled rows past M; GEMM_NOTES_MID_M.md "Version 13 measured": M 100 ran 10%
-			    * slower than M 128 on the same plan) */
+			    * slower than M 128 on the same plan); with SF_GEMM_MIDM_TP (version 14) rank 1's activation box is
+			    * its M - 64 real rows */
 #define SF_GEMM_MIDM_XROWS 0
 #endif
 #ifndef SF_GEMM_MIDM_TP /* version-14 candidate (GEMM_NOTES_MID_M.md "Version 14"): 1 M 65..128 on "token pairs"

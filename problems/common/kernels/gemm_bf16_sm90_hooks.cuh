@@ -174,8 +174,14 @@ bool midm_tp_hook(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 
 	const bool take = midm_tp_take(M, N, sms, resident < 0 ? 0 : resident);
 	CUtensorMap mw, mx;
 	int rc = 1; /* 1: not taken */
+#if SF_GEMM_MIDM_XROWS /* rank 1's activation map: its M - 64 real rows only */
+	CUtensorMap mx1;
+	if (take && !make_map(&mw, B, N, K, kTpRows / 2) && !make_map(&mx, A, M, K, 64) && !make_map(&mx1, A, M, K, M - 64))
+		rc = midm_tp_launch<128>(mw, mx, mx1, C, M, N, K, stream);
+#else
 	if (take && !make_map(&mw, B, N, K, kTpRows / 2) && !make_map(&mx, A, M, K, 64))
 		rc = midm_tp_launch<128>(mw, mx, C, M, N, K, stream);
+#endif
 #if SF_GEMM_MIDM_TRACE
 	static int last[3];
 	if (last[0] != M || last[1] != N || last[2] != K) {
@@ -184,8 +190,8 @@ bool midm_tp_hook(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 
 		last[2] = K;
 		if (rc == 0)
 			fprintf(stderr, "midm plan %dx%d M=%d: nt 128 cps 1 splits 1 ctas %d: launched (v14 token pairs, clusters of 2, "
-				"%d stages%s%s)\n", N, K, M, 2 * hbands, SF_GEMM_MIDM_TP_STAGES, SF_GEMM_MIDM_TP_PRE ? ", first round unshared" : "",
-				SF_GEMM_MIDM_TP_KC ? ", consumers split K" : "");
+				"%d stages%s%s%s)\n", N, K, M, 2 * hbands, SF_GEMM_MIDM_TP_STAGES, SF_GEMM_MIDM_TP_PRE ? ", first round unshared" : "",
+				SF_GEMM_MIDM_TP_KC ? ", consumers split K" : "", SF_GEMM_MIDM_XROWS ? ", rank-1 box M - 64 rows" : "");
 		else
 			fprintf(stderr, "midm tp plan %dx%d M=%d: %d half bands, %d CTAs, %d clusters of 2 resident: %s\n", N, K, M, hbands,
 				2 * hbands, resident, rc < 0 ? "FALLBACK v13/v4 (launch refused)" : "not taken: v13/v4");

@@ -44,8 +44,14 @@
  * hb * 64 + 16 w + g + 8 (e >= 2) and token r * NT / 2 + c * NT / 4 + 8 j + 2 q + (e & 1); the store is transposed
  * (2-byte stores into C [M][N], checked against M and N).
  *
+ * SF_GEMM_MIDM_XROWS=1 (diagnostic, as version 13's): rank 1 loads its M - NT / 2 real token rows only (a second map
+ * tm_x1, box M - NT / 2 rows; its expect_tx counts those bytes): no zero-filled rows past M; the stage's rows past them
+ * keep stale values, which reach only the accumulators of tokens >= M (D column t depends on token row t alone), never
+ * stored.
+ *
  * Requirements (checked by the host): K % 8 == 0, A and B 16-byte aligned (TMA), NT / 2 < M <= NT (no token half
- * wholly past M), 2 * ceil(N / 64) CTAs in one wave. tm_w: box 32 rows; tm_x: box NT / 2 rows.
+ * wholly past M), 2 * ceil(N / 64) CTAs in one wave. tm_w: box 32 rows; tm_x: box NT / 2 rows (XROWS: tm_x1 box
+ * M - NT / 2 rows, rank 1's).
  */
 #pragma once
 #include <cuda.h>
@@ -92,6 +98,9 @@ __device__ __forceinline__ void midm_tp_cluster_wait()
 template <int NT>
 __global__ void __launch_bounds__(kWgThreads, 1)
 	gemm_midm_tp_kernel(const __grid_constant__ CUtensorMap tm_w, const __grid_constant__ CUtensorMap tm_x,
+#if SF_GEMM_MIDM_XROWS
+			    const __grid_constant__ CUtensorMap tm_x1,
+#endif
 			    __nv_bfloat16 *__restrict__ C, int M, int N, int K)
 {
 	typedef MidmTpCfg<NT> Cfg;
@@ -108,10 +117,17 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 	const int wrow = min(hb * kTpRows + r * (kTpRows / 2), (N - 1) / (kTpRows / 2) * (kTpRows / 2));
 	const int kb_count = (K + kWgBK - 1) / kWgBK;
 	const int npre = min(kb_count, kStages);
+#if SF_GEMM_MIDM_XROWS /* rank 1: its M - NT / 2 real rows only */
+	const CUtensorMap *mx = r ? &tm_x1 : &tm_x;
+	const uint32_t kTxBytes = Cfg::kWBytes + (r ? M - NT / 2 : NT / 2) * (kWgBK * 2);
+#else
+	const CUtensorMap *mx = &tm_x;
+	const uint32_t kTxBytes = kStageBytes;
+#endif
 
 	if (threadIdx.x == 0) {
 		asm volatile("prefetch.tensormap [%0];" ::"l"((uint64_t)&tm_w) : "memory");
-		asm volatile("prefetch.tensormap [%0];" ::"l"((uint64_t)&tm_x) : "memory");
+		asm volatile("prefetch.tensormap [%0];" ::"l"((uint64_t)mx) : "memory");
 		for (int s = 0; s < kStages; s++) {
 			mbar_init(bar_full + 8 * s, 1);
 			mbar_init(bar_empty + 8 * s, 16);
@@ -123,8 +139,8 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 	if (threadIdx.x == 0)
 		for (int i = 0; i < npre; i++) {
 			const uint32_t sw = base + i * kStageBytes;
-			mbar_expect_tx(bar_full + 8 * i, kStageBytes);
-			tma_load_2d(sw + Cfg::kWBytes, &tm_x, bar_full + 8 * i, i * kWgBK, r * (NT / 2));
+			mbar_expect_tx(bar_full + 8 * i, kTxBytes);
+			tma_load_2d(sw + Cfg::kWBytes, mx, bar_full + 8 * i, i * kWgBK, r * (NT / 2));
 #if SF_GEMM_MIDM_TP_PRE
 			/* both weight halves into this CTA alone (the partner loads its own copy of the first round) */
 			const int w0 = hb * kTpRows, w1 = min(w0 + kTpRows / 2, (N - 1) / (kTpRows / 2) * (kTpRows / 2));
@@ -143,8 +159,8 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 				const uint32_t sw = base + s * kStageBytes;
 				if ((int)it >= npre) { /* the first round's activation loads went out before the cluster barrier */
 					mbar_wait(bar_empty + 8 * s, ph ^ 1);
-					mbar_expect_tx(bar_full + 8 * s, kStageBytes);
-					tma_load_2d(sw + Cfg::kWBytes, &tm_x, bar_full + 8 * s, kb * kWgBK, r * (NT / 2));
+					mbar_expect_tx(bar_full + 8 * s, kTxBytes);
+					tma_load_2d(sw + Cfg::kWBytes, mx, bar_full + 8 * s, kb * kWgBK, r * (NT / 2));
 				} else if (SF_GEMM_MIDM_TP_PRE) {
 					continue; /* the first round's weight is in already (both halves, no multicast) */
 				}
@@ -275,16 +291,24 @@ template <int NT> int midm_tp_resident(int sms)
 	return cache > 0 ? cache : 0;
 }
 
-/* One launch of gemm_midm_tp_kernel<NT>: 0 on success, -1 when refused. */
+/* One launch of gemm_midm_tp_kernel<NT> (XROWS: mx1, rank 1's activation map): 0 on success, -1 when refused. */
 template <int NT>
-int midm_tp_launch(const CUtensorMap &mw, const CUtensorMap &mx, __nv_bfloat16 *C, int M, int N, int K, cudaStream_t stream)
+int midm_tp_launch(const CUtensorMap &mw, const CUtensorMap &mx,
+#if SF_GEMM_MIDM_XROWS
+		   const CUtensorMap &mx1,
+#endif
+		   __nv_bfloat16 *C, int M, int N, int K, cudaStream_t stream)
 {
 	if (midm_tp_attr<NT>())
 		return -1;
 	const int hbands = (N + kTpRows - 1) / kTpRows;
 	cudaLaunchAttribute at[1];
 	const cudaLaunchConfig_t cfg = cluster_launch_config(at, 2 * hbands, kWgThreads, MidmTpCfg<NT>::kSmemBytes, 2, stream);
-	if (cudaLaunchKernelEx(&cfg, gemm_midm_tp_kernel<NT>, mw, mx, C, M, N, K) != cudaSuccess) {
+	if (cudaLaunchKernelEx(&cfg, gemm_midm_tp_kernel<NT>, mw, mx,
+#if SF_GEMM_MIDM_XROWS
+			       mx1,
+#endif
+			       C, M, N, K) != cudaSuccess) {
 		(void)cudaGetLastError();
 		return -1;
 	}
