@@ -28,7 +28,11 @@
 # and its compile (tests/gemm/smallm16_compile.cu: U 4 and 2, no spill); the version-12 mid-M candidate (SF_GEMM_MIDM_MC=1:
 # emulate_fragments.py's midm_pair, band-pair clusters with multicast activation halves, odd M 17..129, odd band counts,
 # N / K tails, 1..4 splits, the ring's byte and release accounting, the host rule; five mutations that must be caught)
-# and its compile (tests/gemm/midm_mc_compile.cu: 2 UTMALDG.2D.MULTICAST, no spill). No GPU needed. Ends with "N passed, M failed".
+# and its compile (tests/gemm/midm_mc_compile.cu: 2 UTMALDG.2D.MULTICAST, no spill); the version-14 mid-M candidate
+# (SF_GEMM_MIDM_TP=1, token pairs: tools/gemm_dev/emulate_midm_tp.py --quick, the CTA-by-CTA index math at odd M 65..128,
+# N not a multiple of 64, K tails, also with the consumers splitting K (SF_GEMM_MIDM_TP_KC), eight mutations, the host rule, and its ring protocol over all interleavings through
+# emulate_mcast.py's checker with the pre-issued first round and the split exit barrier, four mutations) and its
+# compile (tests/gemm/midm_tp_compile.cu: 1 UTMALDG.2D.MULTICAST, no spill). No GPU needed. Ends with "N passed, M failed".
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
 if ! python3 -c 'import numpy' 2>/dev/null; then
@@ -43,7 +47,7 @@ fail=0
 # emulate_mcast.py --quick: the v8 clustered kernel's schedule, W halves and wave rule, and its two-CTA ring
 # protocol (multicast landings, 16-arrival empty barriers, exit barrier) over all interleavings of small
 # cases, plus six mutations that must be caught (~4 s)
-for script in emulate_fragments.py emulate_wgmma.py emulate_smallm5.py "emulate_pingpong.py --quick" "emulate_mcast.py --quick" "emulate_coop.py --quick" "emulate_v10.py --quick" "emulate_midm_tma.py --quick"; do
+for script in emulate_fragments.py emulate_wgmma.py emulate_smallm5.py "emulate_pingpong.py --quick" "emulate_mcast.py --quick" "emulate_coop.py --quick" "emulate_v10.py --quick" "emulate_midm_tma.py --quick" "emulate_midm_tp.py --quick"; do
 	# shellcheck disable=SC2086
 	out=$(python3 tools/gemm_dev/$script 2>&1)
 	if [ $? = 0 ]; then
@@ -90,11 +94,11 @@ plan_test v3_plan_test "${NVCC:-nvcc}" -std=c++17 -O2 -gencode=arch=compute_90a,
 # random shapes and SM counts, the Llama decisions; host code, ~12 s with nvcc)
 plan_test coop_plan_test "${NVCC:-nvcc}" -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a \
 	-Xcompiler -Wall,-Wextra,-Wshadow,-Werror -Iinclude tests/gemm/coop_plan_test.cu
-# kernel_compile NAME [SASS_PATTERN COUNT]: tests/gemm/NAME.cu (a candidate kernel not in the default build,
-# instantiated twice) compiles for sm_90a with warnings as errors, ptxas reports both kernels, no spills, no
-# wgmma serialization warning (C7520); with SASS_PATTERN, cuobjdump (when it is there) counts COUNT of it
+# kernel_compile NAME [SASS_PATTERN COUNT [KERNELS]]: tests/gemm/NAME.cu (a candidate kernel not in the default build,
+# instantiated KERNELS times, default twice) compiles for sm_90a with warnings as errors, ptxas reports every kernel,
+# no spills, no wgmma serialization warning (C7520); with SASS_PATTERN, cuobjdump (when it is there) counts COUNT of it
 kernel_compile() {
-	local name=$1 pat=${2:-} want=${3:-}
+	local name=$1 pat=${2:-} want=${3:-} nk=${4:-2}
 	if ! command -v "${NVCC:-nvcc}" >/dev/null 2>&1; then
 		echo "skip $name: ${NVCC:-nvcc} not found"
 		return
@@ -103,7 +107,7 @@ kernel_compile() {
 	local log=${BUILD:-build}/suites/$name.log obj=${BUILD:-build}/suites/$name.o
 	if "${NVCC:-nvcc}" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iproblems/common/kernels -Iinclude \
 		-Werror all-warnings -Xptxas -v,-warn-spills,-Werror -c "tests/gemm/$name.cu" -o "$obj" >"$log" 2>&1 &&
-		[ "$(grep -c 'Used [0-9]* registers' "$log")" = 2 ] && ! grep -q C7520 "$log" &&
+		[ "$(grep -c 'Used [0-9]* registers' "$log")" = "$nk" ] && ! grep -q C7520 "$log" &&
 		{ [ -z "$pat" ] || ! command -v "${CUOBJDUMP:-cuobjdump}" >/dev/null 2>&1 ||
 			[ "$("${CUOBJDUMP:-cuobjdump}" -sass "$obj" 2>>"$log" | grep -c "$pat")" = "$want" ]; }; then
 		pass=$((pass + 1))
@@ -127,5 +131,7 @@ kernel_compile midm_tma_compile 'UTMASTG' 4
 kernel_compile smallm16_compile
 # the version-12 mid-M candidate (SF_GEMM_MIDM_MC=1): band-pair clusters, NT 64 and 128, one activation-half multicast each
 kernel_compile midm_mc_compile 'UTMALDG.2D.MULTICAST' 2
+# the version-14 mid-M candidate (SF_GEMM_MIDM_TP=1): token pairs, NT 128 (one kernel), one weight-half multicast per stage
+kernel_compile midm_tp_compile 'UTMALDG.2D.MULTICAST' 1 1
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]
