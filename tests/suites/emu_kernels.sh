@@ -177,11 +177,11 @@ EMU_READ tools/calibration/read/solutions/read.cu -DREAD_THREADS=128 -DREAD_UNRO
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=100000 -DDEC_SCAN_PASS=2 -DDECODE_MMA=1
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DEMU_DECODE_HELDOUT
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu
-EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=1
+EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=0
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=1 -DDS2_PREFETCH=0 -DDS2_THREADS=64 -DDS2_BPS=1 -DEMU_DS_QUICK
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=1 MUTANT=ds2_group_tie -DEMU_DS_QUICK
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=1 MUTANT=ds2_dup -DEMU_DS_QUICK
-EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu MUTANT=ds1_tie -DEMU_DS_QUICK
+EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=0 MUTANT=ds1_tie -DEMU_DS_QUICK
 LIST
 )
 if [ "${EMU_EXTRA:-0}" = 1 ]; then

@@ -36,7 +36,8 @@
 #define THREADS 128
 #endif
 #ifndef DS_V2
-#define DS_V2 0 /* 1: version 2 (below) */
+#define DS_V2 1 /* 1 (default since session 13: 2.5-4.4x version 1 on the H200, t8 9.06 -> 2.08 us, t32768 75.33 ->
+		 * 23.65; NOTES.md "Version 2 measured"): version 2 (below); 0: version 1 */
 #endif
 
 #define DS_E 256
