@@ -421,11 +421,8 @@ void v3_trace(int M, int N, int K, V3Plan p, const char *what)
 {
 #if SF_GEMM_V3_TRACE
 	static int last[3];
-	if (last[0] == M && last[1] == N && last[2] == K)
+	if (!trace_new_shape(last, M, N, K))
 		return;
-	last[0] = M;
-	last[1] = N;
-	last[2] = K;
 	fprintf(stderr, "v3 plan %dx%d M=%d: bn %d splits %d cluster %d pair %d: %s\n", N, K, M, p.bn, p.splits, p.cluster,
 		p.pair, what);
 #else
@@ -518,10 +515,7 @@ int launch_v6(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, 
 	}
 #if SF_GEMM_V6_TRACE
 	static int last[3];
-	if (last[0] != M || last[1] != N || last[2] != K) {
-		last[0] = M;
-		last[1] = N;
-		last[2] = K;
+	if (trace_new_shape(last, M, N, K)) {
 		fprintf(stderr, "v6 plan %dx%d M=%d: bn %d splits %d mode %s ctas %d predicted %.1f us: %s\n", N, K, M, p.bn,
 			p.splits, p.mode == kV6Persistent ? "persistent" : (p.mode == kV6Cluster ? "cluster" : "v2"), p.ctas, p.us,
 			p.mode == kV6GlobalSplit ? "v2 split-K" : (rc == SF_OK ? "launched" : "FALLBACK v2"));
@@ -670,10 +664,7 @@ int launch_midm(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C
 #undef SF_MIDM_C
 #if SF_GEMM_MIDM_TRACE
 	static int last[3];
-	if (last[0] != M || last[1] != N || last[2] != K) {
-		last[0] = M;
-		last[1] = N;
-		last[2] = K;
+	if (trace_new_shape(last, M, N, K)) {
 		fprintf(stderr, "midm plan %dx%d M=%d: nt %d cps %d splits %d ctas %d: %s%s\n", N, K, M, p.nt, p.cps, p.splits,
 			(N + kMidmRows - 1) / kMidmRows * p.splits, rc == 0 ? "launched" : "FALLBACK v2",
 #if SF_GEMM_MIDM_TMA
@@ -751,10 +742,7 @@ int launch_small5(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 
 			     : sm5_launch_cfg<2>(p.cfg, mw, mx, C, M, N, K, p.splits, stream);
 #if SF_GEMM_SMALLM_TRACE
 	static int last[3];
-	if (last[0] != M || last[1] != N || last[2] != K) {
-		last[0] = M;
-		last[1] = N;
-		last[2] = K;
+	if (trace_new_shape(last, M, N, K)) {
 		fprintf(stderr, "smallm5 plan %dx%d M=%d (ring %d KB, min rb %d): rb %d splits %d ctas %d: %s\n", N, K, M,
 			SF_GEMM_SM5_RING_KB, SF_GEMM_SM5_MIN_RB, p.rb, p.splits, p.rb ? (N + p.rb - 1) / p.rb * p.splits : 0,
 			rc == 0 ? "launched" : "FALLBACK v2");

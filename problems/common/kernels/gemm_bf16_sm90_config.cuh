@@ -186,3 +186,15 @@
 #ifndef SF_GEMM_SMALL_MAX_M /* 16: M 17..64 go to wgmma (see GEMM_NOTES.md, version 2) */
 #define SF_GEMM_SMALL_MAX_M 16
 #endif
+
+/* The *_TRACE builds' once-per-shape rule: true (and last[] updated) when (M, N, K) differs from the shape that
+ * last[] holds, so each trace prints one line per new shape. Host code, trace builds only. */
+static inline bool trace_new_shape(int last[3], int M, int N, int K)
+{
+	if (last[0] == M && last[1] == N && last[2] == K)
+		return false;
+	last[0] = M;
+	last[1] = N;
+	last[2] = K;
+	return true;
+}

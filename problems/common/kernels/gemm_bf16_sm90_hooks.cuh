@@ -143,10 +143,7 @@ bool midm_mc_hook(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 
 	}
 #if SF_GEMM_MIDM_TRACE /* "midm plan ...: launched" lines are what tools/gpu_gemm.sh counts; a declined pair plan says why */
 	static int last[3];
-	if (last[0] != M || last[1] != N || last[2] != K) {
-		last[0] = M;
-		last[1] = N;
-		last[2] = K;
+	if (trace_new_shape(last, M, N, K)) {
 		const int pairs = ((N + kMidmRows - 1) / kMidmRows + 1) / 2;
 		if (rc == 0)
 			fprintf(stderr, "midm plan %dx%d M=%d: nt %d cps 1 splits %d ctas %d: launched (v12 band pairs, clusters of %d, %s)\n",
@@ -184,10 +181,7 @@ bool midm_tp_hook(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 
 #endif
 #if SF_GEMM_MIDM_TRACE
 	static int last[3];
-	if (last[0] != M || last[1] != N || last[2] != K) {
-		last[0] = M;
-		last[1] = N;
-		last[2] = K;
+	if (trace_new_shape(last, M, N, K)) {
 		if (rc == 0)
 			fprintf(stderr, "midm plan %dx%d M=%d: nt 128 cps 1 splits 1 ctas %d: launched (v14 token pairs, clusters of 2, "
 				"%d stages%s%s%s)\n", N, K, M, 2 * hbands, SF_GEMM_MIDM_TP_STAGES, SF_GEMM_MIDM_TP_PRE ? ", first round unshared" : "",
@@ -216,10 +210,7 @@ bool v10_hook(const CUtensorMap &ma, const CUtensorMap &mb, __nv_bfloat16 *C, in
 	const int rc = N % 8 != 0 || make_map(&mc, C, M, N, 64) ? 1 : sfgemm::v10_launch<BN>(ma, mb, mc, C, M, N, K, sm_count(), stream);
 #if SF_GEMM_V3_TRACE /* one stderr line per new shape, as v3_trace: a silent fallback must show in the log */
 	static int last[3];
-	if (last[0] != M || last[1] != N || last[2] != K) {
-		last[0] = M;
-		last[1] = N;
-		last[2] = K;
+	if (trace_new_shape(last, M, N, K)) {
 		fprintf(stderr, "v10 plan %dx%d M=%d: bn %d: %s\n", N, K, M, BN,
 			rc == 0 ? "launched v10" : (rc > 0 ? "FALLBACK default (no C map)" : "FALLBACK default (launch failed)"));
 	}
