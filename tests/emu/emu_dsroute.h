@@ -19,66 +19,14 @@
  * warps loop over tokens (and prefetch) from T = 65 on. K 4 and an unaligned row take version 1.
  */
 #ifdef EMU_DSROUTE
+#include "ds_route_ref.h"
 enum { DSE_E = 256, DSE_G = 8, DSE_TOPKG = 4 };
 
-/* oracle.c's dsr_route for one token in double: ids and s (sigmoid) of the K picks; returns the
+/* oracle.c's dsr_route for one token in double (ds_route_ref.h): ids and s (sigmoid) of the K picks; returns the
  * smallest decision margin (4th vs 5th group score, consecutive pairs among the K+1 best kept) */
 static double dse_route(const float *l, const float *b, int K, int *ids, double *s)
 {
-	const int GS = DSE_E / DSE_G;
-	double gscore[DSE_G], prev = 0.0, margin = 1e300;
-	int kept[DSE_G] = { 0 };
-	for (int g = 0; g < DSE_G; g++) {
-		double a = -1e300, bb = -1e300;
-		for (int e = g * GS; e < (g + 1) * GS; e++) {
-			const double ce = 1.0 / (1.0 + std::exp(-(double)l[e])) + (double)b[e];
-			if (ce > a) {
-				bb = a;
-				a = ce;
-			} else if (ce > bb) {
-				bb = ce;
-			}
-		}
-		gscore[g] = a + bb;
-	}
-	for (int r = 0; r <= DSE_TOPKG; r++) {
-		int best = -1;
-		for (int g = 0; g < DSE_G; g++)
-			if (!kept[g] && (best < 0 || gscore[g] > gscore[best]))
-				best = g;
-		if (r < DSE_TOPKG) {
-			kept[best] = 1;
-			prev = gscore[best];
-		} else if (prev - gscore[best] < margin) {
-			margin = prev - gscore[best];
-		}
-	}
-	for (int r = 0; r <= K; r++) {
-		int best = -1;
-		double bestc = 0.0;
-		for (int e = 0; e < DSE_E; e++) {
-			if (!kept[e / GS])
-				continue;
-			int taken = 0;
-			for (int j = 0; j < r && j < K; j++)
-				taken |= ids[j] == e;
-			if (taken)
-				continue;
-			const double ce = 1.0 / (1.0 + std::exp(-(double)l[e])) + (double)b[e];
-			if (best < 0 || ce > bestc) {
-				best = e;
-				bestc = ce;
-			}
-		}
-		if (r > 0 && prev - bestc < margin)
-			margin = prev - bestc;
-		if (r < K) {
-			ids[r] = best;
-			s[r] = 1.0 / (1.0 + std::exp(-(double)l[best]));
-		}
-		prev = bestc;
-	}
-	return margin;
+	return ds_route_ref(l, b, DSE_E, DSE_G, DSE_TOPKG, K, ids, s);
 }
 
 /* one token's logits of the given kind (bias drawn by the caller); false: give up on this row */

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <math.h>
 #include "solforge/numeric.h"
+#include "../emu/ds_route_ref.h"
 #define DS_V2 1
 #include "../../problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu"
 
@@ -85,62 +86,11 @@ static void emulate(const float *l, const float *b, float rsf, int *ids, float *
 		w[k] = s[k] / sum * rsf;
 }
 
-/* oracle.c's dsr_route in double; returns the smallest decision margin */
+/* oracle.c's dsr_route in double (tests/emu/ds_route_ref.h) and its weights; returns the smallest decision margin */
 static double oracle(const float *l, const float *b, double rsf, int *ids, double *w)
 {
-	const int GS = E / G;
-	double gscore[G], s[K], prev = 0.0, margin = 1e300;
-	int kept[G] = {0};
-	for (int g = 0; g < G; g++) {
-		double a = -1e300, bb = -1e300;
-		for (int e = g * GS; e < (g + 1) * GS; e++) {
-			double ce = 1.0 / (1.0 + exp(-(double)l[e])) + (double)b[e];
-			if (ce > a) {
-				bb = a;
-				a = ce;
-			} else if (ce > bb) {
-				bb = ce;
-			}
-		}
-		gscore[g] = a + bb;
-	}
-	for (int r = 0; r <= TOPKG; r++) {
-		int best = -1;
-		for (int g = 0; g < G; g++)
-			if (!kept[g] && (best < 0 || gscore[g] > gscore[best]))
-				best = g;
-		if (r < TOPKG) {
-			kept[best] = 1;
-			prev = gscore[best];
-		} else if (prev - gscore[best] < margin) {
-			margin = prev - gscore[best];
-		}
-	}
-	for (int r = 0; r <= K; r++) {
-		int best = -1;
-		double bestc = 0.0;
-		for (int e = 0; e < E; e++) {
-			int taken = 0;
-			if (!kept[e / GS])
-				continue;
-			for (int j = 0; j < r && j < K; j++)
-				taken |= ids[j] == e;
-			if (taken)
-				continue;
-			double ce = 1.0 / (1.0 + exp(-(double)l[e])) + (double)b[e];
-			if (best < 0 || ce > bestc) {
-				best = e;
-				bestc = ce;
-			}
-		}
-		if (r > 0 && prev - bestc < margin)
-			margin = prev - bestc;
-		if (r < K) {
-			ids[r] = best;
-			s[r] = 1.0 / (1.0 + exp(-(double)l[best]));
-		}
-		prev = bestc;
-	}
+	double s[K];
+	const double margin = ds_route_ref(l, b, E, G, TOPKG, K, ids, s);
 	double sum = 0.0;
 	for (int k = 0; k < K; k++)
 		sum += s[k];
