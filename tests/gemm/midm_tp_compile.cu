@@ -10,5 +10,9 @@
 #define SF_GEMM_MIDM_TP 1
 #include "gemm_bf16_sm90_midm_tp.cuh"
 
+/* with SF_GEMM_MIDM_XROWS (the default since session 13) the kernel takes rank 1's activation map as well */
 template __global__ void sfgemm::gemm_midm_tp_kernel<128>(const __grid_constant__ CUtensorMap, const __grid_constant__ CUtensorMap,
+#if SF_GEMM_MIDM_XROWS
+							  const __grid_constant__ CUtensorMap,
+#endif
 							  __nv_bfloat16 *__restrict__, int, int, int);
