@@ -392,6 +392,8 @@ static void tests()
 
 #include "emu_act.h" /* EMU_SILU, EMU_GEGLU */
 
+#include "emu_conv.h" /* EMU_CONV */
+
 #include "emu_dsroute.h" /* EMU_DSROUTE */
 
 #ifdef EMU_DECODE

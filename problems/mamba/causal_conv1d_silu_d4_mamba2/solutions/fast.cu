@@ -10,9 +10,17 @@
  * memory (an L1/L2 hit: the previous warp loads them), a row's first vector uses zeros. So x is read
  * from DRAM once and y written once: the byte floor. Weights (8 bytes) and bias per row come through
  * the read-only cache (D * 10 bytes, L2-resident).
- * Any other shape (decode lengths L = 1..7, odd L) takes the scalar kernel: one output per thread.
+ * Flat path (version 2, CC_FLAT; any L, x and y 16-byte aligned): x and y as one flat array of
+ * 16-byte vectors; a warp takes 32 * CC_U consecutive vectors (lane + 32 j: coalesced), so the 3 inputs
+ * before a vector are the previous vector's, held by lane - 1 (or by lane 31 for the previous j);
+ * only lane 0 of j = 0 reads them from global memory. Each input whose position in its row is < 3 - k
+ * is masked for tap k (it belongs to the previous row), so rows, even several of them inside one
+ * vector (L < 8), need no alignment. One division per thread (the first vector's row), positions
+ * advanced by additions after that (the version-1 kernel paid a 64-bit modulo per 8 outputs).
+ * Any other shape (misaligned pointers; with CC_FLAT 0 also L % 8 != 0) takes the scalar kernel:
+ * one output per thread.
  */
-// solforge-tune: THREADS=128,256,512
+// solforge-tune: THREADS=128,256,512 CC_FLAT=0,1,2 CC_U=1,2,4
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <stdint.h>
@@ -20,6 +28,14 @@
 
 #ifndef THREADS
 #define THREADS 256
+#endif
+
+#ifndef CC_FLAT
+#define CC_FLAT 1 /* 0: version 1 (vector kernel at L % 8 == 0, else scalar); 1: the flat kernel where version 1
+		     ran the scalar one (L % 8 != 0, aligned); 2: the flat kernel for every aligned shape */
+#endif
+#ifndef CC_U
+#define CC_U 2 /* the flat kernel's vectors per thread (16 bytes each): 1, 2 or 4 */
 #endif
 
 #define CC_W 4
@@ -99,12 +115,112 @@ static __global__ void __launch_bounds__(THREADS) cc_vec_kernel(const uint4 *__r
 	}
 }
 
-/* any shape: one output per thread */
+/* The flat kernel (CC_FLAT): vectors v = base + lane + 32 j (j < U) of the flat x / y, nv of them (16-byte
+ * aligned, n = 8 nv elements: the caller runs the n % 8 tail on the scalar kernel). grid.x * blockDim.x / 32
+ * warps, each one chunk of 32 U vectors (the caller sizes the grid to cover nv; no grid stride). Contract:
+ * y[e] = silu(bias[d] + sum_k w[d, k] x[e - 3 + k]) for every e < 8 nv, the taps with t(e) - 3 + k < 0
+ * (t the position in the row, d = row % D) dropped. */
+template <int U>
+static __global__ void __launch_bounds__(THREADS) cc_flat_kernel(const uint4 *__restrict__ x, const uint16_t *__restrict__ w,
+								 const uint16_t *__restrict__ bias, uint4 *__restrict__ y,
+								 int64_t nv, int64_t L, int64_t D)
+{
+	const int lane = threadIdx.x & 31;
+	const int64_t base = ((int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * 32 * U;
+	if (base >= nv) /* warp-uniform */
+		return;
+	uint4 cur[U];
+#pragma unroll
+	for (int j = 0; j < U; j++) {
+		const int64_t v = base + lane + 32 * j;
+		cur[j] = v < nv ? __ldg(x + v) : make_uint4(0, 0, 0, 0);
+	}
+	/* words z and w of the vector before the chunk (lane 0's predecessor at j = 0) */
+	uint32_t hz = 0, hw = 0;
+	if (lane == 0 && base > 0) {
+		const uint32_t *p = reinterpret_cast<const uint32_t *>(x + base);
+		hz = __ldg(p - 2);
+		hw = __ldg(p - 1);
+	}
+	/* row, position and channel of this thread's first element: the one division */
+	int64_t e = 8 * (base + lane), row = e / L, t = e - row * L, d = row % D;
+#pragma unroll
+	for (int j = 0; j < U; j++) {
+		/* every lane shuffles (full mask) before any lane leaves */
+		const uint32_t uz = __shfl_up_sync(0xffffffffu, cur[j].z, 1), uw = __shfl_up_sync(0xffffffffu, cur[j].w, 1);
+		const uint32_t lz = __shfl_sync(0xffffffffu, cur[j > 0 ? j - 1 : 0].z, 31);
+		const uint32_t lw = __shfl_sync(0xffffffffu, cur[j > 0 ? j - 1 : 0].w, 31);
+		const int64_t v = base + lane + 32 * j;
+		if (j > 0) { /* e += 256: the position and channel follow by additions (by a division when L < 256) */
+			e += 256;
+			if (L >= 256) {
+				t += 256;
+				if (t >= L) {
+					t -= L;
+					d = d + 1 == D ? 0 : d + 1;
+				}
+			} else {
+				row = e / L;
+				t = e - row * L;
+				d = row % D;
+			}
+		}
+		if (v >= nv)
+			continue;
+		const uint32_t pz = lane ? uz : (j ? lz : hz), pw = lane ? uw : (j ? lw : hw);
+		float xs[8 + CC_W - 1]; /* xs[i + 3] = x[e + i], i = -3..7 (flat: the previous row's where t < 3) */
+		xs[0] = __uint_as_float(pz & 0xffff0000u);
+		xs[1] = __uint_as_float(pw << 16);
+		xs[2] = __uint_as_float(pw & 0xffff0000u);
+		const uint32_t cw[4] = {cur[j].x, cur[j].y, cur[j].z, cur[j].w};
+#pragma unroll
+		for (int q = 0; q < 4; q++) {
+			xs[3 + 2 * q] = __uint_as_float(cw[q] << 16);
+			xs[4 + 2 * q] = __uint_as_float(cw[q] & 0xffff0000u);
+		}
+		int64_t tt = t, dd = d, wd = d;
+		float w0 = cc_bf(__ldg(w + dd * CC_W)), w1 = cc_bf(__ldg(w + dd * CC_W + 1));
+		float w2 = cc_bf(__ldg(w + dd * CC_W + 2)), w3 = cc_bf(__ldg(w + dd * CC_W + 3));
+		float b = cc_bf(__ldg(bias + dd));
+		uint32_t ow[4];
+#pragma unroll
+		for (int q = 0; q < 4; q++) {
+			float o[2];
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				const int i = 2 * q + h;
+				if (i > 0 && ++tt == L) { /* the next row starts inside the vector */
+					tt = 0;
+					dd = dd + 1 == D ? 0 : dd + 1;
+				}
+				if (dd != wd) {
+					wd = dd;
+					w0 = cc_bf(__ldg(w + dd * CC_W));
+					w1 = cc_bf(__ldg(w + dd * CC_W + 1));
+					w2 = cc_bf(__ldg(w + dd * CC_W + 2));
+					w3 = cc_bf(__ldg(w + dd * CC_W + 3));
+					b = cc_bf(__ldg(bias + dd));
+				}
+				float acc = b;
+				acc = fmaf(w0, tt >= 3 ? xs[i] : 0.0f, acc);
+				acc = fmaf(w1, tt >= 2 ? xs[i + 1] : 0.0f, acc);
+				acc = fmaf(w2, tt >= 1 ? xs[i + 2] : 0.0f, acc);
+				acc = fmaf(w3, xs[i + 3], acc);
+				o[h] = cc_silu(acc);
+			}
+			__nv_bfloat162 pk = __floats2bfloat162_rn(o[0], o[1]);
+			ow[q] = *reinterpret_cast<uint32_t *>(&pk);
+		}
+		__stcs(y + v, make_uint4(ow[0], ow[1], ow[2], ow[3]));
+	}
+}
+
+/* any shape: one output per thread, elements e0 .. n - 1 */
 static __global__ void cc_scalar_kernel(const uint16_t *__restrict__ x, const uint16_t *__restrict__ w,
-					const uint16_t *__restrict__ bias, __nv_bfloat16 *__restrict__ y, int64_t n,
+					const uint16_t *__restrict__ bias, __nv_bfloat16 *__restrict__ y, int64_t e0, int64_t n,
 					int64_t L, int64_t D)
 {
-	for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (int64_t)gridDim.x * blockDim.x) {
+	for (int64_t e = e0 + (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (int64_t)gridDim.x * blockDim.x) {
 		const int64_t t = e % L, row = e / L, d = row % D;
 		float acc = cc_bf(bias[d]);
 		for (int k = 0; k < CC_W; k++) {
@@ -136,7 +252,9 @@ SF_EXPORT int run(const sf_call *call)
 	if (n == 0)
 		return SF_OK;
 	cudaStream_t st = (cudaStream_t)call->stream;
-	if (L % 8 == 0 && ((uintptr_t)x->data | (uintptr_t)y->data) % 16 == 0) {
+	const bool aligned = ((uintptr_t)x->data | (uintptr_t)y->data) % 16 == 0;
+	int64_t e0 = 0; /* the scalar kernel's first element */
+	if (aligned && L % 8 == 0 && CC_FLAT < 2) {
 		const int64_t lv = L / 8, rows = B * D;
 		/* CTA width: the row's vectors rounded up to a warp, at most THREADS (short rows: small CTAs) */
 		const int64_t threads = lv >= THREADS ? THREADS : (lv + 31) / 32 * 32;
@@ -144,13 +262,24 @@ SF_EXPORT int run(const sf_call *call)
 		cc_vec_kernel<<<grid, (unsigned)threads, 0, st>>>((const uint4 *)x->data, (const uint16_t *)w->data,
 								  (const uint16_t *)bias->data, (uint4 *)y->data, rows, lv,
 								  D);
-	} else {
-		int64_t blocks = (n + 255) / 256;
+		e0 = n;
+	} else if (aligned && CC_FLAT >= 1 && n >= 8) {
+		const int64_t nv = n / 8, per_block = (int64_t)THREADS * CC_U;
+		const int64_t blocks = (nv + per_block - 1) / per_block;
+		if (blocks > 2147483647)
+			return SF_ERR_UNSUPPORTED;
+		cc_flat_kernel<CC_U><<<(unsigned)blocks, THREADS, 0, st>>>((const uint4 *)x->data, (const uint16_t *)w->data,
+									  (const uint16_t *)bias->data, (uint4 *)y->data, nv, L,
+									  D);
+		e0 = 8 * nv;
+	}
+	if (e0 < n) {
+		int64_t blocks = (n - e0 + 255) / 256;
 		if (blocks > 65536)
 			blocks = 65536;
 		cc_scalar_kernel<<<(unsigned)blocks, 256, 0, st>>>((const uint16_t *)x->data, (const uint16_t *)w->data,
 								   (const uint16_t *)bias->data,
-								   (__nv_bfloat16 *)y->data, n, L, D);
+								   (__nv_bfloat16 *)y->data, e0, n, L, D);
 	}
 	return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
 }
