@@ -18,7 +18,9 @@
 # "GN_CLUSTER=1"), TAG (a label for the traces; default "fast"), JOBS (1: evals at once, their GPU
 # timing serialized by the device slot), SAMPLE (eval --sample N: N workloads of
 # each problem, evenly spread over its file; default all), ONLY (eval --only TEXT: the workloads whose
-# uuid contains TEXT, e.g. "-t16" for t16 and t16384), PROBLEMS may use '+' between names.
+# uuid contains TEXT, e.g. "-t16" for t16 and t16384), PROBLEMS may use '+' between names, and a name may end
+# in %TEXT: that problem's own --only TEXT (bundled and held-out), e.g.
+# PROBLEMS=deepseek/moe_grouped_topk_routing_e256_g8_k8%t32768+llama/silu_and_mul_i14336%t7777 (one spec, one JOBS pool).
 #
 # torch.compile costs ~5-40 s per workload shape (each eval is a fresh process); the bridge compiles
 # outside the device slot where torch lets it lock inductor's benchmarks (docs/bridge.md), which is
@@ -50,6 +52,15 @@ deepseek/moe_grouped_topk_routing_e256_g8_k8 qwen/nvfp4_quantize_h2048
 mamba/causal_conv1d_silu_d4_mamba2 flux/flux_adaln_layernorm_modulate_h3072
 stable-diffusion/groupnorm32_silu_sd_vae"}
 problems=${problems//+/ }
+# name%TEXT: the problem's own --only (stripped from the names used below)
+declare -A only_of=()
+plain=""
+for p in $problems; do
+	case $p in *%*) only_of[${p%%%*}]=${p#*%}; p=${p%%%*} ;; esac
+	only_of[${p##*/}]=${only_of[$p]:-}
+	plain+="${plain:+ }$p"
+done
+problems=$plain
 [ "${COMPILE:-1}" = 0 ] && export SOLFORGE_BRIDGE_NO_COMPILE=1
 defs=()
 copyc=(--copy-ceiling)
@@ -133,7 +144,8 @@ fi
 # one_eval DIR NAME: one problem folder's eval into $logs/$tag.NAME.jsonl; its exit status and time
 # go to times.txt (rc != 0 marks the run failed at the end)
 one_eval() {
-	local dir=$1 name=$2 left s0 rc
+	local dir=$1 name=$2 left s0 rc only=${ONLY:-}
+	[ -n "${only_of[${1##*/}]:-}" ] && only=${only_of[${1##*/}]}
 	left=$((deadline - $(elapsed)))
 	if [ "$left" -le 10 ]; then
 		echo "$name: not run (deadline)" >>"$logs/times.txt"
@@ -141,7 +153,7 @@ one_eval() {
 	fi
 	s0=$(date +%s)
 	timeout "$left" "$S" eval "$dir" "$(sol_of "$dir")" "${defs[@]}" ${copyc[@]+"${copyc[@]}"} --rounds "$rounds" \
-		--budget-ms "$budget" ${SAMPLE:+--sample "$SAMPLE"} ${ONLY:+--only "$ONLY"} --json -o "$logs/$tag.$name.jsonl" >/dev/null 2>"$logs/$tag.$name.err"
+		--budget-ms "$budget" ${SAMPLE:+--sample "$SAMPLE"} ${only:+--only "$only"} --json -o "$logs/$tag.$name.jsonl" >/dev/null 2>"$logs/$tag.$name.err"
 	rc=$?
 	echo "$name: rc $rc, $(($(date +%s) - s0)) s" >>"$logs/times.txt"
 }
