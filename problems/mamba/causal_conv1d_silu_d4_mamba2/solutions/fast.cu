@@ -20,7 +20,7 @@
  * Any other shape (misaligned pointers; with CC_FLAT 0 also L % 8 != 0) takes the scalar kernel:
  * one output per thread.
  */
-// solforge-tune: THREADS=128,256,512 CC_FLAT=0,1,2 CC_U=1,2,4
+// solforge-tune: THREADS=128,256,512 CC_FLAT=0,1,2 CC_U=1,2,4 CC_VU=1,2,4 CC_FTZ=0,1
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <stdint.h>
@@ -37,6 +37,21 @@
 #ifndef CC_U
 #define CC_U 2 /* the flat kernel's vectors per thread (16 bytes each): 1, 2 or 4 */
 #endif
+#ifndef CC_SMALL_NV
+#define CC_SMALL_NV 0 /* the flat kernel runs U = 1 below this many vectors (more, shorter threads on small calls) */
+#endif
+#ifndef CC_VU
+#define CC_VU 1 /* the row kernel's vectors per thread: 1 (version 1), 2 or 4 */
+#endif
+#ifndef CC_SCALAR_N
+#define CC_SCALAR_N 0 /* aligned calls of fewer elements than this run on the scalar kernel (one output per thread) */
+#endif
+#ifndef CC_FTZ
+#define CC_FTZ 0 /* 1: silu through ex2.approx.ftz / rcp.approx.ftz (inline PTX), no denormal fix-ups */
+#endif
+#ifndef CC_IDX32
+#define CC_IDX32 1 /* 1: 32-bit division and modulo where the values fit (0: version 1's 64-bit ones) */
+#endif
 
 #define CC_W 4
 
@@ -50,68 +65,118 @@ static __device__ __forceinline__ float cc_bf(uint16_t h)
  * a < -88.7: __expf(-a) = inf and __fdividef(a, inf) = a * 0 = -0, the limit. */
 static __device__ __forceinline__ float cc_silu(float a)
 {
+#if CC_FTZ && defined(__CUDA_ARCH__) /* (the CPU emulation runs the intrinsics) */
+	/* the same two MUFU ops without the non-ftz range fix-ups (FSETP + two FMULs per element in the SASS):
+	 * a * rcp(1 + 2^(-a log2 e)); a < -88.7: 2^(..) = inf, rcp = 0, a * 0 = -0 (the limit) */
+	float e, r;
+	asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(a * -1.4426950408889634f));
+	asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(1.0f + e));
+	return a * r;
+#else
 	return __fdividef(a, 1.0f + __expf(-a));
+#endif
 }
 
-/* grid: x covers a row's lv = L / 8 vectors, y the rows b * D + d (grid-stride past 65535 rows) */
+/* the 8 outputs of a vector from xs[i + 3] = x[e + i] (i = -3..7) with every tap live (an interior vector):
+ * y = silu(b + w0 x[e+i-3] + ... + w3 x[e+i]), packed as 8 bf16 */
+static __device__ __forceinline__ uint4 cc_out8(const float (&xs)[8 + CC_W - 1], float w0, float w1, float w2, float w3,
+						float b)
+{
+	uint32_t ow[4];
+#pragma unroll
+	for (int q = 0; q < 4; q++) {
+		float o[2];
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			const int i = 2 * q + h;
+			float acc = b;
+			acc = fmaf(w0, xs[i], acc);
+			acc = fmaf(w1, xs[i + 1], acc);
+			acc = fmaf(w2, xs[i + 2], acc);
+			acc = fmaf(w3, xs[i + 3], acc);
+			o[h] = cc_silu(acc);
+		}
+		__nv_bfloat162 pk = __floats2bfloat162_rn(o[0], o[1]);
+		ow[q] = *reinterpret_cast<uint32_t *>(&pk);
+	}
+	return make_uint4(ow[0], ow[1], ow[2], ow[3]);
+}
+
+/* xs[0..2] from the previous vector's words z, w (its elements 5, 6, 7), xs[3..10] from cur */
+static __device__ __forceinline__ void cc_unpack(float (&xs)[8 + CC_W - 1], uint32_t pz, uint32_t pw, const uint4 &cur)
+{
+	xs[0] = __uint_as_float(pz & 0xffff0000u);
+	xs[1] = __uint_as_float(pw << 16);
+	xs[2] = __uint_as_float(pw & 0xffff0000u);
+	const uint32_t cw[4] = {cur.x, cur.y, cur.z, cur.w};
+#pragma unroll
+	for (int q = 0; q < 4; q++) {
+		xs[3 + 2 * q] = __uint_as_float(cw[q] << 16);
+		xs[4 + 2 * q] = __uint_as_float(cw[q] & 0xffff0000u);
+	}
+}
+
+/* row r's channel r % D (CC_IDX32: 32-bit when r and D fit, ~5x fewer instructions than the 64-bit subroutine) */
+static __device__ __forceinline__ int64_t cc_chan(int64_t r, int64_t D)
+{
+	if (CC_IDX32 && ((uint64_t)r | (uint64_t)D) <= 0xffffffffull)
+		return (int64_t)((uint32_t)r % (uint32_t)D);
+	return r % D;
+}
+
+/* element e's position t in its row and its channel d (e = row * L + t) */
+static __device__ __forceinline__ void cc_locate(int64_t e, int64_t L, int64_t D, int64_t &t, int64_t &d)
+{
+	int64_t row;
+	if (CC_IDX32 && ((uint64_t)e | (uint64_t)L) <= 0xffffffffull)
+		row = (int64_t)((uint32_t)e / (uint32_t)L);
+	else
+		row = e / L;
+	t = e - row * L;
+	d = cc_chan(row, D);
+}
+
+/* Version 1's row kernel, U vectors per thread (CC_VU): grid.x covers a row's lv = L / 8 vectors in chunks of
+ * blockDim.x * U (vector c = chunk + threadIdx.x + k * blockDim.x), grid.y the rows b * D + d (grid-stride past
+ * 65535 rows). Every load of the row is issued before the first output is computed. */
+template <int U>
 static __global__ void __launch_bounds__(THREADS) cc_vec_kernel(const uint4 *__restrict__ x, const uint16_t *__restrict__ w,
 								const uint16_t *__restrict__ bias, uint4 *__restrict__ y,
 								int64_t rows, int64_t lv, int64_t D)
 {
-	const int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; /* vector in the row */
+	const int64_t c0 = (int64_t)blockIdx.x * blockDim.x * U + threadIdx.x; /* the thread's first vector in the row */
 	const int lane = threadIdx.x & 31;
-	const bool valid = c < lv;
 	for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
 		const uint4 *xr = x + row * lv;
-		uint4 cur = make_uint4(0, 0, 0, 0);
-		if (valid)
-			cur = __ldg(xr + c); /* cached: lane 0 of the next warp re-reads 6 bytes of it */
-		/* elements 5, 6, 7 of the previous vector (c - 1): words z (hi half) and w of lane - 1 */
-		const uint32_t pz = __shfl_up_sync(0xffffffffu, cur.z, 1);
-		const uint32_t pw = __shfl_up_sync(0xffffffffu, cur.w, 1);
-		if (!valid)
-			continue;
-		float xs[8 + CC_W - 1]; /* xs[i + 3] = x[8c + i], i = -3..7 */
-		if (c == 0) {
-			xs[0] = xs[1] = xs[2] = 0.0f;
-		} else if (lane == 0) {
-			const uint16_t *p = reinterpret_cast<const uint16_t *>(xr + c) - 3;
-			xs[0] = cc_bf(p[0]);
-			xs[1] = cc_bf(p[1]);
-			xs[2] = cc_bf(p[2]);
-		} else {
-			xs[0] = __uint_as_float(pz & 0xffff0000u);
-			xs[1] = __uint_as_float(pw << 16);
-			xs[2] = __uint_as_float(pw & 0xffff0000u);
-		}
-		const uint32_t cw[4] = {cur.x, cur.y, cur.z, cur.w};
+		uint4 cur[U];
 #pragma unroll
-		for (int j = 0; j < 4; j++) {
-			xs[3 + 2 * j] = __uint_as_float(cw[j] << 16);
-			xs[4 + 2 * j] = __uint_as_float(cw[j] & 0xffff0000u);
+		for (int k = 0; k < U; k++) {
+			const int64_t c = c0 + (int64_t)k * blockDim.x;
+			cur[k] = c < lv ? __ldg(xr + c) : make_uint4(0, 0, 0, 0); /* cached: lane 0 of the next warp re-reads 6 bytes */
 		}
-		const int64_t d = row % D;
+		const int64_t d = cc_chan(row, D);
 		const float w0 = cc_bf(__ldg(w + d * CC_W)), w1 = cc_bf(__ldg(w + d * CC_W + 1));
 		const float w2 = cc_bf(__ldg(w + d * CC_W + 2)), w3 = cc_bf(__ldg(w + d * CC_W + 3));
 		const float b = cc_bf(__ldg(bias + d));
-		uint32_t ow[4];
 #pragma unroll
-		for (int j = 0; j < 4; j++) {
-			float o[2];
-#pragma unroll
-			for (int h = 0; h < 2; h++) {
-				const int i = 2 * j + h;
-				float acc = b;
-				acc = fmaf(w0, xs[i], acc);
-				acc = fmaf(w1, xs[i + 1], acc);
-				acc = fmaf(w2, xs[i + 2], acc);
-				acc = fmaf(w3, xs[i + 3], acc);
-				o[h] = cc_silu(acc);
+		for (int k = 0; k < U; k++) {
+			const int64_t c = c0 + (int64_t)k * blockDim.x;
+			/* elements 5, 6, 7 of the previous vector (c - 1): words z (hi half) and w of lane - 1 */
+			uint32_t pz = __shfl_up_sync(0xffffffffu, cur[k].z, 1);
+			uint32_t pw = __shfl_up_sync(0xffffffffu, cur[k].w, 1);
+			if (c >= lv)
+				continue;
+			if (c == 0) {
+				pz = pw = 0;
+			} else if (lane == 0) {
+				const uint32_t *p = reinterpret_cast<const uint32_t *>(xr + c);
+				pz = __ldg(p - 2);
+				pw = __ldg(p - 1);
 			}
-			__nv_bfloat162 p = __floats2bfloat162_rn(o[0], o[1]);
-			ow[j] = *reinterpret_cast<uint32_t *>(&p);
+			float xs[8 + CC_W - 1];
+			cc_unpack(xs, pz, pw, cur[k]);
+			__stcs(y + row * lv + c, cc_out8(xs, w0, w1, w2, w3, b));
 		}
-		__stcs(y + row * lv + c, make_uint4(ow[0], ow[1], ow[2], ow[3]));
 	}
 }
 
@@ -119,7 +184,8 @@ static __global__ void __launch_bounds__(THREADS) cc_vec_kernel(const uint4 *__r
  * aligned, n = 8 nv elements: the caller runs the n % 8 tail on the scalar kernel). grid.x * blockDim.x / 32
  * warps, each one chunk of 32 U vectors (the caller sizes the grid to cover nv; no grid stride). Contract:
  * y[e] = silu(bias[d] + sum_k w[d, k] x[e - 3 + k]) for every e < 8 nv, the taps with t(e) - 3 + k < 0
- * (t the position in the row, d = row % D) dropped. */
+ * (t the position in the row, d = row % D) dropped. A vector wholly inside a row at t >= 3 (interior) takes
+ * version 1's math (no per-element position test); the others step element by element. */
 template <int U>
 static __global__ void __launch_bounds__(THREADS) cc_flat_kernel(const uint4 *__restrict__ x, const uint16_t *__restrict__ w,
 								 const uint16_t *__restrict__ bias, uint4 *__restrict__ y,
@@ -142,8 +208,13 @@ static __global__ void __launch_bounds__(THREADS) cc_flat_kernel(const uint4 *__
 		hz = __ldg(p - 2);
 		hw = __ldg(p - 1);
 	}
-	/* row, position and channel of this thread's first element: the one division */
-	int64_t e = 8 * (base + lane), row = e / L, t = e - row * L, d = row % D;
+	/* position and channel of this thread's first element: the one division */
+	int64_t e = 8 * (base + lane), t, d;
+	cc_locate(e, L, D, t, d);
+	int64_t wd = d; /* the channel whose weights are loaded */
+	float w0 = cc_bf(__ldg(w + wd * CC_W)), w1 = cc_bf(__ldg(w + wd * CC_W + 1));
+	float w2 = cc_bf(__ldg(w + wd * CC_W + 2)), w3 = cc_bf(__ldg(w + wd * CC_W + 3));
+	float b = cc_bf(__ldg(bias + wd));
 #pragma unroll
 	for (int j = 0; j < U; j++) {
 		/* every lane shuffles (full mask) before any lane leaves */
@@ -160,28 +231,27 @@ static __global__ void __launch_bounds__(THREADS) cc_flat_kernel(const uint4 *__
 					d = d + 1 == D ? 0 : d + 1;
 				}
 			} else {
-				row = e / L;
-				t = e - row * L;
-				d = row % D;
+				cc_locate(e, L, D, t, d);
 			}
 		}
 		if (v >= nv)
 			continue;
 		const uint32_t pz = lane ? uz : (j ? lz : hz), pw = lane ? uw : (j ? lw : hw);
 		float xs[8 + CC_W - 1]; /* xs[i + 3] = x[e + i], i = -3..7 (flat: the previous row's where t < 3) */
-		xs[0] = __uint_as_float(pz & 0xffff0000u);
-		xs[1] = __uint_as_float(pw << 16);
-		xs[2] = __uint_as_float(pw & 0xffff0000u);
-		const uint32_t cw[4] = {cur[j].x, cur[j].y, cur[j].z, cur[j].w};
-#pragma unroll
-		for (int q = 0; q < 4; q++) {
-			xs[3 + 2 * q] = __uint_as_float(cw[q] << 16);
-			xs[4 + 2 * q] = __uint_as_float(cw[q] & 0xffff0000u);
+		cc_unpack(xs, pz, pw, cur[j]);
+		if (d != wd) {
+			wd = d;
+			w0 = cc_bf(__ldg(w + wd * CC_W));
+			w1 = cc_bf(__ldg(w + wd * CC_W + 1));
+			w2 = cc_bf(__ldg(w + wd * CC_W + 2));
+			w3 = cc_bf(__ldg(w + wd * CC_W + 3));
+			b = cc_bf(__ldg(bias + wd));
 		}
-		int64_t tt = t, dd = d, wd = d;
-		float w0 = cc_bf(__ldg(w + dd * CC_W)), w1 = cc_bf(__ldg(w + dd * CC_W + 1));
-		float w2 = cc_bf(__ldg(w + dd * CC_W + 2)), w3 = cc_bf(__ldg(w + dd * CC_W + 3));
-		float b = cc_bf(__ldg(bias + dd));
+		if (t >= CC_W - 1 && t + 8 <= L) { /* interior */
+			__stcs(y + v, cc_out8(xs, w0, w1, w2, w3, b));
+			continue;
+		}
+		int64_t tt = t, dd = d;
 		uint32_t ow[4];
 #pragma unroll
 		for (int q = 0; q < 4; q++) {
@@ -252,25 +322,28 @@ SF_EXPORT int run(const sf_call *call)
 	if (n == 0)
 		return SF_OK;
 	cudaStream_t st = (cudaStream_t)call->stream;
-	const bool aligned = ((uintptr_t)x->data | (uintptr_t)y->data) % 16 == 0;
+	const bool aligned = ((uintptr_t)x->data | (uintptr_t)y->data) % 16 == 0 && n >= CC_SCALAR_N;
 	int64_t e0 = 0; /* the scalar kernel's first element */
 	if (aligned && L % 8 == 0 && CC_FLAT < 2) {
 		const int64_t lv = L / 8, rows = B * D;
-		/* CTA width: the row's vectors rounded up to a warp, at most THREADS (short rows: small CTAs) */
-		const int64_t threads = lv >= THREADS ? THREADS : (lv + 31) / 32 * 32;
-		const dim3 grid((unsigned)((lv + threads - 1) / threads), (unsigned)(rows < 65535 ? rows : 65535));
-		cc_vec_kernel<<<grid, (unsigned)threads, 0, st>>>((const uint4 *)x->data, (const uint16_t *)w->data,
-								  (const uint16_t *)bias->data, (uint4 *)y->data, rows, lv,
-								  D);
+		/* CTA width: the row's vectors (over CC_VU per thread) rounded up to a warp, at most THREADS */
+		const int64_t per = (lv + CC_VU - 1) / CC_VU, threads = per >= THREADS ? THREADS : (per + 31) / 32 * 32;
+		const dim3 grid((unsigned)((lv + threads * CC_VU - 1) / (threads * CC_VU)), (unsigned)(rows < 65535 ? rows : 65535));
+		cc_vec_kernel<CC_VU><<<grid, (unsigned)threads, 0, st>>>((const uint4 *)x->data, (const uint16_t *)w->data,
+									 (const uint16_t *)bias->data, (uint4 *)y->data, rows, lv, D);
 		e0 = n;
 	} else if (aligned && CC_FLAT >= 1 && n >= 8) {
-		const int64_t nv = n / 8, per_block = (int64_t)THREADS * CC_U;
-		const int64_t blocks = (nv + per_block - 1) / per_block;
+		const int64_t nv = n / 8;
+		const bool small = nv < CC_SMALL_NV;
+		const int64_t per_block = (int64_t)THREADS * (small ? 1 : CC_U), blocks = (nv + per_block - 1) / per_block;
 		if (blocks > 2147483647)
 			return SF_ERR_UNSUPPORTED;
-		cc_flat_kernel<CC_U><<<(unsigned)blocks, THREADS, 0, st>>>((const uint4 *)x->data, (const uint16_t *)w->data,
-									  (const uint16_t *)bias->data, (uint4 *)y->data, nv, L,
-									  D);
+		if (small)
+			cc_flat_kernel<1><<<(unsigned)blocks, THREADS, 0, st>>>((const uint4 *)x->data, (const uint16_t *)w->data,
+										(const uint16_t *)bias->data, (uint4 *)y->data, nv, L, D);
+		else
+			cc_flat_kernel<CC_U><<<(unsigned)blocks, THREADS, 0, st>>>((const uint4 *)x->data, (const uint16_t *)w->data,
+										   (const uint16_t *)bias->data, (uint4 *)y->data, nv, L, D);
 		e0 = 8 * nv;
 	}
 	if (e0 < n) {
