@@ -199,15 +199,18 @@ bool midm_tp_hook(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 
 /* Version 10 (GEMM_NOTES_LARGE_M.md), called first in launch_persistent: an unsplit persistent 128 x BN launch (v3a's
  * unsplit plans and v2's where it does not split K) at M >= SF_GEMM_V10_MIN_M on gemm_v10_kernel<BN> (the same K loop,
  * the epilogue through shared memory and TMA stores). Needs C's TMA map (N % 8 == 0: C's row stride a multiple of 16
- * bytes; make_map refuses otherwise). true when it launched, false: the default kernel as without it. */
+ * bytes; make_map refuses otherwise). SF_GEMM_TAILROWS (version 15): mat, A's last token tile (box M % 128 rows), passed
+ * on. true when it launched, false: the default kernel as without it. */
 template <int BN>
-bool v10_hook(const CUtensorMap &ma, const CUtensorMap &mb, __nv_bfloat16 *C, int M, int N, int K, int splits,
+bool v10_hook(const CUtensorMap &ma, const CUtensorMap &mb SF_GEMM_TAIL_P, __nv_bfloat16 *C, int M, int N, int K, int splits,
 	      cudaStream_t stream)
 {
 	CUtensorMap mc;
 	if (splits != 1 || M < SF_GEMM_V10_MIN_M)
 		return false;
-	const int rc = N % 8 != 0 || make_map(&mc, C, M, N, 64) ? 1 : sfgemm::v10_launch<BN>(ma, mb, mc, C, M, N, K, sm_count(), stream);
+	const int rc = N % 8 != 0 || make_map(&mc, C, M, N, 64)
+			       ? 1
+			       : sfgemm::v10_launch<BN>(ma, mb SF_GEMM_TAIL_A, mc, C, M, N, K, sm_count(), stream);
 #if SF_GEMM_V3_TRACE /* one stderr line per new shape, as v3_trace: a silent fallback must show in the log */
 	static int last[3];
 	if (trace_new_shape(last, M, N, K)) {
