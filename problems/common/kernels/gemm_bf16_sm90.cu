@@ -234,21 +234,6 @@ int make_map(CUtensorMap *map, const void *ptr, int rows, int K, int box_rows)
 		       : -1;
 }
 
-#if SF_GEMM_TAILROWS
-/* Version 15: A's map (box kWgBM rows) in *ma and the last token tile's (box M % kWgBM rows, its real rows; a copy of *ma
- * when M % kWgBM == 0, then never loaded) in *mat; 0 on success. */
-int make_a_maps(CUtensorMap *ma, CUtensorMap *mat, const void *A, int M, int K)
-{
-	if (make_map(ma, A, M, K, sfgemm::kWgBM))
-		return -1;
-	*mat = *ma;
-	return M % sfgemm::kWgBM ? make_map(mat, A, M, K, M % sfgemm::kWgBM) : 0;
-}
-#define SF_MAKE_A(A, M, K) make_a_maps(&ma, &mat, A, M, K) /* declare `CUtensorMap ma, mb SF_GEMM_TAIL_A;` */
-#else
-#define SF_MAKE_A(A, M, K) make_map(&ma, A, M, K, sfgemm::kWgBM)
-#endif
-
 /* Sets the dynamic shared memory limit of one wgmma kernel instantiation once; 0 on success. */
 template <int BN, int kMode> int wg_attr(void)
 {
