@@ -174,7 +174,7 @@
 # The v14 mid-M run (GEMM_NOTES_MID_M.md "Version 14"; dflt = the defaults, v13 half bands at M 17..128; v14* at M 65..128):
 #   'CANDS=dflt+v14+v14k+v14x+v14p+v14s8,MS=64+100+128,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:300'
 # The v15 run (GEMM_NOTES_MID_M.md "Version 15"; dflt = the defaults; v15 changes M % 128 != 0 from 129 up and 28672 at 17..96):
-#   'CANDS=dflt+v15,MS=33+77+129+200+256+333+1000+5000,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
+#   'CANDS=dflt+v15,MS=33+77+129+200+256+333+384+1000+5000,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
 # The M 9-16 candidate (GEMM_NOTES_MID_M.md "M 9-16 candidate"; dflt = the defaults, M 8 the reference row):
 #   'CANDS=dflt+s16,MS=8+9+12+16,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
 # The v5 small-M run (GEMM_NOTES.md "Version 5"; ~3 min on one H200):
