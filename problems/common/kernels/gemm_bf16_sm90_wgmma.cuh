@@ -22,8 +22,9 @@
  * persistent clusters of 2 CTAs sharing B by TMA multicast (v3 candidate, large M); tile t maps to
  * (tm, tn) through groups of kWgGroupM M-tiles (the CTAs running at once share A and B tiles in L2).
  * Out-of-range rows and K are zero-filled by TMA; stores are bounds-checked. SF_GEMM_TAILROWS (version 15): the last
- * token tile's A box is its M % 128 real rows (map tm_at), the stage rows past them stale (see wg_a_rows). The epilogue converts to bf16
- * and stores directly from the accumulator registers while the producer already loads the next tile.
+ * token tile's A box is its M % 128 real rows (map tm_at), the stage rows past them stale (see wg_a_rows). The
+ * epilogue converts to bf16 and stores directly from the accumulator registers while the producer already loads the
+ * next tile.
  *
  * Requirements (checked by the host): K % 8 == 0, A and B 16-byte aligned, N % 2 == 0.
  */
