@@ -141,6 +141,11 @@
 #   v14n    v14 with -DSF_GEMM_MIDM_XROWS=0 (since session 13 XROWS is the default, so v14 = v14x): control
 #   v14x    v14 with -DSF_GEMM_MIDM_XROWS=1: rank 1's activation box its M - 64 real rows (no zero-filled rows past M; the
 #           M 100 question of v13 / v13x on the token-pair plan); 6144 x 4096 then runs v13x
+#   v15     the defaults + -DSF_GEMM_TAILROWS=1 (+ V3 / V6 / MIDM traces): the last token tile's A box is its M % 128
+#           real rows (a second A map) in the wgmma kernel (v6's cluster / v2 split-K plans, fallbacks) and the v10 kernel
+#           (every unsplit persistent launch from M 129), and v4's activation box M rows outside the half bands (28672 x
+#           4096's two-CTA plans at M 17..96): no zero-filled rows past M (GEMM_NOTES_MID_M.md "Version 15"; M % 128 == 0
+#           runs the default's code); precheck $MS_V15 (odd M: every tail size class, cluster and two-CTA plans)
 #   dflt    the solution's defaults as they are (no -D but the trace): since session 10 v3a + v6 + v10; v3a and v2
 #           pin v10 off (-DSF_GEMM_V10=0) so they stay the session-9 controls
 #   sm5old  sm5 with the first, racy release order (-DSF_GEMM_SM5_RELEASE=0): the control, expected to FAIL
@@ -168,6 +173,8 @@
 #   'CANDS=dflt+v12+v12n+v12t8+v12w,MS=32+64+100+128+200+256,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
 # The v14 mid-M run (GEMM_NOTES_MID_M.md "Version 14"; dflt = the defaults, v13 half bands at M 17..128; v14* at M 65..128):
 #   'CANDS=dflt+v14+v14k+v14x+v14p+v14s8,MS=64+100+128,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:300'
+# The v15 run (GEMM_NOTES_MID_M.md "Version 15"; dflt = the defaults; v15 changes M % 128 != 0 from 129 up and 28672 at 17..96):
+#   'CANDS=dflt+v15,MS=33+77+129+200+256+333+384+1000+5000,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
 # The M 9-16 candidate (GEMM_NOTES_MID_M.md "M 9-16 candidate"; dflt = the defaults, M 8 the reference row):
 #   'CANDS=dflt+s16,MS=8+9+12+16,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
 # The v5 small-M run (GEMM_NOTES.md "Version 5"; ~3 min on one H200):
@@ -220,6 +227,8 @@ MS_V13W=${MS_V13W:-17,64,127,129,160,200,255,256} # v13w precheck: every half-ba
 MS_V13W=${MS_V13W//+/,}
 MS_V14=${MS_V14:-65,77,100,127,128} # v14 precheck: rank 1's token half from 1 real token (65) to 64, odd M (boxes past M)
 MS_V14=${MS_V14//+/,}
+MS_V15=${MS_V15:-17,33,77,129,200,255,333,1000,2900} # v15 precheck: tails of 1..127 rows on every plan family, v4 two-CTA boxes
+MS_V15=${MS_V15//+/,}
 MS_MID=${MS_MID//+/,} # every M list may use '+' (a gpu_round.sh spec), gemm_check.py wants commas
 MS_MIDM=${MS_MIDM//+/,}
 MS_MIDM2=${MS_MIDM2//+/,}
@@ -295,9 +304,10 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"v14s8|-DSF_GEMM_MIDM_TP=1 -DSF_GEMM_MIDM_TP_STAGES=8 -DSF_GEMM_MIDM_TRACE=1|65-128|$MS_V14"
 	"v14k|-DSF_GEMM_MIDM_TP=1 -DSF_GEMM_MIDM_TP_KC=1 -DSF_GEMM_MIDM_TRACE=1|65-128|$MS_V14"
 	"v14x|-DSF_GEMM_MIDM_TP=1 -DSF_GEMM_MIDM_XROWS=1 -DSF_GEMM_MIDM_TRACE=1|65-128|$MS_V14"
-	"v14n|-DSF_GEMM_MIDM_TP=1 -DSF_GEMM_MIDM_XROWS=0 -DSF_GEMM_MIDM_TRACE=1|65-128|$MS_V14")
+	"v14n|-DSF_GEMM_MIDM_TP=1 -DSF_GEMM_MIDM_XROWS=0 -DSF_GEMM_MIDM_TRACE=1|65-128|$MS_V14"
+	"v15|-DSF_GEMM_TAILROWS=1 -DSF_GEMM_V3_TRACE=1 -DSF_GEMM_V6_TRACE=1 -DSF_GEMM_MIDM_TRACE=1|17-|$MS_V15")
 # the candidates whose ptxas report (registers, spills per kernel) and SASS counts (HGMMA, TMA) are printed
-WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v14 v14p v14s8 v14k v14x v14n"
+WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v14 v14p v14s8 v14k v14x v14n v15 dflt"
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	keep=()
@@ -487,7 +497,7 @@ if [ -f "$logs/check.log" ]; then
 		;;
 	esac
 	# the v11 run's question is v11* against the defaults (dflt: v6 at mid M, v10 from M 513)
-	case " ${CANDS//[,+]/ } " in *" dflt "*" v11"* | *" v11"*" dflt "* | *" dflt "*" v12"* | *" v12"*" dflt "* | *" dflt "*" v14"* | *" v14"*" dflt "*)
+	case " ${CANDS//[,+]/ } " in *" dflt "*" v11"* | *" v11"*" dflt "* | *" dflt "*" v12"* | *" v12"*" dflt "* | *" dflt "*" v14"* | *" v14"*" dflt "* | *" dflt "*" v15"* | *" v15"*" dflt "*)
 		table+=$'\n'"against dflt instead of v2:"$'\n'$(python3 tools/gemm_dev/gemm_table.py "$logs/check.log" --default dflt |
 			sed -n '/^candidates vs the default/,/^failed/p' | grep -v '^failed')
 		;;

@@ -22,6 +22,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sm90_model import d_frag, swz128, wg_raster  # noqa: E402
+from emulate_wgmma import partial_tile  # noqa: E402
 
 BM, GROUP_M = 128, 8
 
@@ -75,8 +76,10 @@ def tma_store(C, writes, buf, col0, row0, M, N):
     writes[row0:row0 + nr, col0:col0 + nc] += 1
 
 
-def run(A, B, bn, grid, mut=None):
-    """gemm_v10_kernel<bn> on grid CTAs: (C, writes per output)"""
+def run(A, B, bn, grid, mut=None, tail=None, acct=None):
+    """gemm_v10_kernel<bn> on grid CTAs: (C, writes per output). tail (SF_GEMM_TAILROWS, version 15): the last token
+    tile's A box is its real rows, the stage rows past them hold `tail` (stale: 1e6, NaN); mut may also be
+    emulate_wgmma.partial_tile's 'tail_every' / 'tx'; acct receives the stages' (expected, landed) bytes"""
     M, N = A.shape[0], B.shape[0]
     tiles_m, tiles_n = -(-M // BM), -(-N // bn)
     C = np.full((M, N), np.nan)
@@ -92,15 +95,13 @@ def run(A, B, bn, grid, mut=None):
             e = 0
             for t in range(b, tiles_m * tiles_n, grid):
                 tm, tn = wg_raster(t, tiles_m, tiles_n, GROUP_M)
-                # the accumulators: the consumer's 64 rows x bn columns of A . B^T (zero past M / N, as TMA fills)
-                r0 = tm * BM + 64 * (1 - c if mut == "rows" else c)
-                a = np.zeros((64, A.shape[1]))
-                rows = A[r0:r0 + 64]
-                a[:rows.shape[0]] = rows
-                bm = np.zeros((bn, B.shape[1]))
-                cols = B[tn * bn:tn * bn + bn]
-                bm[:cols.shape[0]] = cols
-                blk = a @ bm.T
+                # the accumulators: the consumer's 64 rows x bn columns of A . B^T (zero past M / N, as TMA fills; with
+                # tail the last tile row's stage rows past M stale), the K loop's (emulate_wgmma.partial_tile)
+                h = 1 - c if mut == "rows" else c
+                kbc = -(-A.shape[1] // 64)
+                full = partial_tile(A, B, tm, tn, bn, 0, kbc, tail=tail, mutate=mut,
+                                    acct=acct if c == 0 else None)
+                blk = full[64 * h:64 * h + 64]
                 d = blk[rmap, cmap]
                 for ch in range(bn // 64):
                     slot = e % nb

@@ -48,13 +48,30 @@ def box(X, r0, rows):
     return out
 
 
-def partial_tile(A, B, tm, tn, bn, kb0, kb1, pair=False, bm=BM):
+def a_rows(am, M, bm=BM):
+    """wg_a_rows (SF_GEMM_TAILROWS): the A rows the stage of token tile row am loads: bm, or the last row's real ones"""
+    return M - am * bm if am == (M - 1) // bm else bm
+
+
+def partial_tile(A, B, tm, tn, bn, kb0, kb1, pair=False, bm=BM, tail=None, mutate=None, acct=None):
     """128 x bn product of the TMA boxes (zero past M, N, K) over K blocks [kb0, kb1); pair: the padded tile
     row past M loads the last real one, and B arrives as two halves (rank r: rows tn * bn + r * bn / 2 ..
-    at stage offset r * bn / 2 rows)"""
+    at stage offset r * bn / 2 rows). tail (SF_GEMM_TAILROWS, version 15; the value of the stale shared-memory rows,
+    e.g. 1e6 or NaN): the tile row's A box is its a_rows real rows (the tail map when < bm), the stage rows past them
+    keep `tail`; acct (a list) receives (expected, landed) stage bytes: the producer's expect_tx and the boxes' bytes.
+    mutate: 'tail_every' (the tail map for every tile row), 'tx' (expect_tx of the whole stage with the short box)"""
     M, K = A.shape
     tiles_m_real = (M + bm - 1) // bm
-    a = box(A, min(tm, tiles_m_real - 1) * bm if pair else tm * bm, bm)
+    am = min(tm, tiles_m_real - 1) if pair else tm
+    if tail is None:
+        a = box(A, am * bm, bm)
+    else:
+        ar = a_rows(tiles_m_real - 1, M, bm) if mutate == 'tail_every' else a_rows(am, M, bm)
+        a = np.full((bm, K), float(tail))
+        a[:ar] = box(A, am * bm, ar)
+        if acct is not None:
+            stage = (bm + bn) * BK * 2
+            acct.append((stage if mutate == 'tx' else stage - (bm - a_rows(am, M, bm)) * BK * 2, (ar + bn) * BK * 2))
     if pair:
         b = np.full((bn, K), np.nan)
         for r in range(2):
@@ -66,10 +83,12 @@ def partial_tile(A, B, tm, tn, bn, kb0, kb1, pair=False, bm=BM):
     return a[:, k0:k1] @ b[:, k0:k1].T
 
 
-def run(A, B, bn, splits, cluster, sms=132, pair=False, rt=2):
+def run(A, B, bn, splits, cluster, sms=132, pair=False, rt=2, tail=None, mutate=None, acct=None, spread=False):
     """C as the kernel writes it (NaN where never written) and the per-output write count; pair: the
     pair-multicast mode with sms resident clusters of 2; rt: output pairs per DSMEM round trip of the cluster
-    reduction (SF_GEMM_WG_CL_RT)"""
+    reduction (SF_GEMM_WG_CL_RT); splits > 1 without cluster: v2's global split-K (fp32 slabs in register order, the
+    last unit of a tile summing them in split order; spread: the cooperative mode, each unit summing a 1 / splits
+    share of the slab index space); tail, mutate, acct: partial_tile's (SF_GEMM_TAILROWS)"""
     M, K = A.shape
     N = B.shape[0]
     tiles_m_real = (M + BM - 1) // BM
@@ -87,8 +106,42 @@ def run(A, B, bn, splits, cluster, sms=132, pair=False, rt=2):
             C[r, n] = v
             writes[r, n] += 1
 
+    def tile(tm, tn, kb0, kb1, pr=False):
+        return partial_tile(A, B, tm, tn, bn, kb0, kb1, pr, tail=tail, mutate=mutate, acct=acct)
+
+    if not cluster and splits > 1:  # v2's global split-K: slabs part[u][i * 256 + j], reduced per tile
+        assert not pair
+        part = {}
+        for u in range(units):  # every unit's slab (the schedule over CTAs does not change what a unit writes)
+            t = u // splits
+            kb0 = (u % splits) * kb_per
+            kb1 = min(kb0 + kb_per, kbc)
+            assert kb1 > kb0, "empty split"
+            tm, tn = tile_of(t, tiles_m, tiles_n)
+            d = tile(tm, tn, kb0, kb1)[row, col]  # [2][128][nr]
+            part[u] = np.stack([d[c].T for c in range(2)], axis=1).reshape(nr, 256)  # slab[i][j], j = tid + 128 c
+        for t in range(tiles):
+            tm, tn = tile_of(t, tiles_m, tiles_n)
+            ranges = []
+            if spread:  # unit s2 of the tile sums slab rows [i0, i1): an even share, pairs (i, i + 1) one row
+                share = ((nr + splits - 1) // splits + 1) & ~1
+                ranges = [(s2 * share, min(s2 * share + share, nr)) for s2 in range(splits)]
+            else:  # the last unit sums all of them
+                ranges = [(0, nr)]
+            for i0, i1 in ranges:
+                for i in range(i0, i1):
+                    v = sum(part[t * splits + s2][i] for s2 in range(splits))  # split order, per element
+                    for j in range(256):
+                        c, tid = j // 128, j % 128
+                        warp, lane = tid >> 5, tid & 31
+                        g, q = lane >> 2, lane & 3
+                        j4, e = i >> 2, i & 3
+                        r = tm * BM + c * 64 + warp * 16 + g + (8 if e >= 2 else 0)
+                        n = tn * bn + j4 * 8 + q * 2 + (e & 1)
+                        if r < M and n < N:  # wg_store_rows' and the spread sum's bounds
+                            store(r, n, v[j])
+        return C, writes
     if not cluster:
-        assert splits == 1, "this emulation covers the direct-store epilogue only"
         for cta in range(grid):
             u_first, u_step, pr = (cta >> 1, grid >> 1, cta & 1) if pair else (cta, grid, 0)
             for u in range(u_first, units, u_step):
@@ -98,7 +151,7 @@ def run(A, B, bn, splits, cluster, sms=132, pair=False, rt=2):
                 tm, tn = tile_of(t, tiles_m, tiles_n)
                 if pair:
                     tm = 2 * tm + pr
-                d = partial_tile(A, B, tm, tn, bn, kb0, kb1, pair)[row, col]  # regs [2][128][nr]
+                d = tile(tm, tn, kb0, kb1, pair)[row, col]  # regs [2][128][nr]
                 for c in range(2):
                     for tid in range(128):
                         warp, lane = tid >> 5, tid & 31
@@ -125,14 +178,16 @@ def run(A, B, bn, splits, cluster, sms=132, pair=False, rt=2):
             kb1 = min(kb0 + kb_per, kbc)
             assert kb1 > kb0, "empty split"
             tm, tn = tile_of(t, tiles_m, tiles_n)
-            d = partial_tile(A, B, tm, tn, bn, kb0, kb1)[row, col]
+            d = tile(tm, tn, kb0, kb1)[row, col]
             slab = np.full((nr // 2 * 256, 2), np.nan)
+            put = np.zeros(nr // 2 * 256, dtype=bool)  # written positions (NaN may be a value: stale rows)
             for c in range(2):
                 for tid in range(128):
                     j = tid + 128 * c
                     for p in range(nr // 2):
                         slab[p * 256 + j] = (d[c, tid, 2 * p], d[c, tid, 2 * p + 1])
-            assert not np.isnan(slab).any(), "slab position left unwritten"
+                        put[p * 256 + j] = True
+            assert put.all(), "slab position left unwritten"
             assert slab.nbytes // 2 <= 4 * BM * bn, "slab larger than 128 x bn fp32"
             slabs.append(slab)
         tm, tn = tile_of(cl, tiles_m, tiles_n)
@@ -192,12 +247,12 @@ def midm_plan_hb(M, N, K, sms, pin=0, max_clusters=None):
     return nt, midm_splits((N + 63) // 64, (K + BK - 1) // BK, nt, 1, sms, pin, max_clusters)
 
 
-def run_midm(A, B, nt, splits, cps=1, hb=False, mutate=None, xrows=False):
+def run_midm(A, B, nt, splits, cps=1, hb=False, mutate=None, xrows=False, stale=1e6):
     """C as gemm_midm_kernel<nt, cps, hb> writes it with `splits` K splits (NaN where never written), write counts.
     hb (version 13): 64-row bands, consumer c multiplies them by tokens [c nt / 2, (c + 1) nt / 2).
     mutate (hb only, must be caught): 'tok0' drops consumer 1's token offset in the stores.
-    xrows (SF_GEMM_MIDM_XROWS): the activation box is M rows; the stage's rows M..nt - 1 hold stale values (1e6
-    here), which must reach no stored output"""
+    xrows (SF_GEMM_MIDM_XROWS on half bands, SF_GEMM_TAILROWS otherwise): the activation box is M rows; the stage's
+    rows M..nt - 1 hold stale values (`stale`: 1e6, or NaN), which must reach no stored output"""
     M, K = A.shape
     N = B.shape[0]
     assert M <= nt <= 256 and nt % 8 == 0
@@ -225,7 +280,7 @@ def run_midm(A, B, nt, splits, cps=1, hb=False, mutate=None, xrows=False):
             kb1 = min(kb0 + kb_per, kbc)
             assert kb1 > kb0, "empty split"
             # TMA boxes: weight rows [band * rows, +rows), token rows [0, nt), both zero past the end
-            Ax = np.vstack([A, np.full((nt - M, K), 1e6)]) if xrows else A
+            Ax = np.vstack([A, np.full((nt - M, K), stale)]) if xrows else A
             tile = partial_tile(B, Ax, band, 0, nt, kb0, kb1, bm=rows)
             if hb:  # both consumers read the same 64 rows; consumer c the token columns c nt / 2 ..
                 regs.append(np.stack([tile[rr[c] - 64 * c, cc[c] + c * (nt // 2)] for c in range(2)]))
@@ -248,11 +303,13 @@ def run_midm(A, B, nt, splits, cps=1, hb=False, mutate=None, xrows=False):
         slabs = []
         for rank in range(splits):
             slab = np.full((nr // 2 * 256, 2), np.nan)
+            put = np.zeros(nr // 2 * 256, dtype=bool)  # written positions (NaN may be a value: stale rows)
             for c in range(2):
                 for tid in range(128):
                     for p in range(nr // 2):
                         slab[p * 256 + tid + 128 * c] = (regs[rank][c, tid, 2 * p], regs[rank][c, tid, 2 * p + 1])
-            assert not np.isnan(slab).any(), "slab position left unwritten"
+                        put[p * 256 + tid + 128 * c] = True
+            assert put.all(), "slab position left unwritten"
             stage = (rows + nt) * BK * 2
             assert slab.shape[0] * 8 <= (200 * 1024 // cps // stage) * stage, "slab larger than the stage ring"
             slabs.append(slab)

@@ -54,6 +54,8 @@
  * plans on band-pair clusters sharing the activations by TMA multicast, gemm_bf16_sm90_midm_mc.cuh, GEMM_NOTES_MID_M.md
  * "Version 12"), SF_GEMM_MIDM_TP, SF_GEMM_MIDM_TP_STAGES, SF_GEMM_MIDM_TP_PRE, SF_GEMM_MIDM_TP_KC (candidate: M 65..128 on clusters of two token
  * halves sharing a 64-row weight tile by TMA multicast, the whole K per CTA, gemm_bf16_sm90_midm_tp.cuh, "Version 14");
+ * SF_GEMM_TAILROWS (candidate: the last token tile's A box is its M % 128 real rows, a second A map, in the wgmma and v10
+ * kernels, and v4's activation box M rows outside the half bands: no zero-filled rows past M, "Version 15");
  * their defaults: gemm_bf16_sm90_config.cuh (and the header).
  *
  * State kept between calls (lazily, never pointers to inputs or outputs): the SM count, the wgmma
@@ -247,18 +249,19 @@ template <int BN, int kMode> int wg_attr(void)
 
 /* Persistent launch of the wgmma kernel with tile width BN: grid min(units, SMs). */
 template <int BN>
-int launch_persistent(const CUtensorMap &ma, const CUtensorMap &mb, __nv_bfloat16 *C, int M, int N, int K, int splits,
-		      int units, cudaStream_t stream)
+int launch_persistent(const CUtensorMap &ma, const CUtensorMap &mb SF_GEMM_TAIL_P, __nv_bfloat16 *C, int M, int N, int K,
+		      int splits, int units, cudaStream_t stream)
 {
 #if SF_GEMM_V10 /* version 10 (gemm_bf16_sm90_hooks.cuh): the unsplit launches' epilogue through TMA stores */
-	if (v10_hook<BN>(ma, mb, C, M, N, K, splits, stream))
+	if (v10_hook<BN>(ma, mb SF_GEMM_TAIL_A, C, M, N, K, splits, stream))
 		return SF_OK;
 #endif
 	if (wg_attr<BN, sfgemm::kWgPersistent>())
 		return SF_ERR_CUDA;
 	const int grid = units < sm_count() ? units : sm_count();
 	sfgemm::gemm_wgmma_kernel<BN, sfgemm::kWgPersistent>
-		<<<grid, sfgemm::kWgThreads, sfgemm::WgCfg<BN>::kSmemBytes, stream>>>(ma, mb, C, M, N, K, splits, g_part, g_cnt, 0);
+		<<<grid, sfgemm::kWgThreads, sfgemm::WgCfg<BN>::kSmemBytes, stream>>>(ma, mb SF_GEMM_TAIL_A, C, M, N, K, splits, g_part,
+										   g_cnt, 0);
 	return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
 }
 
@@ -289,8 +292,8 @@ int launch_wgmma(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *
 	const int kWgBN = 256;
 	if (wg_attr<kWgBN, kWgPersistent>())
 		return SF_ERR_CUDA;
-	CUtensorMap ma, mb;
-	if (make_map(&ma, A, M, K, kWgBM) || make_map(&mb, B, N, K, kWgBN))
+	CUtensorMap ma, mb SF_GEMM_TAIL_A;
+	if (SF_MAKE_A(A, M, K) || make_map(&mb, B, N, K, kWgBN))
 		return launch_mma(A, B, C, M, N, K, stream); /* no TMA descriptor: the mma.sync path instead */
 	const int tiles = ((M + kWgBM - 1) / kWgBM) * ((N + kWgBN - 1) / kWgBN), splits = v2_splits(M, N, K);
 	if (splits > 1 && scratch_reserve((size_t)tiles * splits * 128 * 256, (size_t)tiles * 2))
@@ -302,13 +305,17 @@ int launch_wgmma(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *
 		int spread = 1, Mi = M, Ni = N, Ki = K, si = splits;
 		float *part = g_part;
 		int *cnt = g_cnt;
+#if SF_GEMM_TAILROWS
+		void *args[] = { &ma, &mb, &mat, &C, &Mi, &Ni, &Ki, &si, &part, &cnt, &spread };
+#else
 		void *args[] = { &ma, &mb, &C, &Mi, &Ni, &Ki, &si, &part, &cnt, &spread };
+#endif
 		if (cudaLaunchCooperativeKernel((const void *)gemm_wgmma_kernel<kWgBN, kWgPersistent>, dim3(grid), dim3(kWgThreads),
 						args, WgCfg<kWgBN>::kSmemBytes, stream) == cudaSuccess)
 			return SF_OK;
 		(void)cudaGetLastError(); /* not launchable cooperatively: the last-unit reduction instead */
 	}
-	return launch_persistent<kWgBN>(ma, mb, C, M, N, K, splits, units, stream);
+	return launch_persistent<kWgBN>(ma, mb SF_GEMM_TAIL_A, C, M, N, K, splits, units, stream);
 }
 
 /* The version-3 host plan (struct V3Plan, v3_width_cost, v3_plan): gemm_bf16_sm90_v3plan.cuh. */
@@ -365,7 +372,8 @@ int v3_pair_clusters(int bn)
 
 /* Persistent clusters of 2 CTAs sharing B (gemm_wgmma_kernel<BN, kWgPairMulticast>); mb's box is BN / 2 rows. */
 template <int BN>
-int launch_pair(const CUtensorMap &ma, const CUtensorMap &mb, __nv_bfloat16 *C, int M, int N, int K, cudaStream_t stream)
+int launch_pair(const CUtensorMap &ma, const CUtensorMap &mb SF_GEMM_TAIL_P, __nv_bfloat16 *C, int M, int N, int K,
+		cudaStream_t stream)
 {
 	const int pu = ((M + 127) / 128 + 1) / 2 * ((N + BN - 1) / BN), slots = v3_pair_clusters(BN);
 	if (slots < 1 || wg_attr<BN, sfgemm::kWgPairMulticast>())
@@ -375,7 +383,7 @@ int launch_pair(const CUtensorMap &ma, const CUtensorMap &mb, __nv_bfloat16 *C, 
 								   sfgemm::WgCfg<BN>::kSmemBytes, 2, stream);
 	float *no_part = nullptr;
 	int *no_cnt = nullptr;
-	if (cudaLaunchKernelEx(&cfg, sfgemm::gemm_wgmma_kernel<BN, sfgemm::kWgPairMulticast>, ma, mb, C, M, N, K, 1, no_part,
+	if (cudaLaunchKernelEx(&cfg, sfgemm::gemm_wgmma_kernel<BN, sfgemm::kWgPairMulticast>, ma, mb SF_GEMM_TAIL_A, C, M, N, K, 1, no_part,
 			       no_cnt, 0) != cudaSuccess) {
 		(void)cudaGetLastError();
 		return SF_ERR_CUDA;
@@ -394,8 +402,8 @@ int v3_max_clusters(int bn, int s)
 
 /* One cluster of `splits` CTAs per 128 x BN tile (gemm_wgmma_kernel<BN, sfgemm::kWgSplitCluster>); SF_OK or an error. */
 template <int BN>
-int launch_cluster(const CUtensorMap &ma, const CUtensorMap &mb, __nv_bfloat16 *C, int M, int N, int K, int splits,
-		   cudaStream_t stream)
+int launch_cluster(const CUtensorMap &ma, const CUtensorMap &mb SF_GEMM_TAIL_P, __nv_bfloat16 *C, int M, int N, int K,
+		   int splits, cudaStream_t stream)
 {
 	if (wg_attr<BN, sfgemm::kWgSplitCluster>())
 		return SF_ERR_CUDA;
@@ -405,7 +413,8 @@ int launch_cluster(const CUtensorMap &ma, const CUtensorMap &mb, __nv_bfloat16 *
 								   sfgemm::WgCfg<BN>::kSmemBytes, splits, stream);
 	float *no_part = nullptr;
 	int *no_cnt = nullptr;
-	if (cudaLaunchKernelEx(&cfg, sfgemm::gemm_wgmma_kernel<BN, sfgemm::kWgSplitCluster>, ma, mb, C, M, N, K, splits, no_part, no_cnt, 0) !=
+	if (cudaLaunchKernelEx(&cfg, sfgemm::gemm_wgmma_kernel<BN, sfgemm::kWgSplitCluster>, ma, mb SF_GEMM_TAIL_A, C, M, N, K, splits,
+			       no_part, no_cnt, 0) !=
 	    cudaSuccess) {
 		(void)cudaGetLastError();
 		return SF_ERR_CUDA;
@@ -443,8 +452,8 @@ int launch_v3(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, 
 		v3_trace(M, N, K, p, "v2 split-K");
 		return launch_wgmma(A, B, C, M, N, K, stream);
 	}
-	CUtensorMap ma, mb;
-	if (make_map(&ma, A, M, K, sfgemm::kWgBM) || make_map(&mb, B, N, K, p.pair ? p.bn / 2 : p.bn)) {
+	CUtensorMap ma, mb SF_GEMM_TAIL_A;
+	if (SF_MAKE_A(A, M, K) || make_map(&mb, B, N, K, p.pair ? p.bn / 2 : p.bn)) {
 		v3_trace(M, N, K, p, "FALLBACK mma.sync (no TMA map)");
 		return launch_mma(A, B, C, M, N, K, stream);
 	}
@@ -455,20 +464,21 @@ int launch_v3(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, 
 	if (p.pair || p.cluster) {
 		int rc;
 		if (p.pair)
-			rc = p.bn == 256 ? launch_pair<256>(ma, mb, C, M, N, K, stream) : launch_pair<192>(ma, mb, C, M, N, K, stream);
+			rc = p.bn == 256 ? launch_pair<256>(ma, mb SF_GEMM_TAIL_A, C, M, N, K, stream)
+					 : launch_pair<192>(ma, mb SF_GEMM_TAIL_A, C, M, N, K, stream);
 		else
-			rc = p.bn == 256 ? launch_cluster<256>(ma, mb, C, M, N, K, p.splits, stream)
-					 : launch_cluster<128>(ma, mb, C, M, N, K, p.splits, stream);
+			rc = p.bn == 256 ? launch_cluster<256>(ma, mb SF_GEMM_TAIL_A, C, M, N, K, p.splits, stream)
+					 : launch_cluster<128>(ma, mb SF_GEMM_TAIL_A, C, M, N, K, p.splits, stream);
 		v3_trace(M, N, K, p, rc == SF_OK ? "launched" : "FALLBACK v2 (cluster launch refused)");
 		return rc == SF_OK ? SF_OK : launch_wgmma(A, B, C, M, N, K, stream);
 	}
 	v3_trace(M, N, K, p, "launched");
 	const int units = ((M + 127) / 128) * ((N + p.bn - 1) / p.bn);
 	if (p.bn == 256)
-		return launch_persistent<256>(ma, mb, C, M, N, K, 1, units, stream);
+		return launch_persistent<256>(ma, mb SF_GEMM_TAIL_A, C, M, N, K, 1, units, stream);
 	if (p.bn == 192)
-		return launch_persistent<192>(ma, mb, C, M, N, K, 1, units, stream);
-	return launch_persistent<128>(ma, mb, C, M, N, K, 1, units, stream);
+		return launch_persistent<192>(ma, mb SF_GEMM_TAIL_A, C, M, N, K, 1, units, stream);
+	return launch_persistent<128>(ma, mb SF_GEMM_TAIL_A, C, M, N, K, 1, units, stream);
 }
 
 
@@ -501,17 +511,17 @@ int launch_v6(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, 
 	}
 	const V6Plan p = cache[hit].p;
 	int rc = -1;
-	CUtensorMap ma, mb;
-	if (p.mode != kV6GlobalSplit && !make_map(&ma, A, M, K, kWgBM) && !make_map(&mb, B, N, K, p.bn)) {
+	CUtensorMap ma, mb SF_GEMM_TAIL_A;
+	if (p.mode != kV6GlobalSplit && !SF_MAKE_A(A, M, K) && !make_map(&mb, B, N, K, p.bn)) {
 		const int tiles = ((M + 127) / 128) * ((N + p.bn - 1) / p.bn);
 		if (p.mode == kV6Persistent)
-			rc = p.bn == 256   ? launch_persistent<256>(ma, mb, C, M, N, K, 1, tiles, stream)
-			     : p.bn == 192 ? launch_persistent<192>(ma, mb, C, M, N, K, 1, tiles, stream)
-					   : launch_persistent<128>(ma, mb, C, M, N, K, 1, tiles, stream);
+			rc = p.bn == 256   ? launch_persistent<256>(ma, mb SF_GEMM_TAIL_A, C, M, N, K, 1, tiles, stream)
+			     : p.bn == 192 ? launch_persistent<192>(ma, mb SF_GEMM_TAIL_A, C, M, N, K, 1, tiles, stream)
+					   : launch_persistent<128>(ma, mb SF_GEMM_TAIL_A, C, M, N, K, 1, tiles, stream);
 		else
-			rc = p.bn == 256   ? launch_cluster<256>(ma, mb, C, M, N, K, p.splits, stream)
-			     : p.bn == 192 ? launch_cluster<192>(ma, mb, C, M, N, K, p.splits, stream)
-					   : launch_cluster<128>(ma, mb, C, M, N, K, p.splits, stream);
+			rc = p.bn == 256   ? launch_cluster<256>(ma, mb SF_GEMM_TAIL_A, C, M, N, K, p.splits, stream)
+			     : p.bn == 192 ? launch_cluster<192>(ma, mb SF_GEMM_TAIL_A, C, M, N, K, p.splits, stream)
+					   : launch_cluster<128>(ma, mb SF_GEMM_TAIL_A, C, M, N, K, p.splits, stream);
 	}
 #if SF_GEMM_V6_TRACE
 	static int last[3];
@@ -642,7 +652,8 @@ int launch_midm(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C
 #else
 #define SF_MIDM_C C
 #endif
-	if (!make_map(&mw, B, N, K, kMidmRows) && !make_map(&mx, A, M, K, p.nt)) {
+	/* SF_GEMM_TAILROWS (version 15): an M-row activation box (v4's two-CTA plans; XROWS' fix outside the half bands) */
+	if (!make_map(&mw, B, N, K, kMidmRows) && !make_map(&mx, A, M, K, SF_GEMM_TAILROWS ? M : p.nt)) {
 #if SF_GEMM_MIDM_2CTA
 		if (p.cps == 2) {
 			switch (p.nt) {

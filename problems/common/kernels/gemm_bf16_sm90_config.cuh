@@ -83,6 +83,13 @@
 			    * SF_GEMM_MIDM_TP (version 14) rank 1's activation box is its M - 64 real rows; 0: NT rows */
 #define SF_GEMM_MIDM_XROWS 1
 #endif
+#ifndef SF_GEMM_TAILROWS /* version-15 candidate (GEMM_NOTES_MID_M.md "Version 15"): 1 the last token tile's A box is its
+			  * M % 128 real rows (a second A map, made when M % 128 != 0) in gemm_wgmma_kernel (every mode) and
+			  * gemm_v10_kernel, and v4's swap-AB kernel outside the half bands (the two-CTA plans of 28672 x 4096)
+			  * loads an M-row activation box: no zero-filled rows past M (XROWS' fix on the other paths);
+			  * 0 (default): 128-row / NT-row boxes, the kernels' parameters as before */
+#define SF_GEMM_TAILROWS 0
+#endif
 #ifndef SF_GEMM_MIDM_TP /* version-14 candidate (GEMM_NOTES_MID_M.md "Version 14"): 1 M 65..128 on "token pairs"
 			 * (gemm_bf16_sm90_midm_tp.cuh: clusters of 2 CTAs per 64-row weight half band, each CTA one token
 			 * half and the whole K, the weight tile shared by TMA multicast) where its 2 x ceil(N / 64) CTAs fit one

@@ -1,7 +1,7 @@
 /*
  * gemm_bf16_sm90_hooks.cuh - the large-M candidates' (and mid-M versions 12's and 14's) kernels and host hooks of gemm_bf16_sm90.cu, moved out of it
  * to keep that file under the size limit: each part is compiled only when its opt-in macro is set
- * (SF_GEMM_PINGPONG, SF_GEMM_MCAST, SF_GEMM_COOP256, SF_GEMM_V10, SF_GEMM_MIDM_MC, SF_GEMM_MIDM_TP;
+ * (SF_GEMM_PINGPONG, SF_GEMM_MCAST, SF_GEMM_COOP256, SF_GEMM_V10, SF_GEMM_MIDM_MC, SF_GEMM_MIDM_TP; SF_GEMM_TAILROWS' map helper;
  * gemm_bf16_sm90_config.cuh), so the default
  * build includes no candidate kernel and its PTX is unchanged (tools/ptx_md5.sh). Included once, at file scope,
  * by gemm_bf16_sm90.cu after the config and v3-plan headers; the hooks live in that file's anonymous namespace
@@ -32,7 +32,7 @@ static_assert(SF_GEMM_MIDM_MC == 1 || SF_GEMM_MIDM_MC == 2, "SF_GEMM_MIDM_MC: 0,
 static_assert(SF_GEMM_MIDM_TP == 1, "SF_GEMM_MIDM_TP: 0 or 1");
 #endif
 
-#if SF_GEMM_PINGPONG || SF_GEMM_MCAST || SF_GEMM_COOP256 || SF_GEMM_V10 || SF_GEMM_MIDM_MC || SF_GEMM_MIDM_TP
+#if SF_GEMM_PINGPONG || SF_GEMM_MCAST || SF_GEMM_COOP256 || SF_GEMM_V10 || SF_GEMM_MIDM_MC || SF_GEMM_MIDM_TP || SF_GEMM_TAILROWS
 namespace {
 /* gemm_bf16_sm90.cu's host helpers (defined there, in this anonymous namespace) */
 int sm_count(void);
@@ -40,6 +40,19 @@ int make_map(CUtensorMap *map, const void *ptr, int rows, int K, int box_rows);
 int v2_splits(int M, int N, int K);
 void v3_trace(int M, int N, int K, V3Plan p, const char *what);
 int launch_v3(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K, cudaStream_t stream);
+
+#if SF_GEMM_TAILROWS
+/* Version 15 (GEMM_NOTES_MID_M.md): A's map (box kWgBM rows) in *ma and the last token tile's (box M % kWgBM rows, its
+ * real rows; a copy of *ma when M % kWgBM == 0, then never loaded) in *mat; 0 on success. gemm_bf16_sm90.cu makes them
+ * through SF_MAKE_A where it made A's map, beside `CUtensorMap ma, mb SF_GEMM_TAIL_A;`. */
+int make_a_maps(CUtensorMap *ma, CUtensorMap *mat, const void *A, int M, int K)
+{
+	if (make_map(ma, A, M, K, sfgemm::kWgBM))
+		return -1;
+	*mat = *ma;
+	return M % sfgemm::kWgBM ? make_map(mat, A, M, K, M % sfgemm::kWgBM) : 0;
+}
+#endif
 
 #if SF_GEMM_COOP256
 /* Version 9 (GEMM_NOTES_LARGE_M.md), called first in launch_v3 with its plan p: an unsplit 128 x 256 plan (v3a's, or
@@ -199,15 +212,18 @@ bool midm_tp_hook(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 
 /* Version 10 (GEMM_NOTES_LARGE_M.md), called first in launch_persistent: an unsplit persistent 128 x BN launch (v3a's
  * unsplit plans and v2's where it does not split K) at M >= SF_GEMM_V10_MIN_M on gemm_v10_kernel<BN> (the same K loop,
  * the epilogue through shared memory and TMA stores). Needs C's TMA map (N % 8 == 0: C's row stride a multiple of 16
- * bytes; make_map refuses otherwise). true when it launched, false: the default kernel as without it. */
+ * bytes; make_map refuses otherwise). SF_GEMM_TAILROWS (version 15): mat, A's last token tile (box M % 128 rows), passed
+ * on. true when it launched, false: the default kernel as without it. */
 template <int BN>
-bool v10_hook(const CUtensorMap &ma, const CUtensorMap &mb, __nv_bfloat16 *C, int M, int N, int K, int splits,
+bool v10_hook(const CUtensorMap &ma, const CUtensorMap &mb SF_GEMM_TAIL_P, __nv_bfloat16 *C, int M, int N, int K, int splits,
 	      cudaStream_t stream)
 {
 	CUtensorMap mc;
 	if (splits != 1 || M < SF_GEMM_V10_MIN_M)
 		return false;
-	const int rc = N % 8 != 0 || make_map(&mc, C, M, N, 64) ? 1 : sfgemm::v10_launch<BN>(ma, mb, mc, C, M, N, K, sm_count(), stream);
+	const int rc = N % 8 != 0 || make_map(&mc, C, M, N, 64)
+			       ? 1
+			       : sfgemm::v10_launch<BN>(ma, mb SF_GEMM_TAIL_A, mc, C, M, N, K, sm_count(), stream);
 #if SF_GEMM_V3_TRACE /* one stderr line per new shape, as v3_trace: a silent fallback must show in the log */
 	static int last[3];
 	if (trace_new_shape(last, M, N, K)) {
@@ -219,4 +235,11 @@ bool v10_hook(const CUtensorMap &ma, const CUtensorMap &mb, __nv_bfloat16 *C, in
 }
 #endif
 } /* namespace */
+#endif
+
+/* A's map(s) for the wgmma and v10 kernels in gemm_bf16_sm90.cu's launches (ma, and mat with SF_GEMM_TAILROWS) */
+#if SF_GEMM_TAILROWS
+#define SF_MAKE_A(A, M, K) make_a_maps(&ma, &mat, A, M, K)
+#else
+#define SF_MAKE_A(A, M, K) make_map(&ma, A, M, K, sfgemm::kWgBM)
 #endif

@@ -99,8 +99,8 @@ __device__ __forceinline__ void midm_tma_flush(const CUtensorMap *map, uint32_t 
 /*
  * One launch: grid bands * splits, kWgThreads threads, MidmCfg<NT, CPS>::kSmemBytes dynamic shared memory,
  * clusters of `splits` CTAs along x when splits > 1 (none otherwise). tm_w: the weight B [N][K], box 128
- * rows; tm_x: the activations A [M][K], box NT rows (NT >= M). Every split has at least one K block (the
- * host makes sure). C [M][N] row-major.
+ * rows; tm_x: the activations A [M][K], box NT rows (NT >= M; M rows with SF_GEMM_MIDM_XROWS on half bands, with
+ * SF_GEMM_TAILROWS otherwise). Every split has at least one K block (the host makes sure). C [M][N] row-major.
  */
 template <int NT, int CPS, int HB = 0>
 __global__ void __launch_bounds__(kWgThreads, CPS)
@@ -115,9 +115,11 @@ __global__ void __launch_bounds__(kWgThreads, CPS)
 	 * else by all NT tokens, its own 64 of the 128 rows */
 	const int kNC = HB ? NT / 2 : NT, kNR = kNC / 2;
 	const int kStages = Cfg::kStages, kStageBytes = Cfg::kStageBytes;
-	/* SF_GEMM_MIDM_XROWS (half bands only): the activation box is M rows, not NT (no rows past M to zero-fill; the
-	 * stage's rows M..NT - 1 keep stale values, which reach only the accumulators of tokens >= M, never stored) */
-	const uint32_t kTxBytes = SF_GEMM_MIDM_XROWS && HB ? Cfg::kWBytes + M * (kWgBK * 2) : kStageBytes;
+	/* SF_GEMM_MIDM_XROWS (half bands) and SF_GEMM_TAILROWS (version 15: the other plans, v4's two-CTA ones among them):
+	 * the activation box is M rows, not NT (no rows past M to zero-fill; the stage's rows M..NT - 1 keep stale values,
+	 * which reach only the accumulators of tokens >= M: never stored, and the cluster reduction sums one token's
+	 * partial sums only) */
+	const uint32_t kTxBytes = (HB ? SF_GEMM_MIDM_XROWS : SF_GEMM_TAILROWS) ? Cfg::kWBytes + M * (kWgBK * 2) : kStageBytes;
 	extern __shared__ uint8_t smem_raw[];
 	const uint32_t raw = (uint32_t)__cvta_generic_to_shared(smem_raw);
 	const uint32_t base = (raw + 1023) & ~1023u;

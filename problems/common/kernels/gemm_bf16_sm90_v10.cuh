@@ -20,7 +20,8 @@
  * Control (SF_GEMM_V10_EPI=0, diagnostic): this kernel with the default's register-store epilogue (wg_store_rows),
  * no epilogue buffers used: separates the epilogue's effect from this kernel's schedule (its K loop is the default's).
  * Edges: TMA zero-fills rows >= M / N and K past K on loads and clips the store box at M and N (no row or
- * column checks). Requirements (host): K % 8 == 0, A, B and C 16-byte aligned, N % 8 == 0 (C's TMA row stride).
+ * column checks); with SF_GEMM_TAILROWS (version 15) the last token tile's A box is its real rows (tm_at), the stage
+ * rows past them stale: they reach only the chunk rows >= M, which the clipped store box leaves out. Requirements (host): K % 8 == 0, A, B and C 16-byte aligned, N % 8 == 0 (C's TMA row stride).
  */
 #pragma once
 #include "gemm_bf16_sm90_wgmma.cuh"
@@ -60,6 +61,9 @@ __device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, uint32_t sr
 template <int BN>
 __global__ void __launch_bounds__(kWgThreads, 1)
 	gemm_v10_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
+#if SF_GEMM_TAILROWS /* version 15: A's last token tile, box M % 128 rows (wg_a_rows; unused when M % 128 == 0) */
+			const __grid_constant__ CUtensorMap tm_at,
+#endif
 			const __grid_constant__ CUtensorMap tm_c, __nv_bfloat16 *__restrict__ C, int M, int N, int K)
 {
 	typedef V10Cfg<BN> Cfg;
@@ -89,12 +93,22 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 			for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
 				int tm, tn;
 				wg_raster(t, tiles_m, tiles_n, kWgGroupM, tm, tn);
+#if SF_GEMM_TAILROWS /* version 15: the last tile row's real A rows only, their bytes expected */
+				const int ar = wg_a_rows(tm, M);
+				const CUtensorMap *map_a = ar < kWgBM ? &tm_at : &tm_a;
+				const uint32_t tx = (uint32_t)(kStageBytes - (kWgBM - ar) * (kWgBK * 2));
+#endif
 				for (int kb = 0; kb < kb_count; kb++, it++) {
 					const uint32_t s = it % kStages, ph = (it / kStages) & 1;
 					mbar_wait(bar_empty + 8 * s, ph ^ 1);
 					const uint32_t sa = base + s * kStageBytes;
+#if SF_GEMM_TAILROWS
+					mbar_expect_tx(bar_full + 8 * s, tx);
+					tma_load_2d(sa, map_a, bar_full + 8 * s, kb * kWgBK, tm * kWgBM);
+#else
 					mbar_expect_tx(bar_full + 8 * s, kStageBytes);
 					tma_load_2d(sa, &tm_a, bar_full + 8 * s, kb * kWgBK, tm * kWgBM);
+#endif
 					tma_load_2d(sa + kWgABytes, &tm_b, bar_full + 8 * s, kb * kWgBK, tn * BN);
 				}
 			}
@@ -158,10 +172,10 @@ namespace { /* internal linkage (no STB_GNU_UNIQUE function-local static; GEMM_N
 
 /* Host: launch gemm_v10_kernel<BN> persistent on sms SMs (grid min(tiles, sms)). 0 when launched, -1 when the
  * shared memory limit cannot be set or the launch fails (the caller falls back to the default kernel).
- * ma: A, box [128][64]; mb: B, box [BN][64]; mc: C, box [64][64]. */
+ * ma: A, box [128][64]; mb: B, box [BN][64]; mc: C, box [64][64]; SF_GEMM_TAILROWS: mat, A's last tile (box M % 128). */
 template <int BN>
-int v10_launch(const CUtensorMap &ma, const CUtensorMap &mb, const CUtensorMap &mc, __nv_bfloat16 *C, int M, int N, int K,
-	       int sms, cudaStream_t stream)
+int v10_launch(const CUtensorMap &ma, const CUtensorMap &mb SF_GEMM_TAIL_P, const CUtensorMap &mc, __nv_bfloat16 *C, int M,
+	       int N, int K, int sms, cudaStream_t stream)
 {
 	static bool attr = false;
 	const int tiles = ((M + kWgBM - 1) / kWgBM) * ((N + BN - 1) / BN);
@@ -173,7 +187,7 @@ int v10_launch(const CUtensorMap &ma, const CUtensorMap &mb, const CUtensorMap &
 		}
 		attr = true;
 	}
-	gemm_v10_kernel<BN><<<tiles < sms ? tiles : sms, kWgThreads, V10Cfg<BN>::kSmemBytes, stream>>>(ma, mb, mc, C, M, N, K);
+	gemm_v10_kernel<BN><<<tiles < sms ? tiles : sms, kWgThreads, V10Cfg<BN>::kSmemBytes, stream>>>(ma, mb SF_GEMM_TAIL_A, mc, C, M, N, K);
 	if (cudaGetLastError() != cudaSuccess)
 		return -1;
 	return 0;

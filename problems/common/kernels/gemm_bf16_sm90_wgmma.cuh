@@ -21,8 +21,10 @@
  * split-K slabs (v2), cluster split-K reduced through distributed shared memory (v3, mid M), or
  * persistent clusters of 2 CTAs sharing B by TMA multicast (v3 candidate, large M); tile t maps to
  * (tm, tn) through groups of kWgGroupM M-tiles (the CTAs running at once share A and B tiles in L2).
- * Out-of-range rows and K are zero-filled by TMA; stores are bounds-checked. The epilogue converts to bf16
- * and stores directly from the accumulator registers while the producer already loads the next tile.
+ * Out-of-range rows and K are zero-filled by TMA; stores are bounds-checked. SF_GEMM_TAILROWS (version 15): the last
+ * token tile's A box is its M % 128 real rows (map tm_at), the stage rows past them stale (see wg_a_rows). The
+ * epilogue converts to bf16 and stores directly from the accumulator registers while the producer already loads the
+ * next tile.
  *
  * Requirements (checked by the host): K % 8 == 0, A and B 16-byte aligned, N % 2 == 0.
  */
@@ -33,6 +35,18 @@
 #include <stdint.h>
 #include "sm90_wgmma_util.cuh"
 #include "gemm_bf16_sm90_wgmma_ops.cuh"
+#include "gemm_bf16_sm90_config.cuh" /* SF_GEMM_TAILROWS */
+
+/* SF_GEMM_TAILROWS (version 15): the last token tile's A map travels beside A's map through the host launch helpers
+ * (gemm_bf16_sm90.cu, gemm_bf16_sm90_v10.cuh, gemm_bf16_sm90_hooks.cuh): SF_GEMM_TAIL_P appends the parameter,
+ * SF_GEMM_TAIL_A the argument; both empty in the default build (the helpers and kernels as before). */
+#if SF_GEMM_TAILROWS
+#define SF_GEMM_TAIL_P , const CUtensorMap &mat
+#define SF_GEMM_TAIL_A , mat
+#else
+#define SF_GEMM_TAIL_P
+#define SF_GEMM_TAIL_A
+#endif
 
 namespace sfgemm {
 
@@ -224,6 +238,17 @@ template <bool kPair> __device__ __forceinline__ void wg_release(uint32_t bar, i
 		mbar_arrive_remote(bar, (uint32_t)(pr ^ 1));
 }
 
+#if SF_GEMM_TAILROWS
+/* Version 15: the A rows that the stage of token tile row am loads: 128, or the M - 128 am real rows of the last tile
+ * row (1..128; its map's box when < 128). The stage keeps stale rows past them (earlier tiles' rows, or shared memory
+ * never written: any bits, NaN included); a row of A reaches only the same row of the accumulators, and every epilogue
+ * stores (and every split-K reduction sums into a stored value) rows < M only, so they reach no output. */
+__device__ __forceinline__ int wg_a_rows(int am, int M)
+{
+	return am == (M - 1) / kWgBM ? M - am * kWgBM : kWgBM;
+}
+#endif
+
 /*
  * A consumer warpgroup's K loop over K blocks [kb0, kb1) of one 128 x BN tile, shared by the default kernel and
  * v10 (gemm_bf16_sm90_v10.cuh): d (the m64nBNk16 accumulators of rows 64 c .. of the tile) zeroed, then per
@@ -265,6 +290,9 @@ __device__ __forceinline__ uint32_t wg_k_loop(float (&d)[BN / 2], uint32_t &it, 
 template <int BN, int kMode>
 __global__ void __launch_bounds__(kWgThreads, 1)
 	gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
+#if SF_GEMM_TAILROWS /* version 15: A's last token tile, box M % 128 rows (a copy of tm_a when M % 128 == 0, unused) */
+			  const __grid_constant__ CUtensorMap tm_at,
+#endif
 			  __nv_bfloat16 *__restrict__ C, int M, int N, int K, int splits, float *part, int *cnt, int spread)
 {
 	typedef WgCfg<BN> Cfg;
@@ -288,6 +316,9 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 		if (kWgPrefetchMaps) { /* the descriptors' first fetch overlaps the barrier setup (v6 candidate) */
 			asm volatile("prefetch.tensormap [%0];" ::"l"((uint64_t)&tm_a) : "memory");
 			asm volatile("prefetch.tensormap [%0];" ::"l"((uint64_t)&tm_b) : "memory");
+#if SF_GEMM_TAILROWS
+			asm volatile("prefetch.tensormap [%0];" ::"l"((uint64_t)&tm_at) : "memory");
+#endif
 		}
 		for (int s = 0; s < kStages; s++) {
 			mbar_init(bar_full + 8 * s, 1);
@@ -308,13 +339,23 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 				const int group = t / (kWgGroupM * tiles_n), first_m = group * kWgGroupM;
 				const int gsz = min(tiles_m - first_m, kWgGroupM), r = t % (kWgGroupM * tiles_n);
 				const int tm = kPair ? 2 * (first_m + r % gsz) + pr : first_m + r % gsz, tn = r / gsz;
+#if SF_GEMM_TAILROWS /* version 15: the tile row's real A rows through the map of their box, their bytes expected */
+				const int am = kPair ? min(tm, tiles_m_real - 1) : tm, ar = wg_a_rows(am, M);
+				const CUtensorMap *map_a = ar < kWgBM ? &tm_at : &tm_a;
+				const uint32_t tx = (uint32_t)(kStageBytes - (kWgBM - ar) * (kWgBK * 2));
+#endif
 				for (int kb = kb0; kb < kb1; kb++, it++) {
 					const uint32_t s = it % kStages, ph = (it / kStages) & 1;
 					mbar_wait(bar_empty + 8 * s, ph ^ 1);
 					const uint32_t sa = base + s * kStageBytes;
+#if SF_GEMM_TAILROWS
+					mbar_expect_tx(bar_full + 8 * s, tx);
+					tma_load_2d(sa, map_a, bar_full + 8 * s, kb * kWgBK, am * kWgBM);
+#else
 					mbar_expect_tx(bar_full + 8 * s, kStageBytes);
 					/* kPair: the padded tile row past M (odd tile rows) loads the last real one (never stored) */
 					tma_load_2d(sa, &tm_a, bar_full + 8 * s, kb * kWgBK, (kPair ? min(tm, tiles_m_real - 1) : tm) * kWgBM);
+#endif
 					if (kPair)
 						tma_load_2d_mc(sa + kWgABytes + pr * (Cfg::kBBytes / 2), &tm_b, bar_full + 8 * s, kb * kWgBK,
 							       tn * BN + pr * (BN / 2), 3);
