@@ -141,6 +141,8 @@
 #   v14n    v14 with -DSF_GEMM_MIDM_XROWS=0 (since session 13 XROWS is the default, so v14 = v14x): control
 #   v14x    v14 with -DSF_GEMM_MIDM_XROWS=1: rank 1's activation box its M - 64 real rows (no zero-filled rows past M; the
 #           M 100 question of v13 / v13x on the token-pair plan); 6144 x 4096 then runs v13x
+#   v15o    -DSF_GEMM_TAILROWS=0: version 14's 128-row / NT-row boxes (the control since v15 became the default, session 14);
+#   v15a    version 15 at every M (-DSF_GEMM_TAILROWS_MAX_M=1e9; the default stops at M 512);
 #   v15     the defaults + -DSF_GEMM_TAILROWS=1 (+ V3 / V6 / MIDM traces): the last token tile's A box is its M % 128
 #           real rows (a second A map) in the wgmma kernel (v6's cluster / v2 split-K plans, fallbacks) and the v10 kernel
 #           (every unsplit persistent launch from M 129), and v4's activation box M rows outside the half bands (28672 x
@@ -305,9 +307,11 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"v14k|-DSF_GEMM_MIDM_TP=1 -DSF_GEMM_MIDM_TP_KC=1 -DSF_GEMM_MIDM_TRACE=1|65-128|$MS_V14"
 	"v14x|-DSF_GEMM_MIDM_TP=1 -DSF_GEMM_MIDM_XROWS=1 -DSF_GEMM_MIDM_TRACE=1|65-128|$MS_V14"
 	"v14n|-DSF_GEMM_MIDM_TP=1 -DSF_GEMM_MIDM_XROWS=0 -DSF_GEMM_MIDM_TRACE=1|65-128|$MS_V14"
-	"v15|-DSF_GEMM_TAILROWS=1 -DSF_GEMM_V3_TRACE=1 -DSF_GEMM_V6_TRACE=1 -DSF_GEMM_MIDM_TRACE=1|17-|$MS_V15")
+	"v15|-DSF_GEMM_TAILROWS=1 -DSF_GEMM_V3_TRACE=1 -DSF_GEMM_V6_TRACE=1 -DSF_GEMM_MIDM_TRACE=1|17-|$MS_V15"
+	"v15o|-DSF_GEMM_TAILROWS=0|17-|"
+	"v15a|-DSF_GEMM_TAILROWS=1 -DSF_GEMM_TAILROWS_MAX_M=1000000000|17-|$MS_V15")
 # the candidates whose ptxas report (registers, spills per kernel) and SASS counts (HGMMA, TMA) are printed
-WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v14 v14p v14s8 v14k v14x v14n v15 dflt"
+WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v14 v14p v14s8 v14k v14x v14n v15 v15o v15a dflt"
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	keep=()

@@ -5,6 +5,8 @@
  * and ptxas -warn-spills, without the whole gemm_bf16_sm90.cu, and count 7 UTMASTG in the SASS. The default build
  * never compiles this kernel; the GPU run (tools/gpu_gemm.sh, candidates v10 / v10r) checks results.
  */
+/* version 14's parameter list (no tail map): version 15's (the default since session 14) is tailrows_compile.cu's */
+#define SF_GEMM_TAILROWS 0
 #include "gemm_bf16_sm90_v10.cuh"
 
 template __global__ void sfgemm::gemm_v10_kernel<256>(const __grid_constant__ CUtensorMap, const __grid_constant__ CUtensorMap,

@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import emulate_v10  # noqa: E402
-from emulate_wgmma import BK, BM, a_rows, midm_plan, run, run_midm  # noqa: E402
+from emulate_wgmma import BK, BM, TAIL_MAX_M, a_rows, midm_plan, run, run_midm  # noqa: E402
 
 STALE = (1e6, float("nan"))
 
@@ -65,12 +65,12 @@ def check_layout():
 
 
 def check_host_rule():
-    """make_a_maps: box M % 128 rows when M % 128 != 0 (else a copy of the 128-row map); the kernel loads through it
+    """make_a_maps: box M % 128 rows when M % 128 != 0 and M <= SF_GEMM_TAILROWS_MAX_M (else a copy of the 128-row map); the kernel loads through it
     exactly where wg_a_rows < 128, and its box is what wg_a_rows counts; TMA boxes are 1..256 rows"""
     bad = 0
     for M in range(1, 2049):
         last = (M - 1) // BM
-        box = M % BM if M % BM else None
+        box = M % BM if M % BM and M <= TAIL_MAX_M else None
         for am in range(last + 1):
             ar = a_rows(am, M)
             uses_tail = ar < BM

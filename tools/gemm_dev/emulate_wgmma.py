@@ -48,9 +48,13 @@ def box(X, r0, rows):
     return out
 
 
+TAIL_MAX_M = 512  # SF_GEMM_TAILROWS_MAX_M
+
+
 def a_rows(am, M, bm=BM):
-    """wg_a_rows (SF_GEMM_TAILROWS): the A rows the stage of token tile row am loads: bm, or the last row's real ones"""
-    return M - am * bm if am == (M - 1) // bm else bm
+    """wg_a_rows (SF_GEMM_TAILROWS): the A rows the stage of token tile row am loads: bm, or the last row's real ones
+    where M <= SF_GEMM_TAILROWS_MAX_M"""
+    return M - am * bm if M <= TAIL_MAX_M and am == (M - 1) // bm else bm
 
 
 def partial_tile(A, B, tm, tn, bn, kb0, kb1, pair=False, bm=BM, tail=None, mutate=None, acct=None):

@@ -83,12 +83,17 @@
 			    * SF_GEMM_MIDM_TP (version 14) rank 1's activation box is its M - 64 real rows; 0: NT rows */
 #define SF_GEMM_MIDM_XROWS 1
 #endif
-#ifndef SF_GEMM_TAILROWS /* version-15 candidate (GEMM_NOTES_MID_M.md "Version 15"): 1 the last token tile's A box is its
-			  * M % 128 real rows (a second A map, made when M % 128 != 0) in gemm_wgmma_kernel (every mode) and
-			  * gemm_v10_kernel, and v4's swap-AB kernel outside the half bands (the two-CTA plans of 28672 x 4096)
-			  * loads an M-row activation box: no zero-filled rows past M (XROWS' fix on the other paths);
-			  * 0 (default): 128-row / NT-row boxes, the kernels' parameters as before */
-#define SF_GEMM_TAILROWS 0
+#ifndef SF_GEMM_TAILROWS /* version 15 (GEMM_NOTES_MID_M.md "Version 15"): 1 (default since session 14's second call: 4096^2
+			  * M 129 33.4 -> 24.6 us, M 200 27.3 -> 24.1, 28672 x 4096 M 33 80.4 -> 69.1) the last token tile's A box is
+			  * its M % 128 real rows (a second A map, made when M % 128 != 0 and M <= SF_GEMM_TAILROWS_MAX_M) in
+			  * gemm_wgmma_kernel (every mode) and gemm_v10_kernel, and v4's swap-AB kernel outside the half bands (the
+			  * two-CTA plans of 28672 x 4096) loads an M-row activation box: no zero-filled rows past M (XROWS' fix on
+			  * the other paths); 0: 128-row / NT-row boxes, the kernels' parameters as before */
+#define SF_GEMM_TAILROWS 1
+#endif
+#ifndef SF_GEMM_TAILROWS_MAX_M /* version 15: the largest M whose last tile takes the short box (above it the 128-row box, as
+				* version 14: at M 5000 the tail is 8 of 5120 rows and 4096^2 measured 226.8 -> 240.1 us with it) */
+#define SF_GEMM_TAILROWS_MAX_M 512
 #endif
 #ifndef SF_GEMM_MIDM_TP /* version-14 candidate (GEMM_NOTES_MID_M.md "Version 14"): 1 M 65..128 on "token pairs"
 			 * (gemm_bf16_sm90_midm_tp.cuh: clusters of 2 CTAs per 64-row weight half band, each CTA one token

@@ -43,14 +43,14 @@ int launch_v3(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, 
 
 #if SF_GEMM_TAILROWS
 /* Version 15 (GEMM_NOTES_MID_M.md): A's map (box kWgBM rows) in *ma and the last token tile's (box M % kWgBM rows, its
- * real rows; a copy of *ma when M % kWgBM == 0, then never loaded) in *mat; 0 on success. gemm_bf16_sm90.cu makes them
+ * real rows; a copy of *ma when M % kWgBM == 0 or M > SF_GEMM_TAILROWS_MAX_M, then never loaded) in *mat; 0 on success. gemm_bf16_sm90.cu makes them
  * through SF_MAKE_A where it made A's map, beside `CUtensorMap ma, mb SF_GEMM_TAIL_A;`. */
 int make_a_maps(CUtensorMap *ma, CUtensorMap *mat, const void *A, int M, int K)
 {
 	if (make_map(ma, A, M, K, sfgemm::kWgBM))
 		return -1;
 	*mat = *ma;
-	return M % sfgemm::kWgBM ? make_map(mat, A, M, K, M % sfgemm::kWgBM) : 0;
+	return M % sfgemm::kWgBM && M <= SF_GEMM_TAILROWS_MAX_M ? make_map(mat, A, M, K, M % sfgemm::kWgBM) : 0;
 }
 #endif
 

@@ -240,12 +240,12 @@ template <bool kPair> __device__ __forceinline__ void wg_release(uint32_t bar, i
 
 #if SF_GEMM_TAILROWS
 /* Version 15: the A rows that the stage of token tile row am loads: 128, or the M - 128 am real rows of the last tile
- * row (1..128; its map's box when < 128). The stage keeps stale rows past them (earlier tiles' rows, or shared memory
+ * row (1..128; its map's box when < 128) where M <= SF_GEMM_TAILROWS_MAX_M (make_a_maps' rule). The stage keeps stale rows past them (earlier tiles' rows, or shared memory
  * never written: any bits, NaN included); a row of A reaches only the same row of the accumulators, and every epilogue
  * stores (and every split-K reduction sums into a stored value) rows < M only, so they reach no output. */
 __device__ __forceinline__ int wg_a_rows(int am, int M)
 {
-	return am == (M - 1) / kWgBM ? M - am * kWgBM : kWgBM;
+	return M <= SF_GEMM_TAILROWS_MAX_M && am == (M - 1) / kWgBM ? M - am * kWgBM : kWgBM;
 }
 #endif
 

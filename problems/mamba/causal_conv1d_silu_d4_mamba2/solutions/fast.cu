@@ -20,7 +20,7 @@
  * Any other shape (misaligned pointers; with CC_FLAT 0 also L % 8 != 0) takes the scalar kernel:
  * one output per thread.
  */
-// solforge-tune: THREADS=128,256,512 CC_FLAT=0,1,2 CC_U=1,2,4 CC_VU=1,2,4 CC_FTZ=0,1
+// solforge-tune: THREADS=128,256,512 CC_FLAT=0,1,2 CC_U=1,2,4 CC_VU=1,2,4 CC_FTZ=0,1 CC_FLAT_MAXL=0,4096
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <stdint.h>
@@ -38,10 +38,16 @@
 #define CC_U 2 /* the flat kernel's vectors per thread (16 bytes each): 1, 2 or 4 */
 #endif
 #ifndef CC_SMALL_NV
-#define CC_SMALL_NV 0 /* the flat kernel runs U = 1 below this many vectors (more, shorter threads on small calls) */
+#define CC_SMALL_NV 135168 /* the flat kernel runs U = 1 below this many vectors (more, shorter threads on small calls;
+			      * session 14 call 1: U 1 b8-l4 2.46 / b2-l37 3.01 us vs U 2 3.62 / 3.71) */
 #endif
 #ifndef CC_VU
-#define CC_VU 1 /* the row kernel's vectors per thread: 1 (version 1), 2 or 4 */
+#define CC_VU 4 /* the row kernel's vectors per thread: 1 (version 1), 2 or 4 (default since session 14 call 2: b8-l8192
+		 * 415.06 -> 336.90 us, 0.79 -> 0.97 of the copy; b8-l512 / b8-l4 / b2-l37 within 1%) */
+#endif
+#ifndef CC_FLAT_MAXL
+#define CC_FLAT_MAXL 0 /* aligned rows of L % 8 == 0 up to this length take the flat kernel instead of the row kernel (whose
+			* CTAs are lv / CC_VU threads wide: 16 at L 512, 43008 CTAs at b8-l512) */
 #endif
 #ifndef CC_SCALAR_N
 #define CC_SCALAR_N 0 /* aligned calls of fewer elements than this run on the scalar kernel (one output per thread) */
@@ -324,7 +330,7 @@ SF_EXPORT int run(const sf_call *call)
 	cudaStream_t st = (cudaStream_t)call->stream;
 	const bool aligned = ((uintptr_t)x->data | (uintptr_t)y->data) % 16 == 0 && n >= CC_SCALAR_N;
 	int64_t e0 = 0; /* the scalar kernel's first element */
-	if (aligned && L % 8 == 0 && CC_FLAT < 2) {
+	if (aligned && L % 8 == 0 && CC_FLAT < 2 && L > CC_FLAT_MAXL) {
 		const int64_t lv = L / 8, rows = B * D;
 		/* CTA width: the row's vectors (over CC_VU per thread) rounded up to a warp, at most THREADS */
 		const int64_t per = (lv + CC_VU - 1) / CC_VU, threads = per >= THREADS ? THREADS : (per + 31) / 32 * 32;
