@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""sass_loop_classes.py - instruction classes of one iteration of a kernel's wgmma tile loop, from SASS.
+
+Reads nvdisasm -c (or cuobjdump -sass) text of ONE function (stdin or a file), finds the loop: the
+smallest range closed by a backward branch that holds at least 16 HGMMAs (S and PV of one 128-key tile) (the consumers'
+tile loop of prefill v8; mbarrier try-wait retries that jump to the loop head are inside it). Inside it,
+every forward conditional branch that skips a range without HGMMA is an optional block (the causal mask,
+the O rescale); those are reported apart, so "main" is one iteration of a non-diagonal tile without a
+rescale. try-wait retry paths (`@!P BRA` back to a SYNCS.PHASECHK) run only while waiting and are not
+counted apart: their branch instruction itself is in the main count. No GPU needed.
+  python3 tools/sass_loop_classes.py prefill_p8_ps1.sass        # table of classes: main, each block
+"""
+import re
+import sys
+
+CLASSES = [  # (class, regex on the opcode), first match wins
+    ("HGMMA", r"^HGMMA"),
+    ("WARPGROUP (ARRIVE/DEPBAR)", r"^WARPGROUP"),
+    ("BAR (named barrier)", r"^BAR\."),
+    ("SYNCS (mbarrier)", r"^SYNCS"),
+    ("MUFU.EX2", r"^MUFU"),
+    ("FMNMX", r"^FMNMX"),
+    ("FFMA", r"^FFMA"),
+    ("FMUL", r"^FMUL"),
+    ("FADD", r"^FADD"),
+    ("F2FP (bf16x2 pack)", r"^F2FP"),
+    ("SHFL", r"^SHFL"),
+    ("VOTE", r"^VOTE"),
+    ("FSETP/FSEL", r"^FSE"),
+    ("ISETP/PLOP3 (vector)", r"^(ISETP|PLOP3)"),
+    ("uniform (U*, S2UR)", r"^(U|S2UR)"),
+    ("R2UR", r"^R2UR"),
+    ("int ALU (IADD3/IMAD/LOP3/LEA/SHF/SEL/MOV)", r"^(IADD3|VIADD|IMAD|LOP3|LEA|SHF|SEL|MOV|IABS|PRMT)"),
+    ("branch/convergence (BRA/BSSY/BSYNC/WARPSYNC/YIELD)", r"^(BRA|BSSY|BSYNC|WARPSYNC|YIELD|NOP)"),
+    ("other", r"."),
+]
+
+LINE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)(.*?);")
+LABEL = re.compile(r"^\s*\.?(L_x_\d+|\.L_x_\d+):")
+
+
+def parse(text):
+    ins, labels = [], {}
+    for raw in text.splitlines():
+        m = LABEL.match(raw)
+        if m:
+            labels[m.group(1).lstrip(".")] = len(ins)
+            continue
+        m = LINE.search(raw)
+        if m:
+            tgt = re.search(r"`\(\.?(L_x_\d+)\)", raw)
+            ins.append(dict(addr=int(m.group(1), 16), pred=(m.group(2) or "").strip(), op=m.group(3),
+                            rest=m.group(4), tgt=tgt.group(1) if tgt else None))
+    return ins, labels
+
+
+def classify(op):
+    for name, rx in CLASSES:
+        if re.match(rx, op):
+            return name
+    return "other"
+
+
+def count(ins, idx):
+    c = {}
+    for i in idx:
+        k = classify(ins[i]["op"])
+        c[k] = c.get(k, 0) + 1
+    return c
+
+
+def main():
+    text = open(sys.argv[1]).read() if len(sys.argv) > 1 else sys.stdin.read()
+    ins, labels = parse(text)
+    hg = [i for i, x in enumerate(ins) if x["op"].startswith("HGMMA")]
+    loop = None
+    for i, x in enumerate(ins):
+        if x["op"] == "BRA" and x["tgt"] in labels and labels[x["tgt"]] < i:
+            lo = labels[x["tgt"]]
+            if sum(1 for k in hg if lo <= k <= i) >= 16 and (loop is None or i - lo < loop[1] - loop[0]):
+                loop = (lo, i)  # the smallest backward range with 16 HGMMAs (retry stubs jump from further)
+    if loop is None:
+        sys.exit("sass_loop_classes: no tile loop found")
+    lo, hi = loop
+    blocks = []
+    for i in range(lo, hi):
+        x = ins[i]
+        if x["op"] == "BRA" and x["pred"] and x["tgt"] in labels:
+            j = labels[x["tgt"]]
+            if i < j <= hi and not any(ins[k]["op"].startswith("HGMMA") for k in range(i + 1, j)):
+                blocks.append((i + 1, j))
+    # keep the outermost skipped blocks with more than 8 instructions (the mask, the rescale)
+    blocks = [b for b in blocks if b[1] - b[0] > 8]
+    blocks = [b for b in blocks if not any(o != b and o[0] <= b[0] and b[1] <= o[1] for o in blocks)]
+    skipped = {k for b in blocks for k in range(*b)}
+    main_idx = [k for k in range(lo, hi + 1) if k not in skipped]
+    cols = [("main", count(ins, main_idx), len(main_idx))]
+    for b in blocks:
+        cols.append((f"block {ins[b[0]]['addr']:#x}", count(ins, range(*b)), b[1] - b[0]))
+    print(f"loop {ins[lo]['addr']:#x}..{ins[hi]['addr']:#x}: {hi - lo + 1} instructions; main path "
+          f"{len(main_idx)}; optional blocks: " + ", ".join(f"{c[0]} ({c[2]})" for c in cols[1:]))
+    print("| class | " + " | ".join(c[0] for c in cols) + " |")
+    print("|---|" + "---:|" * len(cols))
+    for name, _ in CLASSES:
+        if any(c[1].get(name) for c in cols):
+            print(f"| {name} | " + " | ".join(str(c[1].get(name, 0)) for c in cols) + " |")
+    print("| **total** | " + " | ".join(str(c[2]) for c in cols) + " |")
+    # where the wgmma waits sit: instruction index within the main path (the softmax's overlap with PV)
+    for k in main_idx:
+        x = ins[k]
+        if x["op"].startswith("WARPGROUP.DEPBAR") or x["op"] == "VOTE.ALL" or x["op"].startswith("BAR."):
+            before_ex2 = sum(1 for j in main_idx if j > k and ins[j]["op"].startswith("MUFU"))
+            print(f"  {x['addr']:#06x} {x['op']}{x['rest']}: {before_ex2} MUFU after it in the main path")
+
+
+if __name__ == "__main__":
+    main()
