@@ -11,7 +11,10 @@ counted apart: their branch instruction itself is in the main count. No GPU need
   python3 tools/sass_loop_classes.py prefill_p8_ps1.sass        # table of classes: main, each block
 """
 import re
+import signal
 import sys
+
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head -1` (gpu_pfw.sh) ends it quietly
 
 CLASSES = [  # (class, regex on the opcode), first match wins
     ("HGMMA", r"^HGMMA"),
@@ -40,6 +43,8 @@ LABEL = re.compile(r"^\s*\.?(L_x_\d+|\.L_x_\d+):")
 
 
 def parse(text):
+    """instructions (addr, predicate, opcode, operands, branch target) and labels -> instruction index; a
+    branch target is a label (nvdisasm: `(.L_x_N)) or an address (cuobjdump -sass: BRA 0x9a0)"""
     ins, labels = [], {}
     for raw in text.splitlines():
         m = LABEL.match(raw)
@@ -48,9 +53,13 @@ def parse(text):
             continue
         m = LINE.search(raw)
         if m:
-            tgt = re.search(r"`\(\.?(L_x_\d+)\)", raw)
+            tgt = re.search(r"`\(\.?(L_x_\d+)\)", raw) or re.search(r"\bBRA(?:\.\S+)?\s+(0x[0-9a-f]+)", raw)
             ins.append(dict(addr=int(m.group(1), 16), pred=(m.group(2) or "").strip(), op=m.group(3),
                             rest=m.group(4), tgt=tgt.group(1) if tgt else None))
+    for i, x in enumerate(ins):  # address targets become labels of their instruction
+        if x["tgt"] and x["tgt"].startswith("0x"):
+            a = int(x["tgt"], 16)
+            labels.setdefault(x["tgt"], next((k for k, y in enumerate(ins) if y["addr"] == a), len(ins)))
     return ins, labels
 
 
