@@ -13,7 +13,14 @@ Program (consumer c = 0, 1; its turns are v8's, so tools/attn_emulate_p8.py's pe
 The emulator's Sim checks at "pack" that no wgmma of this consumer is committed and unretired (pa is the
 in-flight PV's operand until wait 0); the late data mode catches the same through the PV's result.
 Mutations: packearly (pack before wait 0), smearly (softmax before wait 1: the late mode reads a stale S).
+
+--lean 2 (-DSF_PREFILL_LEAN=2): the same program; the softmax keeps a warp's running maxima unless one of its
+rows' maxima grows by more than LEAN_THR = 8 (base 2; kept_max), so after the first tile the O rescale (almost)
+never runs. growth_case makes a composition whose maxima do grow by more than 8 after tile 0. Mutation
+thrstale: the exponentials with the true max while m and l keep the old one (caught by the data path).
 """
+
+THR = 8.0  # LEAN_THR of the kernel
 
 
 def consumer_events(n, c, st_count, turns, mut):
@@ -66,3 +73,23 @@ def pack_fragments(s, kb, bf16_round, np):
             f[:, r_, 1] = bf16_round(s[:, 8 * kk + 2 * r_ + 1])
         out.append(f)
     return out
+
+
+def kept_max(m_a, m_b, nm_a, nm_b, np):
+    """SF_PREFILL_LEAN=2's rule on one warpgroup's 128 threads (warp = 32 consecutive threads): a warp takes the
+    new maxima nm_* only when any of its lanes' grows by more than THR over m_* (m = -inf: any finite one).
+    Returns the kept maxima and the true ones (for the thrstale mutation)."""
+    need = (nm_a > m_a + np.float32(THR)) | (nm_b > m_b + np.float32(THR))
+    grow = need.reshape(4, 32).any(axis=1).repeat(32)
+    mx = (np.where(nm_a == -np.inf, 0, nm_a), np.where(nm_b == -np.inf, 0, nm_b))
+    return np.where(grow, nm_a, m_a).astype(np.float32), np.where(grow, nm_b, m_b).astype(np.float32), mx
+
+
+def growth_case(c, pos0, bf16_round):
+    """c (one sequence) with the keys at positions >= pos0 scaled by 4 (rounded to bf16 again): their scores
+    are 4x larger, so row maxima grow by more than THR after the first tiles"""
+    ps, kvl = c["ps"], int(c["kv"][0])
+    for p in range(pos0, kvl):
+        page = int(c["idx"][int(c["kv_indptr"][0]) + p // ps])
+        c["k"][page, p % ps] = bf16_round(c["k"][page, p % ps] * 4.0)
+    return c

@@ -471,7 +471,7 @@ class Sim:
 
 
 def vname():
-    return ("v8lean" if LEAN[0] else "v8") if TURN8[0] else f"v{VAR}" if VAR >= 5 else "v3pp" if PING[0] else "v3np"
+    return ("v8lean" + ("2" if LEAN[0] == 2 else "") if LEAN[0] else "v8") if TURN8[0] else f"v{VAR}" if VAR >= 5 else "v3pp" if PING[0] else "v3np"
 
 
 PROTO_TILES = list(range(1, 24)) + [31, 32, 33, 64, 65, 129]
@@ -648,11 +648,15 @@ class PPData:
         quad = lambda x: x.reshape(32, 4).max(axis=1).repeat(4)
         nm_a = np.maximum(st["m_a"], (quad(s[:, ia].max(axis=1)) * self.scale_log2).astype(np.float32))
         nm_b = np.maximum(st["m_b"], (quad(s[:, ~ia].max(axis=1)) * self.scale_log2).astype(np.float32))
+        if LEAN[0] == 2:  # a warp moves its maxima only when one grows by more than 8 (attn_emulate_lean.py)
+            nm_a, nm_b, mx_ab = attn_emulate_lean.kept_max(st["m_a"], st["m_b"], nm_a, nm_b, np)
         mu_a = np.where(nm_a == -np.inf, 0, nm_a).astype(np.float32)
         mu_b = np.where(nm_b == -np.inf, 0, nm_b).astype(np.float32)
         corr_a, corr_b = np.exp2(st["m_a"] - mu_a), np.exp2(st["m_b"] - mu_b)
         st["m_a"], st["m_b"] = nm_a, nm_b
         mu = np.where(ia[None, :], mu_a[:, None], mu_b[:, None])
+        if LEAN[0] == 2 and "thrstale" in MUT:  # the exponentials with the true max, m and l with the kept one
+            mu = np.where(ia[None, :], mx_ab[0][:, None], mx_ab[1][:, None]).astype(np.float32)
         with np.errstate(invalid="ignore"):
             s = np.exp2((s.astype(np.float64) * np.float64(self.scale_log2) - mu).astype(np.float32))
         st["l_a"] = st["l_a"] * corr_a + s[:, ia].sum(axis=1)
@@ -743,8 +747,9 @@ def main():
     ap.add_argument("--mutate", choices=("noempty", "pubearly", "parity", "turn", "arrive2", "slotv", "vote", "limmin",
                                          "evpar", "khalf", "nofence", "ekearly", "noeq", "infoearly", "noflush",
                                          "nolastv", "acc1", "eqearly", "noturn0", "turnown", "skipmasked",
-                                         "count128", "noturnend", "packearly", "smearly"))
-    ap.add_argument("--lean", action="store_true", help="with --variant 8: -DSF_PREFILL_LEAN=1 (the lean consumers)")
+                                         "count128", "noturnend", "packearly", "smearly", "thrstale"))
+    ap.add_argument("--lean", type=int, nargs="?", const=1, default=0, choices=(0, 1, 2),
+                    help="with --variant 8: -DSF_PREFILL_LEAN=1 (the lean consumers) or 2 (and the kept maxima)")
     ap.add_argument("--protocol-only", action="store_true")
     ap.add_argument("--quick", action="store_true", help="one small ragged ps16 composition, early mode (CI)")
     ap.add_argument("--pingpong", type=int, choices=(0, 1), default=1,
@@ -763,9 +768,9 @@ def main():
         MUT.add(args.mutate)
     set_variant(6 if args.variant == 8 else args.variant if args.variant >= 5 or args.pingpong else 4)
     TURN8[0] = 1 if args.variant == 8 else 0
-    LEAN[0] = 1 if args.lean and args.variant == 8 else 0
+    LEAN[0] = args.lean if args.variant == 8 else 0
     # a data-path mutation leaves the event lists alone: its run skips the (then redundant) sweep
-    if args.mutate not in ("slotv", "vote", "limmin", "khalf") and protocol_sweep(args.schedules):
+    if args.mutate not in ("slotv", "vote", "limmin", "khalf", "thrstale") and protocol_sweep(args.schedules):
         return 1
     if TURN8[0]:  # the turns once more, each consumer warp its own agent (tools/attn_emulate_p8.py)
         import attn_emulate_p8
@@ -795,8 +800,12 @@ def main():
     # prefix 16, 128 tokens: the last item (tokens 96..127, 144 keys, 2 tiles) gives consumer 0 (limits
     # 112..127) a fully masked tile 1, which it still walks (v8: its turns must stay balanced)
     masked = ("ps1 masked tail", make_case(np.random.default_rng(26), 1, 0, True, fixed=([128], [144])))
+    if LEAN[0] == 2:  # keys 300.. 4x larger: maxima grow by more than 8 after tile 0 (the kept-max rule's rescale)
+        cases.insert(0, ("ps1 growth", attn_emulate_lean.growth_case(make_case(np.random.default_rng(27), 1, 0, True,
+                                                                                fixed=([40], [520])), 300, bf16_round)))
     if args.quick:
-        cases = cases[1:2] + ([masked] if TURN8[0] else [])
+        cases = cases[:1] + cases[2:3] + ([masked] if TURN8[0] else []) if LEAN[0] == 2 else \
+            cases[1:2] + ([masked] if TURN8[0] else [])
     elif VAR >= 5:
         cases.append(masked)
     for sd in range(0 if args.quick else args.seeds):

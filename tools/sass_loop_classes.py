@@ -4,7 +4,7 @@
 Reads nvdisasm -c (or cuobjdump -sass) text of ONE function (stdin or a file), finds the loop: the
 smallest range closed by a backward branch that holds at least 16 HGMMAs (S and PV of one 128-key tile) (the consumers'
 tile loop of prefill v8; mbarrier try-wait retries that jump to the loop head are inside it). Inside it,
-every forward conditional branch that skips a range without HGMMA is an optional block (the causal mask,
+every forward branch (conditional, or the jump over an else arm) that skips a range without HGMMA is an optional block (the causal mask,
 the O rescale); those are reported apart, so "main" is one iteration of a non-diagonal tile without a
 rescale. try-wait retry paths (`@!P BRA` back to a SYNCS.PHASECHK) run only while waiting and are not
 counted apart: their branch instruction itself is in the main count. No GPU needed.
@@ -94,7 +94,7 @@ def main():
     blocks = []
     for i in range(lo, hi):
         x = ins[i]
-        if x["op"] == "BRA" and x["pred"] and x["tgt"] in labels:
+        if x["op"] == "BRA" and x["tgt"] in labels:  # predicated, or jumping over the other arm of an if / else
             j = labels[x["tgt"]]
             if i < j <= hi and not any(ins[k]["op"].startswith("HGMMA") for k in range(i + 1, j)):
                 blocks.append((i + 1, j))

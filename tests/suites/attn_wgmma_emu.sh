@@ -44,8 +44,9 @@
 # compile rules (168 registers, 0 spills, no C7520 / C7508); with nvcc the compile rules (every version: no C7520 and no C7515 /
 # C7517, ptxas's serialized or waited wgmma). Version 9 was removed in session 13 (measured slower than v8).
 # v8's lean consumer (-DSF_PREFILL_LEAN=1, gqa_paged_prefill_sm90_lean.cuh) by attn_emulate_pp.py --variant 8
-# --lean --quick, its mutations packearly / smearly, and v8's compile rules for it; EMU_EXTRA=1 adds its full
-# data run (8 cases, early and late, ~2 min: kept out of CI).
+# --lean --quick, its mutations packearly / smearly, and v8's compile rules for it; SF_PREFILL_LEAN=2 (kept
+# maxima) by --lean 2 --quick and its mutation thrstale; EMU_EXTRA=1 adds both full data runs (8-9 cases, early
+# and late, ~1-2 min each: kept out of CI).
 # No GPU needed. Ends with "N passed, M failed".
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
@@ -134,12 +135,19 @@ run_check "v8lean " attn_emulate_pp.py --variant 8 --lean --quick --schedules 1
 for m in packearly smearly; do
 	mutant "v8lean mutation '$m'" attn_emulate_pp.py --variant 8 --lean --schedules 1 --protocol-only --mutate $m
 done
-[ "${EMU_EXTRA:-0}" = 1 ] && run_check "v8lean full " attn_emulate_pp.py --variant 8 --lean --seeds 1 --schedules 2
+# SF_PREFILL_LEAN=2 (maxima kept unless one grows by more than 8): its quick run (with a composition whose
+# maxima grow after tile 0) and the mutant whose exponentials use the true max while m and l keep the old one
+run_check "v8lean2 " attn_emulate_pp.py --variant 8 --lean 2 --quick --schedules 1
+mutant "v8lean2 mutation 'thrstale'" attn_emulate_pp.py --variant 8 --lean 2 --quick --schedules 1 --mutate thrstale
+if [ "${EMU_EXTRA:-0}" = 1 ]; then
+	run_check "v8lean full " attn_emulate_pp.py --variant 8 --lean --seeds 1 --schedules 2
+	run_check "v8lean2 full " attn_emulate_pp.py --variant 8 --lean 2 --seeds 1 --schedules 2
+fi
 # compile_check V [DEFINE]: the sm_90a compile rules of -DSF_PREFILL_WGMMA=V
 compile_check() {
 	local v=$1 src=problems/llama/gqa_paged_prefill_causal_h32_kv8_d128_ps1/solutions/fast.cu
-	local x=(${2:+"$2"}) n=$1 # n names the log: V, or V plus the extra define (-DSF_PREFILL_LEAN=1: 8lean)
-	[ -n "${2:-}" ] && n="${v}lean"
+	local x=(${2:+"$2"}) n=$1 # n names the log: V, or V plus the extra define (-DSF_PREFILL_LEAN=2: 8lean2)
+	[ -n "${2:-}" ] && n="${v}lean${2##*=}"
 	if nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Xcompiler -Wall,-Wextra \
 		-Werror all-warnings -Xptxas -v -DSF_PREFILL_WGMMA="$v" ${x[@]+"${x[@]}"} -c "$src" -o "$jobdir/v$n.o" >"$jobdir/log$n" 2>&1 &&
 		! grep -q 'C7520\|C7515\|C7517' "$jobdir/log$n" && ! grep -q C7508 "$jobdir/log$n" &&
@@ -158,6 +166,7 @@ if command -v nvcc >/dev/null 2>&1; then
 		spawn compile_check "$v"
 	done
 	spawn compile_check 8 -DSF_PREFILL_LEAN=1
+	spawn compile_check 8 -DSF_PREFILL_LEAN=2
 fi
 wait
 for ((j = 1; j <= njobs; j++)); do

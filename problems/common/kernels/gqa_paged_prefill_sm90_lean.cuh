@@ -23,6 +23,7 @@
 #pragma once
 
 #define LEAN_DESC_HI 0x40000040u /* high word of wg_desc / wg_desc_mn: (1024 >> 4) | 1 << 30 (bit 62) */
+#define LEAN_THR 8.0f /* SF_PREFILL_LEAN=2: a warp moves its running maxima only when one grows by more (base 2) */
 
 namespace sflean {
 
@@ -51,15 +52,22 @@ __device__ __forceinline__ void wgmma_m64n128k16_ss_lo(float (&d)[64], uint32_t 
 }
 
 /*
- * softmax128's arithmetic on this thread's 64 raw scores of 128-key tile t (element 4 j + e: row a for e <
+ * kMode 1 (SF_PREFILL_LEAN=1): softmax128's arithmetic on this thread's 64 raw scores of 128-key tile t (element 4 j + e: row a for e <
  * 2, row b otherwise), leaving p = 2^(s scale - m) in s (fp32, not packed): the causal mask only when the
  * tile reaches past the warpgroup's smallest limit, the row max (fmax over 32 values + 2 quad shuffles per
  * row), the running max in base-2 units, one FFMA + one MUFU.EX2 per score, per-lane running sums started
- * from the first pair. corr_* = 2^(old m - new m) for the O rescale. Results equal softmax128's to the bit.
+ * from the first pair. corr_* = 2^(old m - new m) for the O rescale. Results equal softmax128's to the bit;
+ * `grow` is left alone (the caller votes on corr).
+ * kMode 2 (SF_PREFILL_LEAN=2, FlashAttention-4's conditional rescale): the warp keeps its running maxima unless
+ * some row's max grows by more than LEAN_THR (grow, warp-uniform: __any_sync); a kept max may lie below the
+ * row's true max by up to LEAN_THR, so p <= 2^LEAN_THR = 256 (exact in fp32, bf16's relative precision
+ * unchanged) and l uses the same max: O / l and lse = m + log2 l are unchanged in exact arithmetic. After the
+ * first tile the O rescale then (almost) never runs; the results differ from v8's by rounding only.
  */
+template <int kMode>
 __device__ __forceinline__ void softmax128_exp(float (&s)[64], int t, int lim_a, int lim_b, int lim_min, int c,
 					       float scale_log2, float &m_a, float &m_b, float &l_a, float &l_b,
-					       float &corr_a, float &corr_b)
+					       float &corr_a, float &corr_b, bool &grow)
 {
 	if (t * P5_BN + P5_BN - 1 > lim_min) {
 		const int ra = lim_a - t * P5_BN - 2 * c, rb = lim_b - t * P5_BN - 2 * c;
@@ -89,7 +97,12 @@ __device__ __forceinline__ void softmax128_exp(float (&s)[64], int t, int lim_a,
 	mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 2));
 	mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 1));
 	mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 2));
-	const float nm_a = fmaxf(m_a, mx_a * scale_log2), nm_b = fmaxf(m_b, mx_b * scale_log2);
+	float nm_a = fmaxf(m_a, mx_a * scale_log2), nm_b = fmaxf(m_b, mx_b * scale_log2);
+	if constexpr (kMode == 2) { /* m = -inf: any finite max grows it */
+		grow = __any_sync(0xffffffffu, nm_a > m_a + LEAN_THR || nm_b > m_b + LEAN_THR);
+		nm_a = grow ? nm_a : m_a;
+		nm_b = grow ? nm_b : m_b;
+	}
 	/* a row with no visible key so far keeps m = -inf: subtract 0 instead (weights 0, no NaN) */
 	const float mu_a = nm_a == -INFINITY ? 0.0f : nm_a, mu_b = nm_b == -INFINITY ? 0.0f : nm_b;
 	corr_a = ex2_ftz(m_a - mu_a);
@@ -168,6 +181,7 @@ __device__ __forceinline__ void consumer(uint32_t s_q, uint32_t s_k, uint32_t s_
 	for (int i = 0; i < 64; i++)
 		o[i] = 0.0f;
 	float m_a = -INFINITY, m_b = -INFINITY, l_a = 0.0f, l_b = 0.0f, corr_a, corr_b;
+	bool grow = false; /* this tile rescales O (the vote, or SF_PREFILL_LEAN=2's growth rule) */
 	uint32_t pa[P5_BN / 16][4];
 	if (wg == 1)
 		sfpp::bar_arrive(P8_TURN_BAR, P8_TURN_THREADS); /* consumer 0 issues first */
@@ -190,7 +204,8 @@ __device__ __forceinline__ void consumer(uint32_t s_q, uint32_t s_k, uint32_t s_
 		sfwg::wgmma_wait<0>();
 		sfwg::fence_regs(s);
 		sfwg::mbar_arrive(L_EMPTY_K(0));
-		softmax128_exp(s, 0, lim_a, lim_b, lim_min, c, scale_log2, m_a, m_b, l_a, l_b, corr_a, corr_b);
+		softmax128_exp<SF_PREFILL_LEAN>(s, 0, lim_a, lim_b, lim_min, c, scale_log2, m_a, m_b, l_a, l_b, corr_a,
+						corr_b, grow);
 		pack_p(pa, s);
 	}
 	int st = 1;	 /* t % 3 */
@@ -212,11 +227,14 @@ __device__ __forceinline__ void consumer(uint32_t s_q, uint32_t s_k, uint32_t s_
 		sfwg::wgmma_wait<1>(); /* S(t) complete: K(t) read; PV(t - 1) may still run */
 		sfwg::fence_regs(s);
 		sfwg::mbar_arrive(L_EMPTY_K(st));
-		softmax128_exp(s, t, lim_a, lim_b, lim_min, c, scale_log2, m_a, m_b, l_a, l_b, corr_a, corr_b);
+		softmax128_exp<SF_PREFILL_LEAN>(s, t, lim_a, lim_b, lim_min, c, scale_log2, m_a, m_b, l_a, l_b, corr_a,
+						corr_b, grow);
 		sfwg::fence_regs(s); /* the exponentials before the wait ... */
-		/* the wait in both arms of the rescale vote's branch, their asm texts different: a wait sharing the
+		if constexpr (SF_PREFILL_LEAN == 1) /* the rescale vote: no lane's max moved */
+			grow = !__all_sync(0xffffffffu, corr_a == 1.0f && corr_b == 1.0f);
+		/* the wait in both arms of the rescale branch, their asm texts different: a wait sharing the
 		 * softmax's basic block may be scheduled to its top by ptxas */
-		if (__all_sync(0xffffffffu, corr_a == 1.0f && corr_b == 1.0f)) {
+		if (!grow) {
 			wgmma_wait0_kept();
 			sfwg::fence_regs(o);
 		} else {
