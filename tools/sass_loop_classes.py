@@ -9,6 +9,7 @@ the O rescale); those are reported apart, so "main" is one iteration of a non-di
 rescale. try-wait retry paths (`@!P BRA` back to a SYNCS.PHASECHK) run only while waiting and are not
 counted apart: their branch instruction itself is in the main count. No GPU needed.
   python3 tools/sass_loop_classes.py prefill_p8_ps1.sass        # table of classes: main, each block
+  python3 tools/sass_loop_classes.py --self-test                # the parser on a synthetic loop (both forms)
 """
 import re
 import signal
@@ -78,9 +79,46 @@ def count(ins, idx):
     return c
 
 
-def main():
-    text = open(sys.argv[1]).read() if len(sys.argv) > 1 else sys.stdin.read()
-    ins, labels = parse(text)
+def synthetic(labels_form):
+    """a small tile loop in nvdisasm (labels_form) or cuobjdump (address targets) form: a try-wait retry, 16
+    HGMMA, a 10-instruction mask block, 4 MUFU, a rescale if / else whose else arm (DEPBAR + 9 FMUL) a BRA
+    skips; 50 instructions, main path 30"""
+    body = [("L1", None, "SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR4], R2"), (None, "@!P0", "BRA L1"),
+            (None, None, "WARPGROUP.ARRIVE")] + [(None, None, "HGMMA.64x128x16.F32.BF16 R24, gdesc[UR16], R24")] * 16
+    body += [(None, None, "WARPGROUP.DEPBAR.LE gsb0, 0x1"), (None, "@P1", "BRA L2")]
+    body += [(None, None, "FSEL R24, R24, -INF , P2")] * 10 + [("L2", None, "MUFU.EX2 R24, R24")]
+    body += [(None, None, "MUFU.EX2 R25, R25")] * 3 + [(None, "@P2", "BRA L3"), (None, None, "WARPGROUP.DEPBAR.LE gsb0, 0x0"),
+                                                       (None, None, "BRA L4"), ("L3", None, "WARPGROUP.DEPBAR.LE gsb0, 0x0")]
+    body += [(None, None, "FMUL R88, R88, R9")] * 9 + [("L4", None, "UIADD3 UR5, UR5, 0x1, URZ"), (None, "@!P0", "BRA L1"),
+                                                      (None, None, "EXIT")]
+    addr = {lab: 0x100 + 16 * i for i, (lab, _, _) in enumerate(body) if lab}
+    out = []
+    for i, (lab, pred, op) in enumerate(body):
+        if lab and labels_form:
+            out.append(f".L_x_{lab[1:]}:")
+        if op.startswith("BRA "):
+            t = op.split()[1]
+            op = f"BRA `(.L_x_{t[1:]})" if labels_form else f"BRA {addr[t]:#x}"
+        out.append(f"        /*{0x100 + 16 * i:04x}*/              {pred or ''} {op} ;")
+    return "\n".join(out)
+
+
+def self_test():
+    """the parser and the block rules on synthetic() in both forms; prints ok / FAIL lines"""
+    bad = 0
+    for form in (True, False):
+        ins, labels = parse(synthetic(form))
+        lo, hi, blocks, main_idx = analyse(ins, labels)
+        got = (hi - lo + 1, len(main_idx), sorted(b[1] - b[0] for b in blocks), count(ins, main_idx).get("MUFU.EX2"))
+        ok = got == (50, 30, [10, 10], 4)
+        bad += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} sass_loop_classes {'nvdisasm' if form else 'cuobjdump'} form: loop, main "
+              f"path, blocks, MUFU {got} (want (50, 30, [10, 10], 4))")
+    return 1 if bad else 0
+
+
+def analyse(ins, labels):
+    """the tile loop (lo, hi), its optional blocks and the main path's instruction indices"""
     hg = [i for i, x in enumerate(ins) if x["op"].startswith("HGMMA")]
     loop = None
     for i, x in enumerate(ins):
@@ -102,7 +140,15 @@ def main():
     blocks = [b for b in blocks if b[1] - b[0] > 8]
     blocks = [b for b in blocks if not any(o != b and o[0] <= b[0] and b[1] <= o[1] for o in blocks)]
     skipped = {k for b in blocks for k in range(*b)}
-    main_idx = [k for k in range(lo, hi + 1) if k not in skipped]
+    return lo, hi, blocks, [k for k in range(lo, hi + 1) if k not in skipped]
+
+
+def main():
+    if sys.argv[1:2] == ["--self-test"]:
+        return self_test()
+    text = open(sys.argv[1]).read() if len(sys.argv) > 1 else sys.stdin.read()
+    ins, labels = parse(text)
+    lo, hi, blocks, main_idx = analyse(ins, labels)
     cols = [("main", count(ins, main_idx), len(main_idx))]
     for b in blocks:
         cols.append((f"block {ins[b[0]]['addr']:#x}", count(ins, range(*b)), b[1] - b[0]))
@@ -123,4 +169,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -132,6 +132,7 @@ variant_check 8 1 "turn --protocol-only" "noturn0 --protocol-only" "turnown --pr
 # P packed after wait 0, the data path (early mode, 2 cases); mutants: P packed while the PV may still read
 # it, the softmax before its S retired. EMU_EXTRA=1 adds the full data run (8 cases, early and late: ~2 min)
 run_check "v8lean " attn_emulate_pp.py --variant 8 --lean --quick --schedules 1
+run_check "sass_loop_classes " sass_loop_classes.py --self-test # the SASS counter of the notes, on a synthetic loop
 for m in packearly smearly; do
 	mutant "v8lean mutation '$m'" attn_emulate_pp.py --variant 8 --lean --schedules 1 --protocol-only --mutate $m
 done
