@@ -82,17 +82,30 @@ __device__ __forceinline__ void softmax128_exp(float (&s)[64], int t, int lim_a,
 			}
 		}
 	}
-	float mx_a = s[0], mx_b = s[2];
+	/* the row maxima as trees (depth 5, 31 FMNMX per row as the chain of softmax128, whose 31 dependent FMNMX
+	 * were on the consumer's critical path); fmax is exact, so the order does not change the result */
+	float ta[32], tb[32];
 #pragma unroll
 	for (int j = 0; j < P5_BN / 8; j++) {
 #pragma unroll
 		for (int e = 0; e < 2; e++) {
-			if (j + e == 0)
-				continue;
-			mx_a = fmaxf(mx_a, s[4 * j + e]);
-			mx_b = fmaxf(mx_b, s[4 * j + 2 + e]);
+			ta[2 * j + e] = s[4 * j + e];
+			tb[2 * j + e] = s[4 * j + 2 + e];
 		}
 	}
+#define LEAN_TREE_STAGE(W)                                                                                              \
+	_Pragma("unroll") for (int i = 0; i < (W); i++)                                                                  \
+	{                                                                                                                \
+		ta[i] = fmaxf(ta[i], ta[i + (W)]);                                                                       \
+		tb[i] = fmaxf(tb[i], tb[i + (W)]);                                                                       \
+	}
+	LEAN_TREE_STAGE(16)
+	LEAN_TREE_STAGE(8)
+	LEAN_TREE_STAGE(4)
+	LEAN_TREE_STAGE(2)
+	LEAN_TREE_STAGE(1)
+#undef LEAN_TREE_STAGE
+	float mx_a = ta[0], mx_b = tb[0];
 	mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 1));
 	mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 2));
 	mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 1));
