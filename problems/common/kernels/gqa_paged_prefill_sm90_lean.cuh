@@ -1,5 +1,5 @@
 /*
- * gqa_paged_prefill_sm90_lean.cuh - the lean consumer of prefill version 8 ("v8 lean", -DSF_PREFILL_LEAN=1 with
+ * gqa_paged_prefill_sm90_lean.cuh - the lean consumer of prefill version 8 ("v8 lean", -DSF_PREFILL_LEAN=1 or 2 with
  * -DSF_PREFILL_WGMMA=8; PREFILL_NOTES.md "Version 10: the consumer's instruction diet"): helpers that
  * p6_attend<PS, kTurns = true> uses in place of softmax128 / the P copy / the Q descriptor arithmetic when
  * SF_PREFILL_LEAN is on. Without it nothing here is instantiated and v8's PTX is unchanged.
@@ -11,7 +11,8 @@
  *    with pa (the PV's A registers) and so moved the wait (WARPGROUP.DEPBAR.LE gsb0, 0x0) to the top of
  *    the softmax: v8's softmax did NOT run under PV(t - 1), and every tile's chain held S + PV + softmax.
  *    Register fences on S before and after the wait pin the exponentials before it and the packing after;
- *  - the row sums start from the first pair instead of 0 + (2 FADD);
+ *  - the row sums start from the first pair instead of 0 + (2 FADD); the row maxima are FMNMX trees (depth 5,
+ *    not a chain of 31 dependent FMNMX; fmax is exact, so the result is the same);
  *  - tile 0 is peeled (consumer below): v8 committed PV(t - 1) under `t > 0`, and for that possibly empty
  *    group ptxas added a dummy HGMMA (its own group), so v8's wait 1 also waited for PV(t - 1);
  *  - Q's descriptor is passed as its low 32 bits (the high word is the constant of wg_desc: stride 1024 B,
@@ -19,6 +20,8 @@
  *    registers: no R2UR and no vector integer arithmetic per S wgmma (K's and V's were uniform already).
  * SASS per tile (tools/sass_loop_classes.py; PREFILL_NOTES.md, version 10): 414 instructions on the main
  * path against v8's 471, and the softmax's 66 MUFU.EX2 between the wait for S and the wait for PV.
+ * SF_PREFILL_LEAN=2 also keeps a warp's running maxima unless one grows by more than LEAN_THR (softmax128_exp's
+ * kMode 2): the O rescale then (almost) never runs after tile 0; not bit-identical to v8 (rounding only).
  */
 #pragma once
 
