@@ -15,44 +15,20 @@
  *    not a chain of 31 dependent FMNMX; fmax is exact, so the result is the same);
  *  - tile 0 is peeled (consumer below): v8 committed PV(t - 1) under `t > 0`, and for that possibly empty
  *    group ptxas added a dummy HGMMA (its own group), so v8's wait 1 also waited for PV(t - 1);
- *  - Q's descriptor is passed as its low 32 bits (the high word is the constant of wg_desc: stride 1024 B,
- *    128B swizzle), broadcast from lane 0, so that ptxas keeps the 8 k-step descriptors in uniform
- *    registers: no R2UR and no vector integer arithmetic per S wgmma (K's and V's were uniform already).
- * SASS per tile (tools/sass_loop_classes.py; PREFILL_NOTES.md, version 10): 414 instructions on the main
+ *  - Q's descriptor is rebuilt from its low 32 bits broadcast from lane 0 and the constant high word of
+ *    wg_desc (stride 1024 B, 128B swizzle), so that ptxas keeps it in uniform registers: one UIADD3.64 per S
+ *    wgmma as for K, no R2UR and no vector integer arithmetic (K's and V's were uniform already).
+ * SASS per tile (tools/sass_loop_classes.py; PREFILL_NOTES.md, version 10): 402 instructions on the main
  * path against v8's 471, and the softmax's 66 MUFU.EX2 between the wait for S and the wait for PV.
  * SF_PREFILL_LEAN=2 also keeps a warp's running maxima unless one grows by more than LEAN_THR (softmax128_exp's
  * kMode 2): the O rescale then (almost) never runs after tile 0; not bit-identical to v8 (rounding only).
  */
 #pragma once
 
-#define LEAN_DESC_HI 0x40000040u /* high word of wg_desc / wg_desc_mn: (1024 >> 4) | 1 << 30 (bit 62) */
+#define LEAN_DESC_HI 0x40000040u /* high word of wg_desc: (1024 >> 4) | 1 << 30 (bit 62) */
 #define LEAN_THR 8.0f /* SF_PREFILL_LEAN=2: a warp moves its running maxima only when one grows by more (base 2) */
 
 namespace sflean {
-
-/* d[64] (= or += when acc != 0) A (64 x 16 bf16, K-major descriptor {a_lo, LEAN_DESC_HI}) . B (K-major
- * descriptor db)^T: wgmma_m64n128k16_ss with A's descriptor assembled from its low word */
-__device__ __forceinline__ void wgmma_m64n128k16_ss_lo(float (&d)[64], uint32_t a_lo, uint64_t db, int acc)
-{
-	asm volatile("{\n\t.reg .pred p;\n\t.reg .b64 da;\n\tsetp.ne.b32 p, %66, 0;\n\t"
-		     "mov.b64 da, {%64, %67};\n\t"
-		     "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
-		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-		     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-		     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-		     "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-		     "}, da, %65, p, 1, 1, 0, 0;\n\t}"
-		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-		       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-		       "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-		       "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-		       "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-		       "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-		     : "r"(a_lo), "l"(db), "r"(acc), "n"(LEAN_DESC_HI)
-		     : "memory");
-}
 
 /*
  * kMode 1 (SF_PREFILL_LEAN=1): softmax128's arithmetic on this thread's 64 raw scores of 128-key tile t (element 4 j + e: row a for e <
@@ -185,10 +161,11 @@ __device__ __forceinline__ void consumer(uint32_t s_q, uint32_t s_k, uint32_t s_
 	const int tok_a = 16 * wg + wi * 4 + (g >> 2), tok_b = tok_a + 2;
 	const int lim_a = lim0 + tok_a, lim_b = lim0 + tok_b;
 	const int lim_min = lim0 + 16 * wg; /* this warpgroup's smallest limit */
-	/* Q's descriptor low word (+ LEAN_DESC_HI), broadcast from lane 0: the same value in every lane, and ptxas
-	 * then keeps it (and the 8 k-step words) in uniform registers; from the warpgroup index it stays in
-	 * vector registers and costs 2 R2UR + ~3 integer instructions per S wgmma (v8's SASS) */
+	/* Q's descriptor: its low word broadcast from lane 0 (the same value in every lane: ptxas then keeps the
+	 * descriptor in uniform registers; derived from the warpgroup index it stays in vector registers and costs
+	 * 2 R2UR + ~3 integer instructions per S wgmma, v8's SASS) and wg_desc's constant high word */
 	const uint32_t dq_lo = __shfl_sync(0xffffffffu, (uint32_t)sfwg::wg_desc(s_q + wg * 64 * 128), 0);
+	const uint64_t dq64 = (uint64_t)LEAN_DESC_HI << 32 | dq_lo;
 	const uint64_t dk = sfwg::wg_desc(s_k);
 	const uint64_t dv = sfwg::wg_desc_mn(s_v, P5_BN * 128);
 
@@ -205,8 +182,8 @@ __device__ __forceinline__ void consumer(uint32_t s_q, uint32_t s_k, uint32_t s_
 #define L_ISSUE_S(s, st)                                                                                                \
 	do {                                                                                                            \
 		const uint64_t dkt = sfpp::desc_add(dk, (st) * P5_TILE);                                                \
-		_Pragma("unroll") for (int kk = 0; kk < D / 16; kk++) wgmma_m64n128k16_ss_lo(                           \
-			s, dq_lo + (((kk >> 2) * (PP_BM * 128) + (kk & 3) * 32) >> 4),                                  \
+		_Pragma("unroll") for (int kk = 0; kk < D / 16; kk++) sfwg::wgmma_m64n128k16_ss(                        \
+			s, sfpp::desc_add(dq64, (kk >> 2) * (PP_BM * 128) + (kk & 3) * 32),                             \
 			sfpp::desc_add(dkt, (kk >> 2) * (P5_BN * 128) + (kk & 3) * 32), kk);                            \
 	} while (0)
 	{ /* tile 0: S(0) alone, one group; O is 0, so no rescale */
