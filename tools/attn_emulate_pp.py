@@ -8,66 +8,61 @@ version 6 ("v6", gqa_paged_prefill_sm90_p6.cuh, -DSF_PREFILL_WGMMA=6, --variant 
 its emulation tools/attn_emulate_p9.py were removed in session 13: measured slower than v8.)
 
 usage: attn_emulate_pp.py [--seeds N] [--schedules N] [--quick] [--pingpong 0|1] [--variant 3|5|6|7|8]
-                          [--mutate NAME] [--protocol-only]
+                          [--lean] [--mutate NAME] [--protocol-only]
+--lean (with --variant 8): -DSF_PREFILL_LEAN=1, the consumers of tools/attn_emulate_lean.py (its docstring).
 
 --pingpong 0 checks -DSF_PREFILL_WGMMA=4 ("v3np"): the same kernel without the turn barriers.
---variant 5 checks v5: 128-key tiles (S m64n128 per warpgroup, 8 gather rows per thread and tile), a
-3-stage ring with G(t) = {K(t+2), V(t+1)} published at tile t+1 after S(t+1) completes, no turns;
-p5_events() transcribes prefill_attend_p5 including its loop-carried stage / parity recurrence, and
-the data path uses the 128-row K descriptors, the 2-set slot rotation, the 128-key mask rule and v5's
-gather of rows past the CTA's last key (the slot of key n_kv - 1, real data that the mask must remove,
-instead of a zero-fill).
---variant 6 checks v6: v5's tiles, ring and consumer work, but three agents: the producer warpgroup
-(agent 0, the only writer: 128 threads x 16 rows per tile, groups {Q, K0}, V0, K1, V1, ..., group g - 2
-published after group g is committed ({Q, K0} after V0's), empty waits before reusing a stage) and two consumers (agents 1,
-2: no gathers; K(t) released after wgmma.wait 1, V(t - 1) after wait 0). Full barriers complete on the
-producer's arrival, empty ones on both consumers'. p6_events() transcribes prefill_attend_p6 with its
-loop-carried stage / parity; the data path uses the producer's row mapping (rows p / 16 + 8 i) and its
-one slot set, refetched for tile t + 1 after V(t).
+--variant 5 checks v5: 128-key tiles (S m64n128 per warpgroup, 8 gather rows per thread and tile), a 3-stage ring
+with G(t) = {K(t+2), V(t+1)} published at tile t+1 after S(t+1) completes, no turns; p5_events() transcribes
+prefill_attend_p5 with its loop-carried stage / parity; the data path uses the 128-row K descriptors, the 2-set
+slot rotation, the 128-key mask rule and v5's gather of rows past the CTA's last key (the slot of key n_kv - 1,
+real data that the mask must remove, instead of a zero-fill).
+--variant 6 checks v6: v5's tiles, ring and consumer work, three agents: the producer warpgroup (agent 0, the only
+writer: 128 threads x 16 rows per tile, groups {Q, K0}, V0, K1, V1, ..., group g - 2 published after group g is
+committed ({Q, K0} after V0's), empty waits before reusing a stage) and two consumers (agents 1, 2: no gathers;
+K(t) released after wgmma.wait 1, V(t - 1) after wait 0). Full barriers complete on the producer's arrival,
+empty ones on both consumers'. p6_events() transcribes prefill_attend_p6 with its loop-carried stage / parity;
+the data path uses the producer's rows (p / 16 + 8 i) and its one slot set, refetched for tile t + 1 after V(t).
 --variant 8 checks v8: v6 plus the consumers' turns (named barriers 1, 2; count = both consumers; a second
 arrival of one consumer in a phase, a partial phase at the end or S issues not alternating 0, 1, 0, 1 fail),
 then per warp in tools/attn_emulate_p8.py (its docstring). Mutations: turn, noturn0, turnown, skipmasked
 (consumer 0 stops one tile early), count128, noturnend (tools/attn_emulate_p8.py).
 
-Part 1, the protocol (no data): pp_events() transcribes one warpgroup's program order of
-prefill_attend_pp for a given tile count (gathers, cp.async commits / wait_group counts, proxy fences,
-mbarrier arrives and parity waits, named-barrier syncs and arrives, wgmma reads, commits and waits).
-Sim runs the two warpgroups' lists under a random scheduler (which warpgroup steps next is random and
-sticky, so the warpgroups drift apart as far as the synchronisation lets them) and checks the PTX rules
-at every step: a wgmma may read a tile only when both warpgroups' halves of it were retired
-(wait_group), fenced to the async proxy and released by an mbarrier arrive whose phase the reader has
-waited for; a gather may overwrite a buffer only when both warpgroups' wgmmas that read its old tile
-have retired and the writer acquired that through the empty mbarrier (its own reads: its own wgmma
-wait); an mbarrier phase and a named barrier phase take one arrival per warpgroup (a second is a
-bug: the hardware would count it toward the wrong phase); parity waits see the phase the kernel
-means (no aliasing); no deadlock; at the end no wgmma in flight, every named barrier phase complete,
-every K and V tile gathered once and read once per warpgroup. A warpgroup is modelled as one agent
-(its 128 threads run the same list; the count 256 = two warpgroups of arrivals).
+Part 1, the protocol (no data): pp_events() / p5_events() / p6_events() transcribe each agent's program
+order (gathers, cp.async commits / wait_group counts, proxy fences, mbarrier arrives and parity waits,
+named-barrier syncs and arrives, wgmma reads, commits and waits). Sim runs the lists under a random, sticky
+scheduler (agents drift apart as far as the synchronisation lets them) and checks the PTX rules at every
+step: a wgmma reads a tile only when every writer's part was retired (wait_group), fenced to the async proxy
+and released by an mbarrier arrive whose phase the reader waited for; a gather overwrites a buffer only when
+every wgmma that read its old tile retired and the writer acquired that through the empty mbarrier; a
+softmax starts only after its S retired; (--lean) P is packed only when no wgmma of its consumer is
+unretired; an mbarrier or named-barrier phase takes one arrival per agent; parity waits see the phase the
+kernel means; no deadlock; at the end no wgmma in flight, every named-barrier phase complete, every K and V
+tile gathered once and read once per reader. A warpgroup is one agent (its 128 threads run the same list).
 
 Part 2, the data: the same scheduler drives the kernel's data path on a NaN-initialised shared image
-(tools/attn_emulate_wg.py's sw128 / descriptor / fragment model): the 256 threads' gathers (rows
-tid / 16 + 16 i, the slot rotation sl_v <- sl_k <- sl_n of the kernel, slot = page x ps + pos % ps),
-descriptors built as one base plus constants (desc_add), each warpgroup's 64 rows of the 128-row Q,
-the base-2 online softmax with the per-warpgroup causal limits, the rescale skipped by warp vote,
-the epilogue; compared with the float64 reference. Mode "late" lands copies when wait_group retires
-them and runs a wgmma's reads when wgmma.wait retires it; "early" lands at issue and reads at issue.
+(tools/attn_emulate_wg.py's sw128 / descriptor / fragment model): the gathers with the kernel's slot
+rotation (slot = page x ps + pos % ps), descriptors as one base plus constants (desc_add), each warpgroup's
+64 rows of the 128-row Q, the base-2 online softmax with the per-warpgroup causal limits, the rescale
+skipped by warp vote, the epilogue; compared with the float64 reference. Mode "late" lands copies when
+wait_group retires them and runs a wgmma's reads when wgmma.wait retires it; "early" does both at issue.
 
---mutate: noempty (gathers skip the empty wait), pubearly (publish with wait_group 2), parity (full
-waits one phase off), turn (warpgroup 0 without its final sync), arrive2 (K published twice),
-slotv (V gathered with K's current slots instead of the previous tile's), vote (rescale skipped when
-any lane's max is unchanged), limmin (warpgroup 0 takes warpgroup 1's mask rule, skipping a needed
-mask; v5 only: evpar (the empty-V wait with the parity of tile t-1 instead of t-2), khalf (the K
-descriptor's dim-half stride of a 64-row tile); v6: noempty, pubearly (wait_group 3), parity, arrive2,
-evpar (the producer's empty-V parity off), slotv (V(t) gathered with tile t+1's slots), limmin, khalf,
-nofence (K published without the proxy fence), ekearly (K(t) released before S(t) retired)); a
-data-path mutation's run skips the protocol sweep. Exit 1 on any
-failure (or, with --mutate, prints the failure and exits 1: the suite expects that).
+--mutate: noempty (gathers skip the empty wait), pubearly (publish with wait_group 2), parity (full waits one
+phase off), turn (warpgroup 0 without its final sync), arrive2 (K published twice), slotv (V gathered with K's
+current slots instead of the previous tile's), vote (rescale skipped when any lane's max is unchanged), limmin
+(warpgroup 0 takes warpgroup 1's mask rule, skipping a needed mask; v5 only: evpar (the empty-V wait with the
+parity of tile t-1 instead of t-2), khalf (the K descriptor's dim-half stride of a 64-row tile); v6: noempty,
+pubearly (wait_group 3), parity, arrive2, evpar (the producer's empty-V parity off), slotv (V(t) gathered with
+tile t+1's slots), limmin, khalf, nofence (K published without the proxy fence), ekearly (K(t) released before
+S(t) retired)); --lean: packearly, smearly (tools/attn_emulate_lean.py). A data-path mutation's run skips the
+protocol sweep. Exit 1 on any failure (or, with --mutate, prints the failure and exits 1: the suite expects that).
 """
 import argparse
 import sys
 
 import numpy as np
 
+import attn_emulate_lean
 from attn_emulate import BN, D, GRP, HKV, HQ, LOG2E, bf16_round, bf16_val, check, kv_len_of, make_case, reference
 from attn_emulate_wg import NAN16, read_kmajor, read_mnmajor, sw128, wg_desc, wg_desc_mn
 
@@ -142,6 +137,7 @@ def p5_events(n, w):
 
 
 TURN8 = [0]  # --variant 8: v6's events plus the consumers' turns (set_variant(6) first, then TURN8[0] = 1)
+LEAN = [0]  # --lean (with --variant 8): v8's lean consumers (tools/attn_emulate_lean.py)
 
 
 def p6_events(n, w):
@@ -183,6 +179,8 @@ def p6_events(n, w):
             ev += [("cpwait", 1), ("fence",), ("arrive", ("FK", sl))]
         return ev + [("cpwait", 0), ("fence",), ("arrive", ("FV", sl))]
     c = w - 1  # v8: consumer index; turn barriers 1 + c (mine) and 2 - c (the other's)
+    if LEAN[0]:
+        return attn_emulate_lean.consumer_events(n, c, ST, TURN8[0], MUT)
     if TURN8[0] and c == 0 and "skipmasked" in MUT and n >= 2:
         n -= 1  # consumer 0 skips the last tile (fully masked for it): the other's last turn never comes
     if TURN8[0] and c == 1 and "noturn0" not in MUT:
@@ -423,6 +421,13 @@ class Sim:
                             r[2] = "retired"
                     if self.data and self.data.late:
                         self.data.wgmma(w - self.coff, buf, tile, t)
+        elif k == "pack":  # lean: P(t) into pa, the A operand of this consumer's last PV
+            if self.wg[w] or self.wcur[w]:
+                raise ProtocolError(f"{at}: P packed into pa while a wgmma of wg{w} is not retired (wait 0)")
+            if self.data:
+                self.data.pack(w - self.coff, e[1])
+        elif k == "softmax" and any(b[0] == "K" and tl == e[1] for g in self.wg[w] + [self.wcur[w]] for b, tl, _ in g):
+            raise ProtocolError(f"{at}: softmax of tile {e[1]} before its S retired (wgmma wait)")
         elif k in ("softmax", "rescale", "rotate"):
             if self.data:
                 getattr(self.data, k)(w if k == "rotate" else w - self.coff, e[1])
@@ -466,7 +471,7 @@ class Sim:
 
 
 def vname():
-    return "v8" if TURN8[0] else f"v{VAR}" if VAR >= 5 else "v3pp" if PING[0] else "v3np"
+    return ("v8lean" + ("2" if LEAN[0] == 2 else "") if LEAN[0] else "v8") if TURN8[0] else f"v{VAR}" if VAR >= 5 else "v3pp" if PING[0] else "v3np"
 
 
 PROTO_TILES = list(range(1, 24)) + [31, 32, 33, 64, 65, 129]
@@ -643,15 +648,23 @@ class PPData:
         quad = lambda x: x.reshape(32, 4).max(axis=1).repeat(4)
         nm_a = np.maximum(st["m_a"], (quad(s[:, ia].max(axis=1)) * self.scale_log2).astype(np.float32))
         nm_b = np.maximum(st["m_b"], (quad(s[:, ~ia].max(axis=1)) * self.scale_log2).astype(np.float32))
+        if LEAN[0] == 2:  # a warp moves its maxima only when one grows by more than 8 (attn_emulate_lean.py)
+            nm_a, nm_b, mx_ab = attn_emulate_lean.kept_max(st["m_a"], st["m_b"], nm_a, nm_b, np)
         mu_a = np.where(nm_a == -np.inf, 0, nm_a).astype(np.float32)
         mu_b = np.where(nm_b == -np.inf, 0, nm_b).astype(np.float32)
         corr_a, corr_b = np.exp2(st["m_a"] - mu_a), np.exp2(st["m_b"] - mu_b)
         st["m_a"], st["m_b"] = nm_a, nm_b
         mu = np.where(ia[None, :], mu_a[:, None], mu_b[:, None])
+        if LEAN[0] == 2 and "thrstale" in MUT:  # the exponentials with the true max, m and l with the kept one
+            mu = np.where(ia[None, :], mx_ab[0][:, None], mx_ab[1][:, None]).astype(np.float32)
         with np.errstate(invalid="ignore"):
             s = np.exp2((s.astype(np.float64) * np.float64(self.scale_log2) - mu).astype(np.float32))
         st["l_a"] = st["l_a"] * corr_a + s[:, ia].sum(axis=1)
         st["l_b"] = st["l_b"] * corr_b + s[:, ~ia].sum(axis=1)
+        st["corr"] = (corr_a, corr_b)
+        if LEAN[0]:  # the exponentials stay fp32 until pack
+            st["pe"] = s
+            return
         pn = []
         for kk in range(KB // 16):
             f = np.zeros((128, 4, 2), dtype=np.uint16)
@@ -671,7 +684,11 @@ class PPData:
             if not skip:
                 io = (np.arange(64) % 4) < 2
                 st["o"][lanes] *= np.where(io[None, :], corr_a[lanes, None], corr_b[lanes, None])
-        st["pa"] = st["pn"]
+        if not LEAN[0]:
+            st["pa"] = st["pn"]
+
+    def pack(self, w, t):
+        self.st[w]["pa"] = attn_emulate_lean.pack_fragments(self.st[w]["pe"], KB, bf16_round, np)
 
     def rotate(self, w, t):
         if VAR == 6:  # the producer loads the slots of tile t + 1 after gathering V(t)
@@ -730,7 +747,9 @@ def main():
     ap.add_argument("--mutate", choices=("noempty", "pubearly", "parity", "turn", "arrive2", "slotv", "vote", "limmin",
                                          "evpar", "khalf", "nofence", "ekearly", "noeq", "infoearly", "noflush",
                                          "nolastv", "acc1", "eqearly", "noturn0", "turnown", "skipmasked",
-                                         "count128", "noturnend"))
+                                         "count128", "noturnend", "packearly", "smearly", "thrstale"))
+    ap.add_argument("--lean", type=int, nargs="?", const=1, default=0, choices=(0, 1, 2),
+                    help="with --variant 8: -DSF_PREFILL_LEAN=1 (the lean consumers) or 2 (and the kept maxima)")
     ap.add_argument("--protocol-only", action="store_true")
     ap.add_argument("--quick", action="store_true", help="one small ragged ps16 composition, early mode (CI)")
     ap.add_argument("--pingpong", type=int, choices=(0, 1), default=1,
@@ -749,8 +768,9 @@ def main():
         MUT.add(args.mutate)
     set_variant(6 if args.variant == 8 else args.variant if args.variant >= 5 or args.pingpong else 4)
     TURN8[0] = 1 if args.variant == 8 else 0
+    LEAN[0] = args.lean if args.variant == 8 else 0
     # a data-path mutation leaves the event lists alone: its run skips the (then redundant) sweep
-    if args.mutate not in ("slotv", "vote", "limmin", "khalf") and protocol_sweep(args.schedules):
+    if args.mutate not in ("slotv", "vote", "limmin", "khalf", "thrstale") and protocol_sweep(args.schedules):
         return 1
     if TURN8[0]:  # the turns once more, each consumer warp its own agent (tools/attn_emulate_p8.py)
         import attn_emulate_p8
@@ -780,8 +800,12 @@ def main():
     # prefix 16, 128 tokens: the last item (tokens 96..127, 144 keys, 2 tiles) gives consumer 0 (limits
     # 112..127) a fully masked tile 1, which it still walks (v8: its turns must stay balanced)
     masked = ("ps1 masked tail", make_case(np.random.default_rng(26), 1, 0, True, fixed=([128], [144])))
+    if LEAN[0] == 2:  # keys 300.. 4x larger: maxima grow by more than 8 after tile 0 (the kept-max rule's rescale)
+        cases.insert(0, ("ps1 growth", attn_emulate_lean.growth_case(make_case(np.random.default_rng(27), 1, 0, True,
+                                                                                fixed=([40], [520])), 300, bf16_round)))
     if args.quick:
-        cases = cases[1:2] + ([masked] if TURN8[0] else [])
+        cases = cases[:1] + cases[2:3] + ([masked] if TURN8[0] else []) if LEAN[0] == 2 else \
+            cases[1:2] + ([masked] if TURN8[0] else [])
     elif VAR >= 5:
         cases.append(masked)
     for sd in range(0 if args.quick else args.seeds):

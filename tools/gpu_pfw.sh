@@ -5,7 +5,9 @@
 # two consumer warpgroups with ping-pong, 4: v3np, the same without the ping-pong turns, 5: v5, v3pp with
 # 128-key tiles and no turns, 6: v6, v5 with a producer warpgroup doing every gather and setmaxnreg, 384
 # threads, 7: v7, v6 made persistent: at most one CTA per SM walking work units, 8: v8, v6 with the two
-# consumers' ping-pong turns on named barriers; v9 was removed in session 13) and the HGMMA count of the wgmma SASS (v6: also its setmaxnreg count, USETMAXREG in SASS: 2 per instantiation, 6 in all; v8: its BAR.SYNC / BAR.ARV counts), checks the wgmma variants on every workload of
+# consumers' ping-pong turns on named barriers; v9 was removed in session 13; VARIANTS token 10 = "v8lean":
+# -DSF_PREFILL_WGMMA=8 -DSF_PREFILL_LEAN=1, v8 with the lean consumer, PREFILL_NOTES.md version 10; token 11 =
+# "v8lean2": SF_PREFILL_LEAN=2, the lean consumer that keeps its running maxima unless one grows by more than 8) and the HGMMA count of the wgmma SASS (v6: also its setmaxnreg count, USETMAXREG in SASS: 2 per instantiation, 6 in all; v8: its BAR.SYNC / BAR.ARV counts), checks the wgmma variants on every workload of
 # gqa_paged_prefill_causal_h32_kv8_d128_ps{1,16} and on the held-out compositions of tools/attn_heldout.py,
 # and prints a side-by-side table last (tools/pfw_table.py: workload, us per variant, the best wgmma
 # variant's speedup over v1, TFLOP/s and T_sol/T_k; with two or more wgmma variants, e.g. VARIANTS=8+6,
@@ -92,8 +94,13 @@ for v in 0 1 2 3 4 5 6 7 8; do # -DSF_PREFILL_WGMMA=v
 	nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Xptxas -v -DSF_PREFILL_WGMMA=$v \
 		-cubin "$src" -o "$out/prefill_$v.cubin" >"$out/ptxas_$v.txt" 2>&1 &
 done
+for l in 1 2; do # v8lean, v8lean2
+	nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Xptxas -v -DSF_PREFILL_WGMMA=8 -DSF_PREFILL_LEAN=$l \
+		-cubin "$src" -o "$out/prefill_8lean$l.cubin" >"$out/ptxas_8lean$l.txt" 2>&1 &
+done
 wait
 hgmma="? (no cuobjdump)"
+loopcls="" # one tile's SASS classes of v8, v8lean1, v8lean2 (tools/sass_loop_classes.py, prefill_attend_p8<1>)
 if command -v cuobjdump >/dev/null 2>&1; then
 	cuobjdump -sass "$out/prefill_1.cubin" >"$out/sass_v2.txt" 2>&1
 	cuobjdump -sass "$out/prefill_2.cubin" >"$out/sass_v2o.txt" 2>&1
@@ -111,13 +118,20 @@ if command -v cuobjdump >/dev/null 2>&1; then
 	hgmma+=" v8: $(grep -c SETMAX "$out/sass_v8.txt") SETMAX*REG, $(grep -c LDGSTS "$out/sass_v8.txt") LDGSTS,"
 	hgmma+=" $(grep -c 'BAR.SYNC' "$out/sass_v8.txt") BAR.SYNC (v6 $(grep -c 'BAR.SYNC' "$out/sass_v6.txt")),"
 	hgmma+=" $(grep -c 'BAR.ARV' "$out/sass_v8.txt") BAR.ARV (v6 $(grep -c 'BAR.ARV' "$out/sass_v6.txt")))"
+	for c in 8 8lean1 8lean2; do
+		cuobjdump -sass -fun '_Z17prefill_attend_p8ILi1EEvPK13__nv_bfloat16S2_S2_PKiS4_S4_S4_ifPK9work_itemS4_PS0_Pf' \
+			"$out/prefill_$c.cubin" >"$out/sass_p8_1_$c.txt" 2>&1
+		loopcls+="v$c: $(python3 tools/sass_loop_classes.py "$out/sass_p8_1_$c.txt" 2>&1 | head -1)"$'\n'
+	done
 fi
 rm -f "$out"/prefill_*.cubin
 
 # variants: 0 = v1 mma.sync, 1 = v2 wgmma, 2 = v2o wgmma with the overlapped tile order, 3 = v3pp,
 # 4 = v3np (v3pp without the ping-pong turns), 5 = v5 (v3pp with 128-key tiles, no turns), 6 = v6 (v5 with
 # a producer warpgroup + setmaxnreg), 7 = v7 (v6 persistent), 8 = v8 (v6 + the consumers' ping-pong turns)
-label() { case $1 in 0) echo v1 ;; 1) echo v2 ;; 2) echo v2o ;; 3) echo v3pp ;; 4) echo v3np ;; 5) echo v5 ;; 6) echo v6 ;; *) echo "v$1" ;; esac; }
+label() { case $1 in 0) echo v1 ;; 1) echo v2 ;; 2) echo v2o ;; 3) echo v3pp ;; 4) echo v3np ;; 5) echo v5 ;; 6) echo v6 ;; 10) echo v8lean ;; 11) echo v8lean2 ;; *) echo "v$1" ;; esac; }
+# the eval defines of a variant, comma-separated (10, 11: v8 with the lean consumer, SF_PREFILL_LEAN 1 or 2)
+defs() { case $1 in 10) echo "SF_PREFILL_WGMMA=8,SF_PREFILL_LEAN=1" ;; 11) echo "SF_PREFILL_WGMMA=8,SF_PREFILL_LEAN=2" ;; *) echo "SF_PREFILL_WGMMA=$1" ;; esac; }
 # default: the candidate v3pp beside v2o (the fastest measured wgmma variant) on two GPUs; v3pp on one
 if [ "$ngpu" -ge 2 ]; then variants=${VARIANTS:-3 2}; else variants=${VARIANTS:-3}; fi
 variants=${variants//+/ } # "5+3" (a gpu_round spec cannot hold spaces) is two variants, as PAGES
@@ -125,17 +139,18 @@ variants=${variants//+/ } # "5+3" (a gpu_round spec cannot hold spaces) is two v
 # compile every (problem, variant) in parallel first (the compile cache keys on the -D define)
 for v in $variants; do
 	for n in $probs; do
-		echo "problems/llama/$n problems/llama/$n/solutions/$sol -DSF_PREFILL_WGMMA=$v"
-		[ "$v" = 0 ] || echo "$held/$n problems/llama/$n/solutions/$sol -DSF_PREFILL_WGMMA=$v"
+		d=$(defs "$v")
+		echo "problems/llama/$n problems/llama/$n/solutions/$sol -D${d//,/ -D}"
+		[ "$v" = 0 ] || echo "$held/$n problems/llama/$n/solutions/$sol -D${d//,/ -D}"
 	done
-done | xargs -P "$(nproc)" -L 1 sh -c "$S eval \$0 \$1 \$2 --backend cuda --prepare-only >/dev/null 2>&1" || true
+done | xargs -P "$(nproc)" -L 1 sh -c "$S eval \"\$@\" --backend cuda --prepare-only >/dev/null 2>&1" sh || true
 log "compiled"
 
 # line-buffered stdout as well (the CLI flushes each trace itself; this covers an older build)
 lb=()
 command -v stdbuf >/dev/null 2>&1 && lb=(stdbuf -oL)
 
-# run_eval TAG GPU DIR DEFINE ROUNDS BUDGET CAP: one eval into $out/TAG.jsonl, capped by CAP seconds
+# run_eval TAG GPU DIR DEFINES ROUNDS BUDGET CAP: one eval into $out/TAG.jsonl (DEFINES comma-separated), capped by CAP seconds
 # and by the time left before DEADLINE_S; each workload's candidate runner by WL_TIMEOUT
 run_eval() {
 	local lim n rc
@@ -149,11 +164,12 @@ run_eval() {
 		return
 	fi
 	n=$(basename "$3")
-	local only=() seed=()
+	local only=() seed=() dl=() d
+	for d in ${4//,/ }; do dl+=(-D "$d"); done
 	case "$3" in problems/*) [ -n "${ONLY:-}" ] && only=(--only "$ONLY") ;; esac
 	seed=(--seed "$pfw_seed")
 	CUDA_VISIBLE_DEVICES=$2 timeout -k 5 "$lim" ${lb[@]+"${lb[@]}"} $S eval "$3" "problems/llama/$n/solutions/$sol" \
-		-D "$4" --backend cuda --no-torch --no-baseline --rounds "$5" --budget-ms "$6" --timeout "$wl_timeout" \
+		"${dl[@]}" --backend cuda --no-torch --no-baseline --rounds "$5" --budget-ms "$6" --timeout "$wl_timeout" \
 		${only[@]+"${only[@]}"} ${seed[@]+"${seed[@]}"} --json >"$out/$1.jsonl" 2>"$out/$1.err"
 	rc=$?
 	echo "$rc" >"$out/$1.rc"
@@ -185,7 +201,7 @@ lane() {
 	local i
 	for ((i = $1; i < ${#jobs[@]}; i += lanes)); do
 		set -- ${jobs[$i]}
-		run_eval "$1" "$lane_gpu" "$2" "SF_PREFILL_WGMMA=$3" "$4" "$5" "$6"
+		run_eval "$1" "$lane_gpu" "$2" "$(defs "$3")" "$4" "$5" "$6"
 	done
 }
 pids=()
@@ -231,7 +247,13 @@ done
 			/Used [0-9]+ registers/ {print "  " tag " " k ": " $5 " registers, " sp " bytes spilled"}' "$out/ptxas_$v.txt"
 		grep -i "warn\|serializ" "$out/ptxas_$v.txt" | sed 's/^/  /' | head -5
 	done
+	for l in 1 2; do
+		awk -v tag="v8lean$l" '/Function properties for/ {k = $NF} /spill stores/ {sp = $5}
+			/Used [0-9]+ registers/ {print "  " tag " " k ": " $5 " registers, " sp " bytes spilled"}' "$out/ptxas_8lean$l.txt"
+		grep -i "warn\|serializ" "$out/ptxas_8lean$l.txt" | sed 's/^/  /' | head -5
+	done
 	echo "HGMMA instructions in the SASS of v2 / v2o / v3pp / v5 / v6 / v7 / v8 (and v9's counts): $hgmma"
+	[ -n "$loopcls" ] && printf "one tile of prefill_attend_p8<1>'s consumer loop (main path):\n%s" "$loopcls"
 	set -- $variants
 	rv=()
 	[ $# -ge 2 ] && [ "$1" != 0 ] && [ "$2" != 0 ] && rv=(--ratio "$(label "$1")/$(label "$2")")

@@ -43,6 +43,10 @@
 # model of the turns, tools/attn_emulate_p8.py: a 128-thread phase, no balancing sync); with nvcc v6's
 # compile rules (168 registers, 0 spills, no C7520 / C7508); with nvcc the compile rules (every version: no C7520 and no C7515 /
 # C7517, ptxas's serialized or waited wgmma). Version 9 was removed in session 13 (measured slower than v8).
+# v8's lean consumer (-DSF_PREFILL_LEAN=1, gqa_paged_prefill_sm90_lean.cuh) by attn_emulate_pp.py --variant 8
+# --lean --quick, its mutations packearly / smearly, and v8's compile rules for it; SF_PREFILL_LEAN=2 (kept
+# maxima) by --lean 2 --quick and its mutation thrstale; EMU_EXTRA=1 adds both full data runs (8-9 cases, early
+# and late, ~1-2 min each: kept out of CI).
 # No GPU needed. Ends with "N passed, M failed".
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
@@ -124,19 +128,37 @@ variant_check 7 1 "noeq --protocol-only" "infoearly --protocol-only" "eqearly --
 variant_check 8 1 "turn --protocol-only" "noturn0 --protocol-only" "turnown --protocol-only" \
 	"skipmasked --protocol-only" "parity --protocol-only" "noempty --protocol-only" "count128 --protocol-only" \
 	"noturnend --protocol-only"
-# compile_check V: the sm_90a compile rules of -DSF_PREFILL_WGMMA=V
+# v8's lean consumers (-DSF_PREFILL_LEAN=1, tools/attn_emulate_lean.py): the protocol with tile 0 peeled and
+# P packed after wait 0, the data path (early mode, 2 cases); mutants: P packed while the PV may still read
+# it, the softmax before its S retired. EMU_EXTRA=1 adds the full data run (8 cases, early and late: ~2 min)
+run_check "v8lean " attn_emulate_pp.py --variant 8 --lean --quick --schedules 1
+run_check "sass_loop_classes " sass_loop_classes.py --self-test # the SASS counter of the notes, on a synthetic loop
+for m in packearly smearly; do
+	mutant "v8lean mutation '$m'" attn_emulate_pp.py --variant 8 --lean --schedules 1 --protocol-only --mutate $m
+done
+# SF_PREFILL_LEAN=2 (maxima kept unless one grows by more than 8): its quick run (with a composition whose
+# maxima grow after tile 0) and the mutant whose exponentials use the true max while m and l keep the old one
+run_check "v8lean2 " attn_emulate_pp.py --variant 8 --lean 2 --quick --schedules 1
+mutant "v8lean2 mutation 'thrstale'" attn_emulate_pp.py --variant 8 --lean 2 --quick --schedules 1 --mutate thrstale
+if [ "${EMU_EXTRA:-0}" = 1 ]; then
+	run_check "v8lean full " attn_emulate_pp.py --variant 8 --lean --seeds 1 --schedules 2
+	run_check "v8lean2 full " attn_emulate_pp.py --variant 8 --lean 2 --seeds 1 --schedules 2
+fi
+# compile_check V [DEFINE]: the sm_90a compile rules of -DSF_PREFILL_WGMMA=V
 compile_check() {
 	local v=$1 src=problems/llama/gqa_paged_prefill_causal_h32_kv8_d128_ps1/solutions/fast.cu
+	local x=(${2:+"$2"}) n=$1 # n names the log: V, or V plus the extra define (-DSF_PREFILL_LEAN=2: 8lean2)
+	[ -n "${2:-}" ] && n="${v}lean${2##*=}"
 	if nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iinclude -Xcompiler -Wall,-Wextra \
-		-Werror all-warnings -Xptxas -v -DSF_PREFILL_WGMMA="$v" -c "$src" -o "$jobdir/v$v.o" >"$jobdir/log$v" 2>&1 &&
-		! grep -q 'C7520\|C7515\|C7517' "$jobdir/log$v" && ! grep -q C7508 "$jobdir/log$v" &&
+		-Werror all-warnings -Xptxas -v -DSF_PREFILL_WGMMA="$v" ${x[@]+"${x[@]}"} -c "$src" -o "$jobdir/v$n.o" >"$jobdir/log$n" 2>&1 &&
+		! grep -q 'C7520\|C7515\|C7517' "$jobdir/log$n" && ! grep -q C7508 "$jobdir/log$n" &&
 		awk -v v="$v" '/Function properties for/ {k = $NF} /spill stores/ && $5 != 0 && !(v == 7 && k ~ /p7ILi0E/) {bad = 1}
-			END {exit bad}' "$jobdir/log$v" &&
-		{ [ "$v" -lt 6 ] || [ "$(grep -c 'Used 168 registers' "$jobdir/log$v")" = 3 ]; }; then
+			END {exit bad}' "$jobdir/log$n" &&
+		{ [ "$v" -lt 6 ] || [ "$(grep -c 'Used 168 registers' "$jobdir/log$n")" = 3 ]; }; then
 		echo "PASS 1"
 	else
-		echo "FAIL -DSF_PREFILL_WGMMA=$v: sm_90a compile with -Werror, 0 spills (v7: but its runtime page size), no serialized wgmma (C7520, C7515, C7517), no ignored setmaxnreg (v6 to v8: 168 registers)"
-		sed 's/^/    /' "$jobdir/log$v" | grep -v "Compiling entry\|Compile time" | head -20
+		echo "FAIL -DSF_PREFILL_WGMMA=$v ${2:-}: sm_90a compile with -Werror, 0 spills (v7: but its runtime page size), no serialized wgmma (C7520, C7515, C7517), no ignored setmaxnreg (v6 to v8: 168 registers)"
+		sed 's/^/    /' "$jobdir/log$n" | grep -v "Compiling entry\|Compile time" | head -20
 		echo "FAILED 1"
 	fi
 }
@@ -144,6 +166,8 @@ if command -v nvcc >/dev/null 2>&1; then
 	for v in 3 5 6 7 8; do # v3pp, v5, v6, v7, v8
 		spawn compile_check "$v"
 	done
+	spawn compile_check 8 -DSF_PREFILL_LEAN=1
+	spawn compile_check 8 -DSF_PREFILL_LEAN=2
 fi
 wait
 for ((j = 1; j <= njobs; j++)); do

@@ -29,7 +29,9 @@
  * version 7 (gqa_paged_prefill_sm90_p7.cuh: v6 made persistent, at most one CTA per SM walking work
  * units from a counter that prefill_plan zeroes; opt-in, 2-3% faster than v6 on the H200:
  * PREFILL_NOTES.md); 8 version 8 (gqa_paged_prefill_sm90_p8.cuh: v6 with FlashAttention-3's ping-pong
- * of the two consumers on named barriers; the default since session 10: PREFILL_NOTES.md); 9 was version 9
+ * of the two consumers on named barriers; the default since session 10: PREFILL_NOTES.md; with
+ * -DSF_PREFILL_LEAN=1 its consumers are the lean ones of gqa_paged_prefill_sm90_lean.cuh, opt-in, notes'
+ * "Version 10"); 9 was version 9
  * (v8 stepping over 64-key halves, the next QK^T before the current softmax: 1.065x slower than v8 on the
  * H200, removed in session 13; PREFILL_NOTES.md "Version 9 measured", git history); 0 keeps the mma.sync
  * kernel below.

@@ -122,6 +122,13 @@ __device__ __forceinline__ void publish(uint32_t bar)
 
 } /* namespace sfp6 */
 
+#ifndef SF_PREFILL_LEAN /* 1: version 8 with the lean consumer (gqa_paged_prefill_sm90_lean.cuh); 0: v8 as measured */
+#define SF_PREFILL_LEAN 0
+#endif
+#if SF_PREFILL_LEAN
+#include "gqa_paged_prefill_sm90_lean.cuh"
+#endif
+
 /* The kernel body of versions 6 (kTurns = false: prefill_attend_p6) and 8 (kTurns = true: prefill_attend_p8,
  * gqa_paged_prefill_sm90_p8.cuh): prefill_attend's contract (version 1) on 32-token items
  * (prefill_plan<PP_TOK>), P6_THREADS threads, P6_SMEM_BYTES of dynamic shared memory; `bars` = the
@@ -208,6 +215,12 @@ __device__ __forceinline__ void p6_attend(const __nv_bfloat16 *__restrict__ q, c
 
 	/* ---- consumer warpgroups 1, 2: wait full -> [turn ->] S, PV -> [pass the turn ->] softmax -> release ---- */
 	sfp6::setmaxnreg_inc();
+#if SF_PREFILL_LEAN
+	if constexpr (kTurns) { /* version 8's lean consumer (lean.cuh); v6 keeps its own */
+		sflean::consumer(s_q, s_k, s_v, bar0, n, prefix + j0, ntok, q_start + j0, kvh, scale_log2, tid, out, lse);
+		return;
+	}
+#endif
 	const int ct = tid - 128, lane = ct & 31, wg = ct >> 7, wi = (ct >> 5) & 3;
 	const int g = lane >> 2, c = lane & 3;
 	/* accumulator rows: 16 wi + g (a) and + 8 (b) of this warpgroup; their tokens and causal limits */

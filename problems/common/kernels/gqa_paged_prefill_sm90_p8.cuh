@@ -23,6 +23,8 @@
  * turn); the producer's waits need consumer work on tiles <= t - 2, done before any turn of tile t.
  * tools/attn_emulate_pp.py --variant 8 replays the three roles with the turns under random
  * interleavings. A CTA whose item has no key (n_kv < 1) returns whole before any barrier, as v6.
+ * -DSF_PREFILL_LEAN=1 swaps in the lean consumers of gqa_paged_prefill_sm90_lean.cuh (same turns and ring;
+ * tile 0 peeled so the softmax overlaps its PV, PREFILL_NOTES.md "Version 10"); the default keeps this body.
  */
 #pragma once
 #include "gqa_paged_prefill_sm90_p6.cuh" /* p6_attend, P6_KERNEL, P8_TURN_BAR, P8_TURN_THREADS */
