@@ -122,8 +122,8 @@ __device__ __forceinline__ void publish(uint32_t bar)
 
 } /* namespace sfp6 */
 
-#ifndef SF_PREFILL_LEAN /* 1: version 8 with the lean consumer (gqa_paged_prefill_sm90_lean.cuh); 0: v8 as measured */
-#define SF_PREFILL_LEAN 0
+#ifndef SF_PREFILL_LEAN /* 1 (default since session 14 call 3: q4096 285.60 -> 267.50 us, q8192 990.57 -> 918.90, same errors): version 8 with the lean consumer (gqa_paged_prefill_sm90_lean.cuh); 0: v8 as measured */
+#define SF_PREFILL_LEAN 1
 #endif
 #if SF_PREFILL_LEAN
 #include "gqa_paged_prefill_sm90_lean.cuh"

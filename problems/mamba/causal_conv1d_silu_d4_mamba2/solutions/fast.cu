@@ -50,7 +50,9 @@
 			* CTAs are lv / CC_VU threads wide: 16 at L 512, 43008 CTAs at b8-l512) */
 #endif
 #ifndef CC_SCALAR_N
-#define CC_SCALAR_N 0 /* aligned calls of fewer elements than this run on the scalar kernel (one output per thread) */
+#define CC_SCALAR_N 150000 /* aligned calls of fewer elements than this run on the scalar kernel (one output per thread;
+			   * session 14 call 3: scalar / flat held-out b1-l5 (26880 elements) 1.82 / 2.53 us, b3-l7 (112896)
+			   * 2.21 / 2.50; b8-l4 (172032) 2.43 / 2.46, b2-l37 (397824) 3.84 / 3.39) */
 #endif
 #ifndef CC_FTZ
 #define CC_FTZ 0 /* 1: silu through ex2.approx.ftz / rcp.approx.ftz (inline PTX), no denormal fix-ups */
