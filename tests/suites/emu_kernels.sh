@@ -186,12 +186,12 @@ EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=1 MUTANT=ds2_group_tie -DEMU_DS_QUICK
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=1 MUTANT=ds2_dup -DEMU_DS_QUICK
 EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu
-EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=2 -DCC_U=4 -DTHREADS=128 -DCC_SMALL_NV=0
-EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=2 -DCC_U=1
-EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=2 MUTANT=cc_mask
-EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=2 MUTANT=cc_pred
-EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=2 MUTANT=cc_interior
-EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT_MAXL=4096 -DCC_U=4 -DCC_SMALL_NV=0
+EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=2 -DCC_U=4 -DTHREADS=128 -DCC_SMALL_NV=0 -DCC_SCALAR_N=0
+EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=2 -DCC_U=1 -DCC_SCALAR_N=0
+EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=2 -DCC_SCALAR_N=0 -DCC_SMALL_NV=0 MUTANT=cc_mask
+EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=2 -DCC_SCALAR_N=0 -DCC_SMALL_NV=0 MUTANT=cc_pred
+EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=2 -DCC_SCALAR_N=0 -DCC_SMALL_NV=0 MUTANT=cc_interior
+EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT_MAXL=4096 -DCC_U=4 -DCC_SMALL_NV=0 -DCC_SCALAR_N=0
 LIST
 )
 if [ "${EMU_EXTRA:-0}" = 1 ]; then
@@ -199,7 +199,7 @@ if [ "${EMU_EXTRA:-0}" = 1 ]; then
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_ODD=1 -DGN_CLR=1 -DEMU_GN_V6 -DGN_CLR_THREADS=64 -DGN_FUSED_MAX=256 -DGN_FUSED_PF=1
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=0
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=0 MUTANT=ds1_tie -DEMU_DS_QUICK
-EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=0 -DCC_VU=1 -DCC_IDX32=0 -DCC_SMALL_NV=0
+EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=0 -DCC_VU=1 -DCC_IDX32=0 -DCC_SMALL_NV=0 -DCC_SCALAR_N=0
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DEMU_GN_BIG
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_CLUSTER=1 -DEMU_GN_CL -DGN_CL_THREADS=64 -DGN_FUSED_MAX=0
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2 -DDECODE_MMA=0
