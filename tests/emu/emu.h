@@ -18,7 +18,8 @@
  * the cs blocks of a cluster run at once, emu_cluster_sync is the cluster barrier (all threads of
  * its blocks), emu_cluster_shared reads a shared array of another block of the cluster (DSMEM). A kernel
  * launch `k<<<grid, block, smem, stream>>>(args)` is rewritten by the test script to
- * `emu_launch(grid, block, k, args)`. bf16 / fp16 conversions round to nearest even like the device's
+ * `emu_launch(grid, block, k, args)` (grid 1-D or 2-D; block a count or a 2-D dim3, threadIdx.x fastest, warps and
+ * shuffles by the linear thread index). bf16 / fp16 conversions round to nearest even like the device's
  * _rn intrinsics; rsqrtf and __expf are exact here, so results may differ from the GPU's in the last
  * bits (the tolerances are far wider). Not a timing model.
  */
@@ -55,6 +56,12 @@ struct emu_dim3 {
 };
 static thread_local emu_dim3 threadIdx, blockIdx;
 static emu_dim3 blockDim, gridDim;
+static unsigned emu_block_x; /* a 2-D block's x extent (0: 1-D blocks) */
+/* the thread's linear index in its block (warps are 32 consecutive ones, x fastest, as on the GPU) */
+static inline unsigned emu_tid()
+{
+	return threadIdx.x + threadIdx.y * blockDim.x;
+}
 /* a 2-D launch grid (emu_launch runs its rows y = 0 .. y-1 one after another) */
 struct dim3 {
 	unsigned x, y, z;
@@ -293,7 +300,7 @@ static inline void __syncthreads()
 static inline float __shfl_xor_sync(unsigned mask, float v, int o)
 {
 	(void)mask;
-	const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+	const unsigned lane = emu_tid() & 31, w = emu_tid() >> 5;
 	emu_warp &W = emu_ctx->warps[w];
 	W.vals[lane] = v;
 	W.bar.wait();
@@ -304,7 +311,7 @@ static inline float __shfl_xor_sync(unsigned mask, float v, int o)
 static inline float __shfl_sync(unsigned mask, float v, int src)
 {
 	(void)mask;
-	const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+	const unsigned lane = emu_tid() & 31, w = emu_tid() >> 5;
 	emu_warp &W = emu_ctx->warps[w];
 	W.vals[lane] = v;
 	W.bar.wait();
@@ -315,7 +322,7 @@ static inline float __shfl_sync(unsigned mask, float v, int src)
 static inline int __shfl_up_sync(unsigned mask, int v, int o)
 {
 	(void)mask;
-	const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+	const unsigned lane = emu_tid() & 31, w = emu_tid() >> 5;
 	emu_warp &W = emu_ctx->warps[w];
 	W.ivals[lane] = v;
 	W.bar.wait();
@@ -326,7 +333,7 @@ static inline int __shfl_up_sync(unsigned mask, int v, int o)
 /* integer lanes for the warp-wide vote / reduce / index shuffle (every lane of the warp must call them) */
 static inline unsigned emu_warp_ints(unsigned v, unsigned *all)
 {
-	const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+	const unsigned lane = emu_tid() & 31, w = emu_tid() >> 5;
 	emu_warp &W = emu_ctx->warps[w];
 	W.ivals[lane] = (int)v;
 	W.bar.wait();
@@ -416,7 +423,7 @@ static inline float emu_bf16_half(uint32_t w, int half)
  */
 static inline void emu_mma_m16n8k16_bf16(float d[4], const uint32_t a[4], const uint32_t b[2], const float c[4])
 {
-	const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+	const unsigned lane = emu_tid() & 31, w = emu_tid() >> 5;
 	emu_warp &W = emu_ctx->warps[w];
 	for (int i = 0; i < 4; i++)
 		W.frag[lane][i] = a[i];
@@ -448,7 +455,7 @@ static inline void emu_mma_m16n8k16_bf16(float d[4], const uint32_t a[4], const 
  */
 static inline void emu_ldmatrix(uint32_t *r, int n, bool trans, const void *p)
 {
-	const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+	const unsigned lane = emu_tid() & 31, w = emu_tid() >> 5;
 	emu_warp &W = emu_ctx->warps[w];
 	assert(((uintptr_t)p & 15) == 0);
 	W.addr[lane] = p;
@@ -570,7 +577,8 @@ template <class K, class... A> static void emu_launch(long long grid, long long 
 	}
 	emu_launches++;
 	emu_blocks += grid;
-	blockDim = emu_dim3{ (unsigned)block, 1, 1 };
+	const unsigned bx = emu_block_x ? emu_block_x : (unsigned)block;
+	blockDim = emu_dim3{ bx, (unsigned)block / bx, 1 };
 	gridDim = emu_dim3{ (unsigned)grid, emu_grid_y, 1 };
 	std::atomic<long long> next{ 0 };
 	auto slot = [&] {
@@ -592,7 +600,7 @@ template <class K, class... A> static void emu_launch(long long grid, long long 
 					ts.emplace_back([&, t, r, u] {
 						emu_ctx = &ctx[(size_t)r];
 						emu_cl = &cl;
-						threadIdx = emu_dim3{ (unsigned)t, 0, 0 };
+						threadIdx = emu_dim3{ (unsigned)t % bx, (unsigned)t / bx, 0 };
 						blockIdx = emu_dim3{ (unsigned)(u * cs + r), emu_block_y, 0 };
 						k(args...);
 					});
@@ -627,6 +635,18 @@ template <class K, class... A> static void emu_launch(dim3 grid, long long block
 	}
 	emu_grid_y = 1;
 	emu_block_y = 0;
+}
+
+/* 2-D blocks (block.z 1): block.x * block.y threads, threadIdx.x fastest; warps and shuffles by the linear index */
+template <class K, class... A> static void emu_launch(dim3 grid, dim3 block, K k, A... args)
+{
+	if (block.z != 1 || block.x < 1 || block.y < 1) {
+		emu_last_error = cudaErrorInvalidConfiguration;
+		return;
+	}
+	emu_block_x = block.x;
+	emu_launch(grid, (long long)block.x * block.y, k, args...);
+	emu_block_x = 0;
 }
 
 #endif

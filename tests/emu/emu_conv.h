@@ -4,7 +4,7 @@
  * version 1's row-vector kernel at L % 8 == 0, else the scalar one; 1: the flat kernel where version 1 ran
  * the scalar one; 2: the flat kernel for every aligned shape; CC_U vectors per thread), over the decode
  * lengths (L 1-7: several rows inside one 16-byte vector), odd and power-of-two lengths, lengths around
- * the flat kernel's 256-element step, a channel count that wraps inside a vector (D 13: n % 8 != 0, so the
+ * the flat kernel's 256-element step, short aligned rows (CC_ROWS: several rows per CTA), a channel count that wraps inside a vector (D 13: n % 8 != 0, so the
  * scalar tail runs too) and unaligned pointers, against a double reference of the oracle (one rounding to
  * bf16; atol 1e-3, rtol 1e-2 as the definition). x holds large values of both signs at random places.
  */
@@ -58,6 +58,9 @@ static void tests()
 		test_conv(L <= 4 ? 1 : L % 3 + 1, L <= 4 ? 5376 : 40, L, 0);
 	test_conv(2, 48, 33, 0);
 	test_conv(1, 5376, 37, 0);
+	test_conv(2, 24, 64, 0); /* short aligned rows: CC_ROWS' 2-D blocks (8 vectors a row) */
+	test_conv(3, 13, 128, 0); /* rows not a multiple of the CTA's row count */
+	test_conv(1, 40, 512, 0); /* 64 vectors a row: U 2 at CC_ROWS */
 	test_conv(1, 64, 255, 0); /* around the flat kernel's 256-element step: division vs addition */
 	test_conv(1, 64, 256, 0);
 	test_conv(2, 40, 257, 0);

@@ -134,6 +134,7 @@ declare -A mutations=(
 	[ds1_tie]='s/__reduce_min_sync\(0xffffffffu, cand\)/__reduce_max_sync(0xffffffffu, cand == 0xffffffffu ? 0u : cand)/'
 	[cc_mask]='s/tt >= 2 [?] xs/tt >= 3 ? xs/'
 	[cc_interior]='s/t [+] 8 <= L[)] [{] [/][*] interior/t + 7 <= L) { \/* interior/'
+	[cc_rows]='s/blockIdx.y [*] blockDim.y [+] threadIdx.y/blockIdx.y * blockDim.y/'
 	[cc_pred]='s/pw = lane [?] uw : [(]j [?] lw : hw[)]/pw = lane ? uw : (j ? uw : hw)/'
 )
 # the list lines: kernel macro, source, extra flags. EMU_EXTRA=1 adds the variants kept only for
@@ -192,6 +193,8 @@ EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT
 EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=2 -DCC_SCALAR_N=0 -DCC_SMALL_NV=0 MUTANT=cc_pred
 EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=2 -DCC_SCALAR_N=0 -DCC_SMALL_NV=0 MUTANT=cc_interior
 EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT_MAXL=4096 -DCC_U=4 -DCC_SMALL_NV=0 -DCC_SCALAR_N=0
+EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_ROWS=1 -DCC_SCALAR_N=0
+EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_ROWS=1 -DCC_VU=2 -DTHREADS=128 -DCC_SCALAR_N=0 MUTANT=cc_rows
 LIST
 )
 if [ "${EMU_EXTRA:-0}" = 1 ]; then

@@ -20,7 +20,7 @@
  * Any other shape (misaligned pointers; with CC_FLAT 0 also L % 8 != 0) takes the scalar kernel:
  * one output per thread.
  */
-// solforge-tune: THREADS=128,256,512 CC_FLAT=0,1,2 CC_U=1,2,4 CC_VU=1,2,4 CC_FTZ=0,1 CC_FLAT_MAXL=0,4096
+// solforge-tune: THREADS=128,256,512 CC_FLAT=0,1,2 CC_U=1,2,4 CC_VU=1,2,4 CC_FTZ=0,1 CC_FLAT_MAXL=0,4096 CC_ROWS=0,1
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <stdint.h>
@@ -44,6 +44,9 @@
 #ifndef CC_VU
 #define CC_VU 4 /* the row kernel's vectors per thread: 1 (version 1), 2 or 4 (default since session 14 call 2: b8-l8192
 		 * 415.06 -> 336.90 us, 0.79 -> 0.97 of the copy; b8-l512 / b8-l4 / b2-l37 within 1%) */
+#endif
+#ifndef CC_ROWS
+#define CC_ROWS 0 /* 1: rows shorter than THREADS * CC_VU / 2 vectors share a CTA (2-D blocks; candidate, session 14) */
 #endif
 #ifndef CC_FLAT_MAXL
 #define CC_FLAT_MAXL 0 /* aligned rows of L % 8 == 0 up to this length take the flat kernel instead of the row kernel (whose
@@ -146,15 +149,18 @@ static __device__ __forceinline__ void cc_locate(int64_t e, int64_t L, int64_t D
 
 /* Version 1's row kernel, U vectors per thread (CC_VU): grid.x covers a row's lv = L / 8 vectors in chunks of
  * blockDim.x * U (vector c = chunk + threadIdx.x + k * blockDim.x), grid.y the rows b * D + d (grid-stride past
- * 65535 rows). Every load of the row is issued before the first output is computed. */
-template <int U>
+ * 65535 rows; R: blockDim.y rows per CTA). Every load of the row is issued before the first output is computed. */
+template <int U, bool R>
 static __global__ void __launch_bounds__(THREADS) cc_vec_kernel(const uint4 *__restrict__ x, const uint16_t *__restrict__ w,
 								const uint16_t *__restrict__ bias, uint4 *__restrict__ y,
 								int64_t rows, int64_t lv, int64_t D)
 {
 	const int64_t c0 = (int64_t)blockIdx.x * blockDim.x * U + threadIdx.x; /* the thread's first vector in the row */
 	const int lane = threadIdx.x & 31;
-	for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
+	/* R: blockDim.y rows per CTA (CC_ROWS: short rows; blockDim.x is then a multiple of 32, so a warp stays in one row) */
+	const int64_t row0 = R ? (int64_t)blockIdx.y * blockDim.y + threadIdx.y : (int64_t)blockIdx.y;
+	const int64_t rstep = R ? (int64_t)gridDim.y * blockDim.y : (int64_t)gridDim.y;
+	for (int64_t row = row0; row < rows; row += rstep) {
 		const uint4 *xr = x + row * lv;
 		uint4 cur[U];
 #pragma unroll
@@ -310,6 +316,40 @@ static __global__ void cc_scalar_kernel(const uint16_t *__restrict__ x, const ui
 	}
 }
 
+/* the row kernel's arguments (a launch helper's) */
+struct x_args {
+	const uint4 *x;
+	const uint16_t *w, *bias;
+	uint4 *y;
+	int64_t rows, lv, D;
+};
+
+/* version 1's launch of cc_vec_kernel<U>: one row per CTA row of the grid, CTAs as wide as the row's vectors over U
+ * (rounded up to a warp, at most THREADS) */
+template <int U> static void cc_launch_vec(const x_args &a, cudaStream_t st)
+{
+	const int64_t per = (a.lv + U - 1) / U, threads = per >= THREADS ? THREADS : (per + 31) / 32 * 32;
+	const dim3 grid((unsigned)((a.lv + threads * U - 1) / (threads * U)), (unsigned)(a.rows < 65535 ? a.rows : 65535));
+	void (*const k)(const uint4 *, const uint16_t *, const uint16_t *, uint4 *, int64_t, int64_t, int64_t) =
+		cc_vec_kernel<U, false>; /* (a name without a comma: the CPU emulation rewrites `k<<<...>>>`) */
+	k<<<grid, (unsigned)threads, 0, st>>>(a.x, a.w, a.bias, a.y, a.rows, a.lv, a.D);
+}
+
+#if CC_ROWS
+/* CC_ROWS (short rows, lv < THREADS * CC_VU / 2): the largest U of 4 / 2 / 1 (at most CC_VU) that leaves a whole warp of
+ * vectors per row (U 1 below 32 vectors), the row's threads rounded up to a warp, THREADS / that many rows per CTA */
+static void cc_launch_rows(const x_args &a, cudaStream_t st)
+{
+	const int u = CC_VU >= 4 && a.lv >= 128 ? 4 : (CC_VU >= 2 && a.lv >= 64 ? 2 : 1);
+	const int64_t tx = ((a.lv + u - 1) / u + 31) / 32 * 32, ty = THREADS / tx > 0 ? THREADS / tx : 1;
+	const int64_t gy = (a.rows + ty - 1) / ty;
+	const dim3 block((unsigned)tx, (unsigned)ty), grid((unsigned)((a.lv + tx * u - 1) / (tx * u)), (unsigned)(gy < 65535 ? gy : 65535));
+	void (*const k)(const uint4 *, const uint16_t *, const uint16_t *, uint4 *, int64_t, int64_t, int64_t) =
+		u == 4 ? cc_vec_kernel<4, true> : (u == 2 ? cc_vec_kernel<2, true> : cc_vec_kernel<1, true>);
+	k<<<grid, block, 0, st>>>(a.x, a.w, a.bias, a.y, a.rows, a.lv, a.D);
+}
+#endif
+
 /* The entry point: checks dtypes and shapes (SF_ERR_UNSUPPORTED for anything the definition does not
  * allow), takes the vector kernel when alignment and shape permit, else the scalar one, and launches
  * on call->stream; SF_ERR_CUDA if the launch failed. */
@@ -334,11 +374,14 @@ SF_EXPORT int run(const sf_call *call)
 	int64_t e0 = 0; /* the scalar kernel's first element */
 	if (aligned && L % 8 == 0 && CC_FLAT < 2 && L > CC_FLAT_MAXL) {
 		const int64_t lv = L / 8, rows = B * D;
-		/* CTA width: the row's vectors (over CC_VU per thread) rounded up to a warp, at most THREADS */
-		const int64_t per = (lv + CC_VU - 1) / CC_VU, threads = per >= THREADS ? THREADS : (per + 31) / 32 * 32;
-		const dim3 grid((unsigned)((lv + threads * CC_VU - 1) / (threads * CC_VU)), (unsigned)(rows < 65535 ? rows : 65535));
-		cc_vec_kernel<CC_VU><<<grid, (unsigned)threads, 0, st>>>((const uint4 *)x->data, (const uint16_t *)w->data,
-									 (const uint16_t *)bias->data, (uint4 *)y->data, rows, lv, D);
+		const x_args a = {(const uint4 *)x->data, (const uint16_t *)w->data, (const uint16_t *)bias->data,
+				  (uint4 *)y->data, rows, lv, D};
+#if CC_ROWS
+		if (lv < (int64_t)THREADS * CC_VU / 2) /* short rows: several per CTA */
+			cc_launch_rows(a, st);
+		else
+#endif
+			cc_launch_vec<CC_VU>(a, st);
 		e0 = n;
 	} else if (aligned && CC_FLAT >= 1 && n >= 8) {
 		const int64_t nv = n / 8;
