@@ -88,6 +88,17 @@ static __device__ __forceinline__ float cc_silu(float a)
 #endif
 }
 
+/* channel d's four taps and bias (OUT: w0..w3, b), through the read-only cache */
+static __device__ __forceinline__ void cc_load_w(const uint16_t *__restrict__ w, const uint16_t *__restrict__ bias, int64_t d,
+						 float &w0, float &w1, float &w2, float &w3, float &b)
+{
+	w0 = cc_bf(__ldg(w + d * CC_W));
+	w1 = cc_bf(__ldg(w + d * CC_W + 1));
+	w2 = cc_bf(__ldg(w + d * CC_W + 2));
+	w3 = cc_bf(__ldg(w + d * CC_W + 3));
+	b = cc_bf(__ldg(bias + d));
+}
+
 /* the 8 outputs of a vector from xs[i + 3] = x[e + i] (i = -3..7) with every tap live (an interior vector):
  * y = silu(b + w0 x[e+i-3] + ... + w3 x[e+i]), packed as 8 bf16 */
 static __device__ __forceinline__ uint4 cc_out8(const float (&xs)[8 + CC_W - 1], float w0, float w1, float w2, float w3,
@@ -169,9 +180,8 @@ static __global__ void __launch_bounds__(THREADS) cc_vec_kernel(const uint4 *__r
 			cur[k] = c < lv ? __ldg(xr + c) : make_uint4(0, 0, 0, 0); /* cached: lane 0 of the next warp re-reads 6 bytes */
 		}
 		const int64_t d = cc_chan(row, D);
-		const float w0 = cc_bf(__ldg(w + d * CC_W)), w1 = cc_bf(__ldg(w + d * CC_W + 1));
-		const float w2 = cc_bf(__ldg(w + d * CC_W + 2)), w3 = cc_bf(__ldg(w + d * CC_W + 3));
-		const float b = cc_bf(__ldg(bias + d));
+		float w0, w1, w2, w3, b;
+		cc_load_w(w, bias, d, w0, w1, w2, w3, b);
 #pragma unroll
 		for (int k = 0; k < U; k++) {
 			const int64_t c = c0 + (int64_t)k * blockDim.x;
@@ -226,9 +236,8 @@ static __global__ void __launch_bounds__(THREADS) cc_flat_kernel(const uint4 *__
 	int64_t e = 8 * (base + lane), t, d;
 	cc_locate(e, L, D, t, d);
 	int64_t wd = d; /* the channel whose weights are loaded */
-	float w0 = cc_bf(__ldg(w + wd * CC_W)), w1 = cc_bf(__ldg(w + wd * CC_W + 1));
-	float w2 = cc_bf(__ldg(w + wd * CC_W + 2)), w3 = cc_bf(__ldg(w + wd * CC_W + 3));
-	float b = cc_bf(__ldg(bias + wd));
+	float w0, w1, w2, w3, b;
+	cc_load_w(w, bias, wd, w0, w1, w2, w3, b);
 #pragma unroll
 	for (int j = 0; j < U; j++) {
 		/* every lane shuffles (full mask) before any lane leaves */
@@ -255,11 +264,7 @@ static __global__ void __launch_bounds__(THREADS) cc_flat_kernel(const uint4 *__
 		cc_unpack(xs, pz, pw, cur[j]);
 		if (d != wd) {
 			wd = d;
-			w0 = cc_bf(__ldg(w + wd * CC_W));
-			w1 = cc_bf(__ldg(w + wd * CC_W + 1));
-			w2 = cc_bf(__ldg(w + wd * CC_W + 2));
-			w3 = cc_bf(__ldg(w + wd * CC_W + 3));
-			b = cc_bf(__ldg(bias + wd));
+			cc_load_w(w, bias, wd, w0, w1, w2, w3, b);
 		}
 		if (t >= CC_W - 1 && t + 8 <= L) { /* interior */
 			__stcs(y + v, cc_out8(xs, w0, w1, w2, w3, b));
@@ -279,11 +284,7 @@ static __global__ void __launch_bounds__(THREADS) cc_flat_kernel(const uint4 *__
 				}
 				if (dd != wd) {
 					wd = dd;
-					w0 = cc_bf(__ldg(w + dd * CC_W));
-					w1 = cc_bf(__ldg(w + dd * CC_W + 1));
-					w2 = cc_bf(__ldg(w + dd * CC_W + 2));
-					w3 = cc_bf(__ldg(w + dd * CC_W + 3));
-					b = cc_bf(__ldg(bias + dd));
+					cc_load_w(w, bias, dd, w0, w1, w2, w3, b);
 				}
 				float acc = b;
 				acc = fmaf(w0, tt >= 3 ? xs[i] : 0.0f, acc);
