@@ -71,6 +71,20 @@ static void test_gn(int64_t N, int64_t C, int64_t H, int64_t W, size_t shift, in
 }
 static void tests()
 {
+#ifdef EMU_GN_L2CHUNK
+	/* the split path in ranges of groups (-DGN_L2CHUNK_KB=64 -DGN_CLR=0 -DGN_FUSED_MAX=0 -DEMU_GN_L2CHUNK): 2 launches per
+	 * range, checked on the first call (so a range loop that falls back to one pass fails its case) */
+	gn_want_launches = 2 * 32;
+	test_gn(1, 32, 160, 160, 0);     /* cnt 25600 (50 KB): one group per range, 32 ranges, hw % 8 == 0 */
+	gn_want_launches = 2 * 16;
+	test_gn(1, 256, 45, 45, 0);      /* cnt 16200 (32 KB): two groups per range, hw % 8 != 0 (the general apply) */
+	gn_want_launches = 2 * 2 * 4;
+	test_gn(2, 64, 40, 48, 0);       /* N 2, cnt 3840 (7.5 KB): 8 groups per range, 4 ranges per sample */
+	gn_want_launches = 2 * 2;
+	test_gn(1, 96, 24, 24, 0);       /* cnt 1728 (3.4 KB): 18 groups per range, ranges of 18 and 14 (a sample's 32 groups) */
+	gn_want_launches = 0;
+	return;
+#endif
 #ifdef EMU_GN_V6
 	/* version 6 (-DGN_ODD=1 -DGN_CLR=1 -DEMU_GN_V6 -DGN_CLR_THREADS=64 -DGN_FUSED_MAX=256 -DGN_FUSED_PF=1): groups
 	 * of <= 256 values (16-byte) on the fused kernel with GN_FUSED_PF's prefetch; odd or unaligned

@@ -20,7 +20,9 @@
 # The DeepSeek grouped top-k router (EMU_DSROUTE, tests/emu/emu_dsroute.h) runs version 2 (the default since
 # session 13) with its knob variant and mutants; version 1 and its mutant moved to EMU_EXTRA, as GroupNorm's
 # version-6 line with 64-thread clusters of 1-16 CTAs (-DEMU_GN_V6; the default line runs the same paths at the
-# default sizes since they became the defaults; together ~240 CPU-seconds). Prints each binary's ok/FAIL
+# default sizes since they became the defaults; together ~240 CPU-seconds). GroupNorm's session-14 candidate (the split path in
+# ranges of groups, -DGN_L2CHUNK_KB, -DEMU_GN_L2CHUNK) runs in CI; its mutant (gn_l2chunk: every range given the first
+# range's gamma / beta) and conv1d's version 1 (-DCC_FLAT=0) in EMU_EXTRA. Prints each binary's ok/FAIL
 # lines and ends with the summed "N passed, M failed".
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -135,6 +137,7 @@ declare -A mutations=(
 	[cc_mask]='s/tt >= 2 [?] xs/tt >= 3 ? xs/'
 	[cc_interior]='s/t [+] 8 <= L[)] [{] [/][*] interior/t + 7 <= L) { \/* interior/'
 	[cc_rows]='s/blockIdx.y [*] blockDim.y [+] threadIdx.y/blockIdx.y * blockDim.y/'
+	[gn_l2chunk]='s/gp [+] g0 [*] cpg, bp [+] g0 [*] cpg/gp, bp/'
 	[cc_pred]='s/pw = lane [?] uw : [(]j [?] lw : hw[)]/pw = lane ? uw : (j ? uw : hw)/'
 )
 # the list lines: kernel macro, source, extra flags. EMU_EXTRA=1 adds the variants kept only for
@@ -186,6 +189,7 @@ EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=1 -DDS2_PREFETCH=0 -DDS2_THREADS=64 -DDS2_BPS=1 -DEMU_DS_QUICK
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=1 MUTANT=ds2_group_tie -DEMU_DS_QUICK
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=1 MUTANT=ds2_dup -DEMU_DS_QUICK
+EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_L2CHUNK_KB=64 -DGN_CLR=0 -DGN_FUSED_MAX=0 -DEMU_GN_L2CHUNK
 EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu
 EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=2 -DCC_U=4 -DTHREADS=128 -DCC_SMALL_NV=0 -DCC_SCALAR_N=0
 EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=2 -DCC_U=1 -DCC_SCALAR_N=0
@@ -202,6 +206,7 @@ if [ "${EMU_EXTRA:-0}" = 1 ]; then
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_ODD=1 -DGN_CLR=1 -DEMU_GN_V6 -DGN_CLR_THREADS=64 -DGN_FUSED_MAX=256 -DGN_FUSED_PF=1
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=0
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=0 MUTANT=ds1_tie -DEMU_DS_QUICK
+EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_L2CHUNK_KB=64 -DGN_CLR=0 -DGN_FUSED_MAX=0 -DEMU_GN_L2CHUNK MUTANT=gn_l2chunk
 EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=0 -DCC_VU=1 -DCC_IDX32=0 -DCC_SMALL_NV=0 -DCC_SCALAR_N=0
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DEMU_GN_BIG
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_CLUSTER=1 -DEMU_GN_CL -DGN_CL_THREADS=64 -DGN_FUSED_MAX=0

@@ -64,6 +64,11 @@
 #define GN_SPLIT_FAST 1 /* 1 (default since session 4's H200 run: 1.04-1.43x the old apply): the split path's apply
                           * with the L2-window path's math (hw % 8 == 0); 0: the old per-value channel math */
 #endif
+#ifndef GN_L2CHUNK_KB
+#define GN_L2CHUNK_KB 0 /* > 0 (candidate, session 14, not measured): the split path in ranges of whole groups within a sample of
+			 * about this many KB, stats then apply per range, so that the apply's second read of x hits L2
+			 * (NOTES.md "Version 7 candidate"); 0: one stats launch over every group, then one apply */
+#endif
 #ifndef GN_FUSED_PF
 #define GN_FUSED_PF 1 /* 1 (default since session 13: 8x8 2.59 -> 1.92 us, 16x16 3.58 -> 2.72, NOTES.md "Version 6
 		       * measured"): the fused kernel loads (gamma, beta) beside x and applies with the one-channel math
@@ -566,123 +571,7 @@ __global__ void __launch_bounds__(GN_THREADS)
 #include "gn_cluster.cuh"
 #include "gn_odd.cuh"
 #include "gn_clreg.cuh"
-
-
-static int gn_is_f16(const sf_tensor *t)
-{
-	return t->dtype.code == SF_CODE_FLOAT && t->dtype.bits == 16 && t->dtype.lanes == 1;
-}
-
-static int gn_aligned(const void *p)
-{
-	return ((uintptr_t)p & 15u) == 0;
-}
-
-/* Vectors per thread and block size of the fused kernel for a group of nvec vectors: the fewest idle
- * slots (ties: the first in the preference order). 0 when no block holds the group. */
-static int gn_pick_fused(int64_t nvec, int *threads)
-{
-	static const int cand[] = { 1, 2, 4, 8, 16 }; /* most threads first: the per-thread math is the latency */
-	int best = 0;
-	int64_t best_waste = INT64_MAX;
-	for (unsigned c = 0; c < sizeof cand / sizeof cand[0]; c++) {
-		const int64_t v = cand[c];
-		int64_t t = (nvec + v - 1) / v;
-		t = (t + 31) / 32 * 32;
-		if (t > GN_FUSED_THREADS)
-			continue;
-		if (t * v - nvec < best_waste) {
-			best = (int)v;
-			best_waste = t * v - nvec;
-			*threads = (int)t;
-		}
-	}
-	return best;
-}
-
-/* The workspace (float2 per chunk) and the group-resident path's counters (1 + groups, zero between
- * launches), grown on demand (in practice in the first call); owned by this solution. */
-static float2 *gn_ws;
-static int64_t gn_ws_cap;
-static unsigned *gn_sync;
-static int64_t gn_sync_cap;
-
-static int gn_workspace(int64_t n)
-{
-	if (n <= gn_ws_cap)
-		return 0;
-	int64_t want = n < 65536 ? 65536 : n;
-	if (gn_ws) {
-		cudaFree(gn_ws); /* synchronizes: earlier launches that used it are done */
-		gn_ws = NULL;
-		gn_ws_cap = 0;
-	}
-	if (cudaMalloc((void **)&gn_ws, (size_t)want * sizeof(float2)) != cudaSuccess)
-		return -1;
-	gn_ws_cap = want;
-	return 0;
-}
-
-static int gn_sync_area(int64_t groups)
-{
-	if (groups + 1 <= gn_sync_cap)
-		return 0;
-	int64_t want = groups + 1 < 4096 ? 4096 : groups + 1;
-	if (gn_sync) {
-		cudaFree(gn_sync);
-		gn_sync = NULL;
-		gn_sync_cap = 0;
-	}
-	if (cudaMalloc((void **)&gn_sync, (size_t)want * sizeof(unsigned)) != cudaSuccess)
-		return -1;
-	if (cudaMemset(gn_sync, 0, (size_t)want * sizeof(unsigned)) != cudaSuccess) /* once: stays 0 between launches */
-		return -1;
-	gn_sync_cap = want;
-	return 0;
-}
-
-/* Blocks of gn_coop<VPT> resident on the whole device at once (occupancy x SMs), read once per VPT
- * (the device of the first call); 0 when unknown. */
-static int64_t gn_capacity(int vpt)
-{
-	static int64_t cap[5] = { -1, -1, -1, -1, -1 };
-	static int sms;
-	const int i = vpt == 2 ? 0 : vpt == 4 ? 1 : vpt == 8 ? 2 : vpt == 16 ? 3 : 4;
-	if (i == 4)
-		return 0;
-	if (cap[i] >= 0)
-		return cap[i];
-	if (!sms && cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess)
-		sms = 0;
-	int nb = 0;
-	cudaError_t e = cudaErrorInvalidConfiguration;
-	switch (vpt) {
-	case 2: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, gn_coop<2>, GN_THREADS, 0); break;
-	case 4: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, gn_coop<4>, GN_THREADS, 0); break;
-	case 8: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, gn_coop<8>, GN_THREADS, 0); break;
-	case 16: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, gn_coop<16>, GN_THREADS, 0); break;
-	}
-	cap[i] = e == cudaSuccess ? (int64_t)nb * sms : 0;
-	return cap[i];
-}
-
-/* The group-resident path's vectors per thread for a group of cnt values: the smallest of GN_COOP_VPT,
- * 8, 16 (not below GN_COOP_VPT) whose chunk count fits the resident capacity; 0 when none does. */
-static int gn_pick_coop(int64_t cnt, int64_t *nchunk)
-{
-	static const int cand[] = { 2, 4, 8, 16 };
-	for (unsigned c = 0; c < sizeof cand / sizeof cand[0]; c++) {
-		if (cand[c] < GN_COOP_VPT)
-			continue;
-		const int64_t chunk = (int64_t)GN_THREADS * cand[c] * 8, n = (cnt + chunk - 1) / chunk;
-		if (n <= gn_capacity(cand[c])) {
-			*nchunk = n;
-			return cand[c];
-		}
-	}
-	return 0;
-}
-
+#include "gn_host.cuh"
 
 SF_EXPORT int run(const sf_call *call)
 {
@@ -780,6 +669,21 @@ SF_EXPORT int run(const sf_call *call)
 		return SF_ERR_UNSUPPORTED;
 	if (gn_workspace(total))
 		return SF_ERR_CUDA;
+#if GN_L2CHUNK_KB
+	if (vec) { /* ranges of groups within a sample, each ~GN_L2CHUNK_KB: its apply re-reads x from L2 */
+		const int64_t per0 = ((int64_t)GN_L2CHUNK_KB << 10) / (cnt * 2), per = per0 < 1 ? 1 : per0;
+		for (int64_t n = 0; n < N; n++)
+			for (int64_t g0 = 0; g0 < GN_GROUPS; g0 += per) {
+				const int64_t r = GN_GROUPS - g0 < per ? GN_GROUPS - g0 : per, G = n * GN_GROUPS + g0;
+				const uint4 *xr = (const uint4 *)x->data + G * (cnt / 8);
+				gn_stats_vec<<<(unsigned)(r * nchunk), GN_THREADS, 0, s>>>(xr, gn_ws + G * nchunk, cnt, nchunk);
+				/* gamma / beta from the range's first channel: the kernel's group index is range-relative */
+				gn_apply_vec<<<(unsigned)(r * nchunk), GN_THREADS, 0, s>>>(xr, gp + g0 * cpg, bp + g0 * cpg, gn_ws + G * nchunk,
+											(uint4 *)y->data + G * (cnt / 8), cnt, nchunk, cpg, HW, eps);
+			}
+		return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
+	}
+#endif
 	if (vec) {
 		gn_stats_vec<<<(unsigned)total, GN_THREADS, 0, s>>>((const uint4 *)x->data, gn_ws, cnt, nchunk);
 		gn_apply_vec<<<(unsigned)total, GN_THREADS, 0, s>>>((const uint4 *)x->data, gp, bp, gn_ws,
