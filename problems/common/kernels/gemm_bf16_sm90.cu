@@ -52,8 +52,7 @@
  * SF_GEMM_COOP_MIN_M, SF_GEMM_COOP_ORDER (candidate: cuBLASLt's consumer shape, gemm_bf16_sm90_coop.cuh,
  * "Version 9"), SF_GEMM_V10, SF_GEMM_V10_MIN_M (candidate: TMA-store epilogue, "Version 10"), SF_GEMM_MIDM_MC (candidate: v4's
  * plans on band-pair clusters sharing the activations by TMA multicast, gemm_bf16_sm90_midm_mc.cuh, GEMM_NOTES_MID_M.md
- * "Version 12"), SF_GEMM_MIDM_TP, SF_GEMM_MIDM_TP_STAGES, SF_GEMM_MIDM_TP_PRE, SF_GEMM_MIDM_TP_KC (candidate: M 65..128 on clusters of two token
- * halves sharing a 64-row weight tile by TMA multicast, the whole K per CTA, gemm_bf16_sm90_midm_tp.cuh, "Version 14");
+ * "Version 12");
  * SF_GEMM_TAILROWS (candidate: the last token tile's A box is its M % 128 real rows, a second A map, in the wgmma and v10
  * kernels, and v4's activation box M rows outside the half bands: no zero-filled rows past M, "Version 15");
  * their defaults: gemm_bf16_sm90_config.cuh (and the header).
@@ -628,10 +627,6 @@ int launch_midm(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C
 		cudaStream_t stream)
 {
 	using namespace sfgemm;
-#if SF_GEMM_MIDM_TP /* version 14 (GEMM_NOTES_MID_M.md): M 65..128 on token pairs where their CTAs fit one wave */
-	if (midm_tp_hook(A, B, C, M, N, K, stream))
-		return SF_OK;
-#endif
 	const int two = SF_GEMM_MIDM_2CTA == 2 || (SF_GEMM_MIDM_2CTA == 1 && midm_bands(N) > sm_count());
 	const MidmPlan p = midm_plan(M, N, K, sm_count(), SF_GEMM_MIDM_SPLITS, two, midm_max_clusters);
 #if SF_GEMM_MIDM_HB /* version 13 (GEMM_NOTES_MID_M.md): half bands where they give more CTAs */

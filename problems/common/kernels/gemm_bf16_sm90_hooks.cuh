@@ -1,7 +1,7 @@
 /*
- * gemm_bf16_sm90_hooks.cuh - the large-M candidates' (and mid-M versions 12's and 14's) kernels and host hooks of gemm_bf16_sm90.cu, moved out of it
+ * gemm_bf16_sm90_hooks.cuh - the large-M candidates' (and mid-M version 12's) kernels and host hooks of gemm_bf16_sm90.cu, moved out of it
  * to keep that file under the size limit: each part is compiled only when its opt-in macro is set
- * (SF_GEMM_PINGPONG, SF_GEMM_MCAST, SF_GEMM_COOP256, SF_GEMM_V10, SF_GEMM_MIDM_MC, SF_GEMM_MIDM_TP; SF_GEMM_TAILROWS' map helper;
+ * (SF_GEMM_PINGPONG, SF_GEMM_MCAST, SF_GEMM_COOP256, SF_GEMM_V10, SF_GEMM_MIDM_MC; SF_GEMM_TAILROWS' map helper;
  * gemm_bf16_sm90_config.cuh), so the default
  * build includes no candidate kernel and its PTX is unchanged (tools/ptx_md5.sh). Included once, at file scope,
  * by gemm_bf16_sm90.cu after the config and v3-plan headers; the hooks live in that file's anonymous namespace
@@ -27,12 +27,8 @@ static_assert(SF_GEMM_COOP256 == 1 || SF_GEMM_COOP256 == 2, "SF_GEMM_COOP256: 0,
 #include "gemm_bf16_sm90_midm_mc.cuh"
 static_assert(SF_GEMM_MIDM_MC == 1 || SF_GEMM_MIDM_MC == 2, "SF_GEMM_MIDM_MC: 0, 1 (multicast) or 2 (control)");
 #endif
-#if SF_GEMM_MIDM_TP /* compiled only in the candidate's build: the default PTX is unchanged */
-#include "gemm_bf16_sm90_midm_tp.cuh"
-static_assert(SF_GEMM_MIDM_TP == 1, "SF_GEMM_MIDM_TP: 0 or 1");
-#endif
 
-#if SF_GEMM_PINGPONG || SF_GEMM_MCAST || SF_GEMM_COOP256 || SF_GEMM_V10 || SF_GEMM_MIDM_MC || SF_GEMM_MIDM_TP || SF_GEMM_TAILROWS
+#if SF_GEMM_PINGPONG || SF_GEMM_MCAST || SF_GEMM_COOP256 || SF_GEMM_V10 || SF_GEMM_MIDM_MC || SF_GEMM_TAILROWS
 namespace {
 /* gemm_bf16_sm90.cu's host helpers (defined there, in this anonymous namespace) */
 int sm_count(void);
@@ -164,44 +160,6 @@ bool midm_mc_hook(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 
 		else
 			fprintf(stderr, "midm pair plan %dx%d M=%d: nt %d cps %d splits %d, %d pairs, %d clusters of %d resident: %s\n", N,
 				K, M, p.nt, p.cps, p.splits, pairs, resident, cl, rc < 0 ? "FALLBACK v4 (launch refused)" : "not taken: v4");
-	}
-#endif
-	return rc == 0;
-}
-#endif
-
-#if SF_GEMM_MIDM_TP
-/* Version 14 (GEMM_NOTES_MID_M.md), called first in launch_midm: M 65..128 on token pairs (clusters of 2 CTAs per 64-row
- * weight half band sharing its tile by multicast, each CTA one token half and the whole K) where midm_tp_take says so
- * (maps: weight box 32 rows, activation box 64). true when it launched, false: v13 / v4 as without it.
- * SF_GEMM_MIDM_TRACE prints one line per new shape ("midm plan ...: launched (v14 token pairs ...)" or "midm tp plan
- * ...: not taken / FALLBACK"). */
-bool midm_tp_hook(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K, cudaStream_t stream)
-{
-	using namespace sfgemm;
-	const int sms = sm_count(), hbands = (N + kTpRows - 1) / kTpRows;
-	const int resident = M > 64 && M <= 128 && 2 * hbands <= sms ? midm_tp_resident<128>(sms) : -1;
-	const bool take = midm_tp_take(M, N, sms, resident < 0 ? 0 : resident);
-	CUtensorMap mw, mx;
-	int rc = 1; /* 1: not taken */
-#if SF_GEMM_MIDM_XROWS /* rank 1's activation map: its M - 64 real rows only */
-	CUtensorMap mx1;
-	if (take && !make_map(&mw, B, N, K, kTpRows / 2) && !make_map(&mx, A, M, K, 64) && !make_map(&mx1, A, M, K, M - 64))
-		rc = midm_tp_launch<128>(mw, mx, mx1, C, M, N, K, stream);
-#else
-	if (take && !make_map(&mw, B, N, K, kTpRows / 2) && !make_map(&mx, A, M, K, 64))
-		rc = midm_tp_launch<128>(mw, mx, C, M, N, K, stream);
-#endif
-#if SF_GEMM_MIDM_TRACE
-	static int last[3];
-	if (trace_new_shape(last, M, N, K)) {
-		if (rc == 0)
-			fprintf(stderr, "midm plan %dx%d M=%d: nt 128 cps 1 splits 1 ctas %d: launched (v14 token pairs, clusters of 2, "
-				"%d stages%s%s%s)\n", N, K, M, 2 * hbands, SF_GEMM_MIDM_TP_STAGES, SF_GEMM_MIDM_TP_PRE ? ", first round unshared" : "",
-				SF_GEMM_MIDM_TP_KC ? ", consumers split K" : "", SF_GEMM_MIDM_XROWS ? ", rank-1 box M - 64 rows" : "");
-		else
-			fprintf(stderr, "midm tp plan %dx%d M=%d: %d half bands, %d CTAs, %d clusters of 2 resident: %s\n", N, K, M, hbands,
-				2 * hbands, resident, rc < 0 ? "FALLBACK v13/v4 (launch refused)" : "not taken: v13/v4");
 	}
 #endif
 	return rc == 0;
