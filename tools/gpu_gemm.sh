@@ -125,23 +125,8 @@
 #           session 13's third call); v13n (-DSF_GEMM_MIDM_XROWS=0) its control; precheck $MS_V13
 #   v13w    v13a with -DSF_GEMM_MIDM_MAX_M=256: M 129..256 on half bands too (token tiles 192 / 256) instead of v6 +
 #           v10; precheck $MS_V13W
-#   v14     the defaults + -DSF_GEMM_MIDM_TP=1 (+ _TRACE=1): M 65..128 on "token pairs" (gemm_bf16_sm90_midm_tp.cuh,
-#           GEMM_NOTES_MID_M.md "Version 14"): clusters of 2 CTAs per 64-row weight half band, each CTA one 64-token half
-#           and the WHOLE K (no split, no reduction), the weight tile shared by TMA multicast (each CTA loads 32 rows),
-#           13 stages: cuBLASLt's plan at 4096 x 4096 M 128; only where 2 x ceil(N / 64) CTAs fit one wave (N 4096: 128
-#           CTAs; 6144 / 28672 keep v13 / v4, trace "midm tp plan ...: not taken"); launched plans trace "midm plan ...:
-#           launched (v14 token pairs ...)"; precheck $MS_V14
-#   v14p    v14 with -DSF_GEMM_MIDM_TP_PRE=1 (diagnostic): the first ring round's whole weight tile loaded by each CTA
-#           itself before the first cluster barrier (no multicast in that round): is the barrier's delay of the first
-#           DRAM requests worth 13 x 4 KB more L2 -> SM bytes per CTA?
-#   v14s8   v14 with -DSF_GEMM_MIDM_TP_STAGES=8 (diagnostic): an 8-stage ring (128 KB) instead of 13 (208 KB)
-#   v14k    v14 with -DSF_GEMM_MIDM_TP_KC=1: the two consumers split each stage's K (two m64n64k16 each over the CTA's 64
-#           tokens) instead of its tokens (four m64n32k16 each, both reading the whole weight tile), summed at the end
-#           through shared memory: 16 KB of wgmma operand reads per stage instead of 24 (is shared memory the limit?)
-#   v14n    v14 with -DSF_GEMM_MIDM_XROWS=0 (since session 13 XROWS is the default, so v14 = v14x): control
-#   v14x    v14 with -DSF_GEMM_MIDM_XROWS=1: rank 1's activation box its M - 64 real rows (no zero-filled rows past M; the
-#           M 100 question of v13 / v13x on the token-pair plan); 6144 x 4096 then runs v13x
-#   v15o    -DSF_GEMM_TAILROWS=0: version 14's 128-row / NT-row boxes (the control since v15 became the default, session 14);
+#   (v14, v14p, v14s8, v14k, v14x, v14n: version 14, token pairs, removed in session 14; GEMM_NOTES_MID_M.md)
+#   v15o    -DSF_GEMM_TAILROWS=0: the 128-row / NT-row boxes of before version 15 (the control since v15 became the default, session 14);
 #   v15a    version 15 at every M (-DSF_GEMM_TAILROWS_MAX_M=1e9; the default stops at M 512);
 #   v15     the defaults + -DSF_GEMM_TAILROWS=1 (+ V3 / V6 / MIDM traces): the last token tile's A box is its M % 128
 #           real rows (a second A map) in the wgmma kernel (v6's cluster / v2 split-K plans, fallbacks) and the v10 kernel
@@ -173,8 +158,6 @@
 #   'CANDS=v3a+dflt+v11p+v11r+v11pp+v11m,MS=64+128+200+256+384+512,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
 # The v12 mid-M run (GEMM_NOTES_MID_M.md "Version 12"; dflt = the defaults; v12 at M <= 128, v12w also at 129..256):
 #   'CANDS=dflt+v12+v12n+v12t8+v12w,MS=32+64+100+128+200+256,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
-# The v14 mid-M run (GEMM_NOTES_MID_M.md "Version 14"; dflt = the defaults, v13 half bands at M 17..128; v14* at M 65..128):
-#   'CANDS=dflt+v14+v14k+v14x+v14p+v14s8,MS=64+100+128,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:300'
 # The v15 run (GEMM_NOTES_MID_M.md "Version 15"; dflt = the defaults; v15 changes M % 128 != 0 from 129 up and 28672 at 17..96):
 #   'CANDS=dflt+v15,MS=33+77+129+200+256+333+384+1000+5000,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
 # The M 9-16 candidate (GEMM_NOTES_MID_M.md "M 9-16 candidate"; dflt = the defaults, M 8 the reference row):
@@ -227,8 +210,6 @@ MS_V13=${MS_V13:-17,33,64,65,77,100,127,128} # v13 precheck: both half-band toke
 MS_V13=${MS_V13//+/,}
 MS_V13W=${MS_V13W:-17,64,127,129,160,200,255,256} # v13w precheck: every half-band tile 64..256 at odd M
 MS_V13W=${MS_V13W//+/,}
-MS_V14=${MS_V14:-65,77,100,127,128} # v14 precheck: rank 1's token half from 1 real token (65) to 64, odd M (boxes past M)
-MS_V14=${MS_V14//+/,}
 MS_V15=${MS_V15:-17,33,77,129,200,255,333,1000,2900} # v15 precheck: tails of 1..127 rows on every plan family, v4 two-CTA boxes
 MS_V15=${MS_V15//+/,}
 MS_MID=${MS_MID//+/,} # every M list may use '+' (a gpu_round.sh spec), gemm_check.py wants commas
@@ -301,19 +282,22 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"v13o|-DSF_GEMM_MIDM_HB=0 -DSF_GEMM_MIDM_TRACE=1|17-128|"
 	"v13x|-DSF_GEMM_MIDM_HB=2 -DSF_GEMM_MIDM_XROWS=1 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V13"
 	"v13n|-DSF_GEMM_MIDM_HB=2 -DSF_GEMM_MIDM_XROWS=0 -DSF_GEMM_MIDM_TRACE=1|17-128|"
-	"v14|-DSF_GEMM_MIDM_TP=1 -DSF_GEMM_MIDM_TRACE=1|65-128|$MS_V14"
-	"v14p|-DSF_GEMM_MIDM_TP=1 -DSF_GEMM_MIDM_TP_PRE=1 -DSF_GEMM_MIDM_TRACE=1|65-128|$MS_V14"
-	"v14s8|-DSF_GEMM_MIDM_TP=1 -DSF_GEMM_MIDM_TP_STAGES=8 -DSF_GEMM_MIDM_TRACE=1|65-128|$MS_V14"
-	"v14k|-DSF_GEMM_MIDM_TP=1 -DSF_GEMM_MIDM_TP_KC=1 -DSF_GEMM_MIDM_TRACE=1|65-128|$MS_V14"
-	"v14x|-DSF_GEMM_MIDM_TP=1 -DSF_GEMM_MIDM_XROWS=1 -DSF_GEMM_MIDM_TRACE=1|65-128|$MS_V14"
-	"v14n|-DSF_GEMM_MIDM_TP=1 -DSF_GEMM_MIDM_XROWS=0 -DSF_GEMM_MIDM_TRACE=1|65-128|$MS_V14"
 	"v15|-DSF_GEMM_TAILROWS=1 -DSF_GEMM_V3_TRACE=1 -DSF_GEMM_V6_TRACE=1 -DSF_GEMM_MIDM_TRACE=1|17-|$MS_V15"
 	"v15o|-DSF_GEMM_TAILROWS=0|17-|"
 	"v15a|-DSF_GEMM_TAILROWS=1 -DSF_GEMM_TAILROWS_MAX_M=1000000000|17-|$MS_V15")
 # the candidates whose ptxas report (registers, spills per kernel) and SASS counts (HGMMA, TMA) are printed
-WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v14 v14p v14s8 v14k v14x v14n v15 v15o v15a dflt"
+WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a dflt"
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
+	names=" "
+	for v in "${variants[@]}"; do names+="${v%%|*} "; done
+	for c in ${CANDS//[,+]/ }; do # a removed (v14*) or misspelled name would otherwise drop out silently
+		case "$names" in *" $c "*) ;; *)
+			echo "gpu_gemm: unknown candidate '$c' (removed? see the list atop tools/gpu_gemm.sh)" >&2
+			exit 2
+			;;
+		esac
+	done
 	keep=()
 	for v in "${variants[@]}"; do
 		case " v2 ${CANDS//[,+]/ } " in *" ${v%%|*} "*) keep+=("$v") ;; esac
@@ -427,7 +411,6 @@ if has check; then
 	note "v3 plans (SF_GEMM_V3_TRACE of v3 / v3p / mc*): $(grep -c '^v3 plan.*: launched' "$logs/check.log") launched ($(grep -c '^v3 plan.*: launched mcast' "$logs/check.log") of them mcast, $(grep -c '^v3 plan.*: launched coop' "$logs/check.log") coop; $(grep -c '^v3 plan.*mcast adds a wave' "$logs/check.log") mcast and $(grep -c '^v3 plan.*coop adds a wave' "$logs/check.log") coop plans declined for a wave), $(grep -c '^v3 plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^v3 plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
 	note "midm plans (SF_GEMM_MIDM_TRACE of midm / midm2 / v11m): $(grep -c '^midm plan.*: launched' "$logs/check.log") launched ($(grep -c '^midm plan.*: launched (TMA stores)' "$logs/check.log") with TMA stores), $(grep -c '^midm plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^midm plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
 	grep -q 'v12 band pairs\|^midm pair plan' "$logs/check.log" && note "v12 pair plans (SF_GEMM_MIDM_TRACE of v12 / v12n / v12w): $(grep -c '^midm plan.*: launched (v12 band pairs' "$logs/check.log") launched as band pairs, $(grep -c '^midm pair plan.*not taken' "$logs/check.log") not taken, $(grep -c '^midm pair plan.*FALLBACK' "$logs/check.log") refused$(grep -m3 '^midm pair plan' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
-	grep -q 'v14 token pairs\|^midm tp plan' "$logs/check.log" && note "v14 token-pair plans (SF_GEMM_MIDM_TRACE of v14 / v14k / v14x / v14p / v14s8): $(grep -c '^midm plan.*: launched (v14 token pairs' "$logs/check.log") launched, $(grep -c '^midm tp plan.*not taken' "$logs/check.log") not taken, $(grep -c '^midm tp plan.*FALLBACK' "$logs/check.log") refused$(grep -m3 '^midm tp plan' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
 	grep '^midm plan' "$logs/check.log" | grep -E ' M=(17|64|128|256):' | sort -u | sed 's/^/   /' | head -24
 	if grep -q '^v6 plan' "$logs/check.log"; then
 		note "v6 plans (SF_GEMM_V6_TRACE of v6, v6rt, v6p, v6c, v6pf): $(grep -c '^v6 plan.*: launched' "$logs/check.log") launched, $(grep -c '^v6 plan.*: v2 split-K' "$logs/check.log") planned on v2, $(grep -c '^v6 plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^v6 plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
@@ -501,7 +484,7 @@ if [ -f "$logs/check.log" ]; then
 		;;
 	esac
 	# the v11 run's question is v11* against the defaults (dflt: v6 at mid M, v10 from M 513)
-	case " ${CANDS//[,+]/ } " in *" dflt "*" v11"* | *" v11"*" dflt "* | *" dflt "*" v12"* | *" v12"*" dflt "* | *" dflt "*" v14"* | *" v14"*" dflt "* | *" dflt "*" v15"* | *" v15"*" dflt "*)
+	case " ${CANDS//[,+]/ } " in *" dflt "*" v11"* | *" v11"*" dflt "* | *" dflt "*" v12"* | *" v12"*" dflt "* | *" dflt "*" v15"* | *" v15"*" dflt "*)
 		table+=$'\n'"against dflt instead of v2:"$'\n'$(python3 tools/gemm_dev/gemm_table.py "$logs/check.log" --default dflt |
 			sed -n '/^candidates vs the default/,/^failed/p' | grep -v '^failed')
 		;;

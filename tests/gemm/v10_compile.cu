@@ -5,7 +5,7 @@
  * and ptxas -warn-spills, without the whole gemm_bf16_sm90.cu, and count 7 UTMASTG in the SASS. The default build
  * never compiles this kernel; the GPU run (tools/gpu_gemm.sh, candidates v10 / v10r) checks results.
  */
-/* version 14's parameter list (no tail map): version 15's (the default since session 14) is tailrows_compile.cu's */
+/* the parameter list of before version 15 (no tail map): version 15's (the default since session 14) is tailrows_compile.cu's */
 #define SF_GEMM_TAILROWS 0
 #include "gemm_bf16_sm90_v10.cuh"
 

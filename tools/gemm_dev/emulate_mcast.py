@@ -140,16 +140,10 @@ def check_index(quick):
 PARTS = ("A", "H0", "H1")
 
 
-def explore(n_units, kbc, stages, pad=False, mut=None, wgs=1, limit=2000000, pre=0, split_exit=False,
-            pre_whole=False):
+def explore(n_units, kbc, stages, pad=False, mut=None, wgs=1, limit=2000000):
     """All interleavings of the cluster's protocol for n_units pair units of kbc K blocks with wgs consumer
     agents per CTA (1: both warpgroups in step, 2: each its own); pad: the last unit's rank-1 tile is a
-    padded row. Version 14's variations (gemm_bf16_sm90_midm_tp.cuh; emulate_midm_tp.py; defaults: v8's protocol):
-    pre > 0 issues the first min(pre, blocks) blocks' arrive.expect_tx and own part ("A") first, with no empty wait
-    (before the cluster barrier), then their multicast halves, then the rest as v8; split_exit: every agent
-    arrives on the exit barrier after its last release (before the store), a CTA exits once both CTAs' agents
-    arrived and its own are done; pre_whole (SF_GEMM_MIDM_TP_PRE=1): the pre-issued blocks load both halves into the
-    own CTA too (no multicast in the first round). Returns (errors, states)."""
+    padded row. Returns (errors, states)."""
     T = n_units * kbc
     per = 8 // wgs  # warp arrivals per release event of one consumer agent on one barrier
     empty_count = 8 if mut == "local_only" else 16
@@ -180,23 +174,7 @@ def explore(n_units, kbc, stages, pad=False, mut=None, wgs=1, limit=2000000, pre
         return prog
 
     progs = [cons_prog(0), cons_prog(1)]
-    if split_exit:  # the exit barrier's arrive before the last store ('arrive_early': before the last release)
-        for prog in progs:
-            i = max(k for k, op in enumerate(prog) if op[0] == "store")
-            if mut == "arrive_early":
-                i = max(k for k, op in enumerate(prog) if op[0] == "rloc")
-            prog.insert(i, ("carrive", None))
     plen = [(n_units - 1) * kbc if (mut == "skip_pad" and pad and r == 1) else T for r in (0, 1)]
-
-    def prod_prog(n):  # v8: (wait empty, issue) per block; pre: the first round's own parts first, then its halves
-        npre = min(pre, n) if mut != "pre_unclamped" else min(pre + stages, n)
-        prog = [("pre", it) for it in range(npre)] + ([] if pre_whole else [("mc", it) for it in range(npre)])
-        for it in range(npre, n):
-            prog += [("wait", it), ("issue", it)]
-        return prog
-
-    pprogs = [prod_prog(plen[0]), prod_prog(plen[1])]
-    carr = [[k for k, op in enumerate(p) if op[0] == "carrive"] for p in progs]
     na = 2 * wgs
     # state: (producer pcs (2: 2 it + 0 waits empty, + 1 issues), consumer pcs (na), full per CTA per stage
     #   (completed phases, pending arrivals, tx-count), empty per CTA per stage (completed phases, pending),
@@ -231,10 +209,7 @@ def explore(n_units, kbc, stages, pad=False, mut=None, wgs=1, limit=2000000, pre
         return None if pend < 0 else set2(e, s, (ph, pend))
 
     def done(ppc, cpcs, cta):
-        return ppc[cta] >= len(pprogs[cta]) and all(cpcs[cta * wgs + g] >= len(progs[cta]) for g in range(wgs))
-
-    def arrived(ppc, cpcs, cta):  # split_exit: every agent of cta past its exit-barrier arrive
-        return ppc[cta] >= len(pprogs[cta]) and all(cpcs[cta * wgs + g] > carr[cta][0] for g in range(wgs))
+        return ppc[cta] >= 2 * plen[cta] and all(cpcs[cta * wgs + g] >= len(progs[cta]) for g in range(wgs))
 
     while stack:
         st = stack.pop()
@@ -248,23 +223,16 @@ def explore(n_units, kbc, stages, pad=False, mut=None, wgs=1, limit=2000000, pre
                 continue
             peer = 1 - cta
             pc = ppc[cta]
-            if pc < len(pprogs[cta]):  # the producer
-                op, it = pprogs[cta][pc]
+            if pc < 2 * plen[cta]:  # the producer
+                it = pc // 2
                 s, ph = it % stages, (it // stages) & 1
-                if op == "wait":
+                if pc % 2 == 0:
                     if (empty[cta][s][0] & 1) != (ph ^ 1):
                         succ.append((set2(ppc, cta, pc + 1), cpcs, full, empty, slots, land, reading, stored, exited))
-                elif op == "issue":  # arrive.expect_tx, then the TMA: own A and own W half here (one landing), the half in the peer
+                else:  # arrive.expect_tx, then the TMA: own A and own W half here (one landing), the half in the peer
                     nf = set2(full, cta, full_step(full[cta], s, 1, expect))
                     nl = land | {(cta, s, "AH%d" % cta, it), (peer, s, "H%d" % cta, it)}
                     succ.append((set2(ppc, cta, pc + 1), cpcs, nf, empty, slots, nl, reading, stored, exited))
-                elif op == "pre":  # version 14, before the cluster barrier: arrive.expect_tx and the own part
-                    nf = set2(full, cta, full_step(full[cta], s, 1, expect))
-                    own = {(cta, s, x, it) for x in (PARTS if pre_whole else ("A",))}
-                    succ.append((set2(ppc, cta, pc + 1), cpcs, nf, empty, slots, land | own, reading, stored, exited))
-                else:  # "mc": the own half multicast into both CTAs
-                    nl = land | {(cta, s, "H%d" % cta, it), (peer, s, "H%d" % cta, it)}
-                    succ.append((set2(ppc, cta, pc + 1), cpcs, full, empty, slots, nl, reading, stored, exited))
             for g in range(wgs):  # the consumers
                 a = cta * wgs + g
                 prog = progs[cta]
@@ -272,7 +240,7 @@ def explore(n_units, kbc, stages, pad=False, mut=None, wgs=1, limit=2000000, pre
                     continue
                 op, x = prog[cpcs[a]]
                 ncp = set2(cpcs, a, cpcs[a] + 1)
-                s = x % stages if x is not None else 0
+                s = x % stages
                 if op == "wait":
                     if (full[cta][s][0] & 1) == (x // stages) & 1:
                         continue
@@ -280,8 +248,6 @@ def explore(n_units, kbc, stages, pad=False, mut=None, wgs=1, limit=2000000, pre
                         err("%s: CTA %d reads stage %d expecting block %d, holds %s" % (tag, cta, s, x, slots[cta][s]))
                         continue
                     succ.append((ppc, ncp, full, empty, slots, land, set2(reading, a, reading[a] + (x,)), stored, exited))
-                elif op == "carrive":
-                    succ.append((ppc, ncp, full, empty, slots, land, reading, stored, exited))
                 elif op == "retire":
                     succ.append((ppc, ncp, full, empty, slots, land, set2(reading, a, tuple(y for y in reading[a] if y != x)),
                                  stored, exited))
@@ -318,11 +284,7 @@ def explore(n_units, kbc, stages, pad=False, mut=None, wgs=1, limit=2000000, pre
             succ.append((ppc, cpcs, set2(full, cta, full_step(full[cta], s, 0, -nb)), empty,
                          set2(slots, cta, set2(slots[cta], s, sl)), land - {L}, reading, stored, exited))
         for cta in (0, 1):  # exit: the cluster barrier waits for every agent of both CTAs
-            if split_exit:
-                ok = done(ppc, cpcs, cta) and arrived(ppc, cpcs, 0) and arrived(ppc, cpcs, 1)
-            else:
-                ok = done(ppc, cpcs, cta) if mut == "no_exit_barrier" else done(ppc, cpcs, 0) and done(ppc, cpcs, 1)
-            if not exited[cta] and ok:
+            if not exited[cta] and (done(ppc, cpcs, cta) if mut == "no_exit_barrier" else done(ppc, cpcs, 0) and done(ppc, cpcs, 1)):
                 succ.append((ppc, cpcs, full, empty, slots, land, reading, stored, set2(exited, cta, True)))
         if not succ:
             if exited != (True, True):

@@ -52,8 +52,7 @@
  * SF_GEMM_COOP_MIN_M, SF_GEMM_COOP_ORDER (candidate: cuBLASLt's consumer shape, gemm_bf16_sm90_coop.cuh,
  * "Version 9"), SF_GEMM_V10, SF_GEMM_V10_MIN_M (candidate: TMA-store epilogue, "Version 10"), SF_GEMM_MIDM_MC (candidate: v4's
  * plans on band-pair clusters sharing the activations by TMA multicast, gemm_bf16_sm90_midm_mc.cuh, GEMM_NOTES_MID_M.md
- * "Version 12"), SF_GEMM_MIDM_TP, SF_GEMM_MIDM_TP_STAGES, SF_GEMM_MIDM_TP_PRE, SF_GEMM_MIDM_TP_KC (candidate: M 65..128 on clusters of two token
- * halves sharing a 64-row weight tile by TMA multicast, the whole K per CTA, gemm_bf16_sm90_midm_tp.cuh, "Version 14");
+ * "Version 12");
  * SF_GEMM_TAILROWS (candidate: the last token tile's A box is its M % 128 real rows, a second A map, in the wgmma and v10
  * kernels, and v4's activation box M rows outside the half bands: no zero-filled rows past M, "Version 15");
  * their defaults: gemm_bf16_sm90_config.cuh (and the header).
@@ -62,7 +61,8 @@
  * split-K scratch (fp32 slabs and two counters per tile, grown on demand; counters are zero between
  * calls), the resident-cluster counts of the v3 kernels, and the driver's cuTensorMapEncodeTiled entry point. TMA descriptors are encoded on the
  * host on every call (the runner rotates input buffers) and passed as __grid_constant__ parameters;
- * the v5 path alone keeps the last 16 descriptors keyed on (pointer, rows, K, box) (make_map_cached).
+ * the v5 path alone keeps the last 16 descriptors keyed on (pointer, rows, K, box) (make_map_cached, in
+ * gemm_bf16_sm90_hooks.cuh).
  * All work is enqueued on call->stream.
  */
 #include <cuda.h>
@@ -628,10 +628,6 @@ int launch_midm(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C
 		cudaStream_t stream)
 {
 	using namespace sfgemm;
-#if SF_GEMM_MIDM_TP /* version 14 (GEMM_NOTES_MID_M.md): M 65..128 on token pairs where their CTAs fit one wave */
-	if (midm_tp_hook(A, B, C, M, N, K, stream))
-		return SF_OK;
-#endif
 	const int two = SF_GEMM_MIDM_2CTA == 2 || (SF_GEMM_MIDM_2CTA == 1 && midm_bands(N) > sm_count());
 	const MidmPlan p = midm_plan(M, N, K, sm_count(), SF_GEMM_MIDM_SPLITS, two, midm_max_clusters);
 #if SF_GEMM_MIDM_HB /* version 13 (GEMM_NOTES_MID_M.md): half bands where they give more CTAs */
@@ -690,79 +686,6 @@ int launch_midm(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C
 }
 #endif
 
-#if SF_GEMM_SMALLM_V == 2
-/* make_map through a small cache keyed on (pointer, rows, K, box rows): encoding is host work that the
- * GPU waits for when it is idle (event-timed calls, back-to-back small GEMMs), and the runner and
- * gemm_check reuse a few buffers. A descriptor holds only the address, shape and strides, so an entry
- * stays valid for any data at that address with that shape. 0 on success. */
-int make_map_cached(CUtensorMap *map, const void *ptr, int rows, int K, int box_rows)
-{
-	struct Entry {
-		const void *ptr;
-		int rows, K, box;
-		CUtensorMap map;
-	};
-	static Entry cache[16];
-	static int used = 0, next = 0;
-	for (int i = 0; i < used; i++)
-		if (cache[i].ptr == ptr && cache[i].rows == rows && cache[i].K == K && cache[i].box == box_rows) {
-			*map = cache[i].map;
-			return 0;
-		}
-	if (make_map(map, ptr, rows, K, box_rows))
-		return -1;
-	Entry &e = cache[next];
-	e.ptr = ptr;
-	e.rows = rows;
-	e.K = K;
-	e.box = box_rows;
-	e.map = *map;
-	next = (next + 1) % 16;
-	used = used < 16 ? used + 1 : 16;
-	return 0;
-}
-
-/* Clusters of s CTAs of the v5 small-M kernel with weight tiles of rb rows resident at once (0: none). */
-int sm5_max_clusters(int rb, int s)
-{
-	using namespace sfgemm;
-	switch (rb) {
-	case 32: return sm5_max_clusters_cfg<4, 1>(s, sm_count());
-	case 48: return sm5_max_clusters_cfg<6, 1>(s, sm_count());
-	case 64: return sm5_max_clusters_cfg<8, 1>(s, sm_count());
-	case 128: return sm5_max_clusters_cfg<8, 2>(s, sm_count());
-	case 192: return sm5_max_clusters_cfg<8, 3>(s, sm_count());
-	case 224: return sm5_max_clusters_cfg<7, 4>(s, sm_count());
-	default: return sm5_max_clusters_cfg<8, 4>(s, sm_count());
-	}
-}
-
-/* The v5 small-M path (M <= 16, GEMM_NOTES.md "Version 5"): sm5_plan, then gemm_smallm5_kernel of the planned
- * tile; the v2 kernel when nothing fits one wave, a TMA descriptor cannot be made or the launch is refused
- * (SF_GEMM_SMALLM_TRACE says which ran). */
-int launch_small5(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K,
-		  cudaStream_t stream)
-{
-	using namespace sfgemm;
-	const Sm5Plan p = sm5_plan(N, K, sm_count(), SF_GEMM_SM5_MIN_RB, sm5_max_clusters);
-	const int mh = M <= 8 ? 1 : 2;
-	CUtensorMap mw, mx;
-	int rc = -1;
-	if (p.rb && !make_map_cached(&mw, B, N, K, p.rb) && !make_map_cached(&mx, A, M, K, 8 * mh))
-		rc = mh == 1 ? sm5_launch_cfg<1>(p.cfg, mw, mx, C, M, N, K, p.splits, stream)
-			     : sm5_launch_cfg<2>(p.cfg, mw, mx, C, M, N, K, p.splits, stream);
-#if SF_GEMM_SMALLM_TRACE
-	static int last[3];
-	if (trace_new_shape(last, M, N, K)) {
-		fprintf(stderr, "smallm5 plan %dx%d M=%d (ring %d KB, min rb %d): rb %d splits %d ctas %d: %s\n", N, K, M,
-			SF_GEMM_SM5_RING_KB, SF_GEMM_SM5_MIN_RB, p.rb, p.splits, p.rb ? (N + p.rb - 1) / p.rb * p.splits : 0,
-			rc == 0 ? "launched" : "FALLBACK v2");
-	}
-#endif
-	return rc == 0 ? SF_OK : launch_small(A, B, C, M, N, K, stream);
-}
-#endif
-
 int is_bf16(const sf_tensor *t)
 {
 	return t->dtype.code == SF_CODE_BFLOAT && t->dtype.bits == 16 && t->dtype.lanes == 1;
@@ -795,7 +718,7 @@ SF_EXPORT int run(const sf_call *call)
 
 	const bool fast = K % 8 == 0 && N % 2 == 0 && aligned16(A) && aligned16(B) && aligned16(C) && M < (1 << 30) &&
 			  N < (1 << 30) && K < (1 << 30) && M * K < ((int64_t)1 << 40);
-#if SF_GEMM_SMALLM_V == 2
+#if SF_GEMM_SMALLM_V == 2 /* version 5 (launch_small5: gemm_bf16_sm90_hooks.cuh) */
 	if (fast && M <= 16 && M <= kSmallMaxM)
 		return launch_small5(A, B, C, (int)M, (int)N, (int)K, stream);
 #endif

@@ -79,8 +79,7 @@
 #endif
 #ifndef SF_GEMM_MIDM_XROWS /* version 13: 1 (default since session 13's third call: 4096 x 14336 M 77 55.3 -> 43.8 us) the
 			    * half-band kernel's activation box is M rows instead of the token tile's NT (no zero-filled rows
-			    * past M, which TMA fills slowly; GEMM_NOTES_MID_M.md "Version 13: the box rows past M"); with
-			    * SF_GEMM_MIDM_TP (version 14) rank 1's activation box is its M - 64 real rows; 0: NT rows */
+			    * past M, which TMA fills slowly; GEMM_NOTES_MID_M.md "Version 13: the box rows past M"); 0: NT rows */
 #define SF_GEMM_MIDM_XROWS 1
 #endif
 #ifndef SF_GEMM_TAILROWS /* version 15 (GEMM_NOTES_MID_M.md "Version 15"): 1 (default since session 14's second call: 4096^2
@@ -92,26 +91,11 @@
 #define SF_GEMM_TAILROWS 1
 #endif
 #ifndef SF_GEMM_TAILROWS_MAX_M /* version 15: the largest M whose last tile takes the short box (above it the 128-row box, as
-				* version 14: at M 5000 the tail is 8 of 5120 rows and 4096^2 measured 226.8 -> 240.1 us with it) */
+				* before version 15: at M 5000 the tail is 8 of 5120 rows and 4096^2 measured 226.8 -> 240.1 us with it) */
 #define SF_GEMM_TAILROWS_MAX_M 512
 #endif
-#ifndef SF_GEMM_MIDM_TP /* version-14 candidate (GEMM_NOTES_MID_M.md "Version 14"): 1 M 65..128 on "token pairs"
-			 * (gemm_bf16_sm90_midm_tp.cuh: clusters of 2 CTAs per 64-row weight half band, each CTA one token
-			 * half and the whole K, the weight tile shared by TMA multicast) where its 2 x ceil(N / 64) CTAs fit one
-			 * wave (N 4096: 128 CTAs); elsewhere the v13 / v4 plans; 0 (default): not compiled */
-#define SF_GEMM_MIDM_TP 0
-#endif
-#ifndef SF_GEMM_MIDM_TP_STAGES /* version 14: ring depth (stages of 16 KB at NT 128; cuBLASLt's kernel there runs 13) */
-#define SF_GEMM_MIDM_TP_STAGES 13
-#endif
-#ifndef SF_GEMM_MIDM_TP_KC /* version-14 diagnostic: 1 the two consumers split each stage's K (two m64n64k16 each, all the CTA's
-			    * tokens; 16 KB of shared-memory operand reads per stage instead of 24) and sum at the end; 0 they
-			    * split the tokens (four m64n32k16 each) */
-#define SF_GEMM_MIDM_TP_KC 0
-#endif
-#ifndef SF_GEMM_MIDM_TP_PRE /* version-14 diagnostic: 1 each CTA loads the first ring round's whole weight tile itself before
-			     * the first cluster barrier (no multicast in that round); 0 only its activations */
-#define SF_GEMM_MIDM_TP_PRE 0
+#if defined(SF_GEMM_MIDM_TP) && SF_GEMM_MIDM_TP /* version 14 (token pairs) was removed, its _STAGES / _KC / _PRE with it */
+#error "SF_GEMM_MIDM_TP=1: version 14 was removed (measured 0.932x the default); GEMM_NOTES_MID_M.md \"Version 14 removed (session 14)\""
 #endif
 #ifndef SF_GEMM_MIDM_TRACE /* 1: print the v4 plan of each new shape to stderr (dev builds only) */
 #define SF_GEMM_MIDM_TRACE 0

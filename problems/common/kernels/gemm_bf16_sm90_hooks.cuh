@@ -1,7 +1,8 @@
 /*
- * gemm_bf16_sm90_hooks.cuh - the large-M candidates' (and mid-M versions 12's and 14's) kernels and host hooks of gemm_bf16_sm90.cu, moved out of it
+ * gemm_bf16_sm90_hooks.cuh - the large-M candidates' (and mid-M version 12's) kernels and host hooks of gemm_bf16_sm90.cu and
+ * the small-M version-5 candidate's host path (launch_small5, its map cache and cluster counts), moved out of it
  * to keep that file under the size limit: each part is compiled only when its opt-in macro is set
- * (SF_GEMM_PINGPONG, SF_GEMM_MCAST, SF_GEMM_COOP256, SF_GEMM_V10, SF_GEMM_MIDM_MC, SF_GEMM_MIDM_TP; SF_GEMM_TAILROWS' map helper;
+ * (SF_GEMM_PINGPONG, SF_GEMM_MCAST, SF_GEMM_COOP256, SF_GEMM_V10, SF_GEMM_MIDM_MC, SF_GEMM_SMALLM_V == 2; SF_GEMM_TAILROWS' map helper;
  * gemm_bf16_sm90_config.cuh), so the default
  * build includes no candidate kernel and its PTX is unchanged (tools/ptx_md5.sh). Included once, at file scope,
  * by gemm_bf16_sm90.cu after the config and v3-plan headers; the hooks live in that file's anonymous namespace
@@ -27,12 +28,8 @@ static_assert(SF_GEMM_COOP256 == 1 || SF_GEMM_COOP256 == 2, "SF_GEMM_COOP256: 0,
 #include "gemm_bf16_sm90_midm_mc.cuh"
 static_assert(SF_GEMM_MIDM_MC == 1 || SF_GEMM_MIDM_MC == 2, "SF_GEMM_MIDM_MC: 0, 1 (multicast) or 2 (control)");
 #endif
-#if SF_GEMM_MIDM_TP /* compiled only in the candidate's build: the default PTX is unchanged */
-#include "gemm_bf16_sm90_midm_tp.cuh"
-static_assert(SF_GEMM_MIDM_TP == 1, "SF_GEMM_MIDM_TP: 0 or 1");
-#endif
 
-#if SF_GEMM_PINGPONG || SF_GEMM_MCAST || SF_GEMM_COOP256 || SF_GEMM_V10 || SF_GEMM_MIDM_MC || SF_GEMM_MIDM_TP || SF_GEMM_TAILROWS
+#if SF_GEMM_PINGPONG || SF_GEMM_MCAST || SF_GEMM_COOP256 || SF_GEMM_V10 || SF_GEMM_MIDM_MC || SF_GEMM_TAILROWS || SF_GEMM_SMALLM_V == 2
 namespace {
 /* gemm_bf16_sm90.cu's host helpers (defined there, in this anonymous namespace) */
 int sm_count(void);
@@ -40,6 +37,7 @@ int make_map(CUtensorMap *map, const void *ptr, int rows, int K, int box_rows);
 int v2_splits(int M, int N, int K);
 void v3_trace(int M, int N, int K, V3Plan p, const char *what);
 int launch_v3(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K, cudaStream_t stream);
+int launch_small(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K, cudaStream_t stream);
 
 #if SF_GEMM_TAILROWS
 /* Version 15 (GEMM_NOTES_MID_M.md): A's map (box kWgBM rows) in *ma and the last token tile's (box M % kWgBM rows, its
@@ -51,6 +49,79 @@ int make_a_maps(CUtensorMap *ma, CUtensorMap *mat, const void *A, int M, int K)
 		return -1;
 	*mat = *ma;
 	return M % sfgemm::kWgBM && M <= SF_GEMM_TAILROWS_MAX_M ? make_map(mat, A, M, K, M % sfgemm::kWgBM) : 0;
+}
+#endif
+
+#if SF_GEMM_SMALLM_V == 2 /* version 5 (GEMM_NOTES.md "Version 5"), called from run() for M <= 16 */
+/* make_map through a small cache keyed on (pointer, rows, K, box rows): encoding is host work that the
+ * GPU waits for when it is idle (event-timed calls, back-to-back small GEMMs), and the runner and
+ * gemm_check reuse a few buffers. A descriptor holds only the address, shape and strides, so an entry
+ * stays valid for any data at that address with that shape. 0 on success. */
+int make_map_cached(CUtensorMap *map, const void *ptr, int rows, int K, int box_rows)
+{
+	struct Entry {
+		const void *ptr;
+		int rows, K, box;
+		CUtensorMap map;
+	};
+	static Entry cache[16];
+	static int used = 0, next = 0;
+	for (int i = 0; i < used; i++)
+		if (cache[i].ptr == ptr && cache[i].rows == rows && cache[i].K == K && cache[i].box == box_rows) {
+			*map = cache[i].map;
+			return 0;
+		}
+	if (make_map(map, ptr, rows, K, box_rows))
+		return -1;
+	Entry &e = cache[next];
+	e.ptr = ptr;
+	e.rows = rows;
+	e.K = K;
+	e.box = box_rows;
+	e.map = *map;
+	next = (next + 1) % 16;
+	used = used < 16 ? used + 1 : 16;
+	return 0;
+}
+
+/* Clusters of s CTAs of the v5 small-M kernel with weight tiles of rb rows resident at once (0: none). */
+int sm5_max_clusters(int rb, int s)
+{
+	using namespace sfgemm;
+	switch (rb) {
+	case 32: return sm5_max_clusters_cfg<4, 1>(s, sm_count());
+	case 48: return sm5_max_clusters_cfg<6, 1>(s, sm_count());
+	case 64: return sm5_max_clusters_cfg<8, 1>(s, sm_count());
+	case 128: return sm5_max_clusters_cfg<8, 2>(s, sm_count());
+	case 192: return sm5_max_clusters_cfg<8, 3>(s, sm_count());
+	case 224: return sm5_max_clusters_cfg<7, 4>(s, sm_count());
+	default: return sm5_max_clusters_cfg<8, 4>(s, sm_count());
+	}
+}
+
+/* The v5 small-M path (M <= 16, GEMM_NOTES.md "Version 5"): sm5_plan, then gemm_smallm5_kernel of the planned
+ * tile; the v2 kernel when nothing fits one wave, a TMA descriptor cannot be made or the launch is refused
+ * (SF_GEMM_SMALLM_TRACE says which ran). */
+int launch_small5(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K,
+		  cudaStream_t stream)
+{
+	using namespace sfgemm;
+	const Sm5Plan p = sm5_plan(N, K, sm_count(), SF_GEMM_SM5_MIN_RB, sm5_max_clusters);
+	const int mh = M <= 8 ? 1 : 2;
+	CUtensorMap mw, mx;
+	int rc = -1;
+	if (p.rb && !make_map_cached(&mw, B, N, K, p.rb) && !make_map_cached(&mx, A, M, K, 8 * mh))
+		rc = mh == 1 ? sm5_launch_cfg<1>(p.cfg, mw, mx, C, M, N, K, p.splits, stream)
+			     : sm5_launch_cfg<2>(p.cfg, mw, mx, C, M, N, K, p.splits, stream);
+#if SF_GEMM_SMALLM_TRACE
+	static int last[3];
+	if (trace_new_shape(last, M, N, K)) {
+		fprintf(stderr, "smallm5 plan %dx%d M=%d (ring %d KB, min rb %d): rb %d splits %d ctas %d: %s\n", N, K, M,
+			SF_GEMM_SM5_RING_KB, SF_GEMM_SM5_MIN_RB, p.rb, p.splits, p.rb ? (N + p.rb - 1) / p.rb * p.splits : 0,
+			rc == 0 ? "launched" : "FALLBACK v2");
+	}
+#endif
+	return rc == 0 ? SF_OK : launch_small(A, B, C, M, N, K, stream);
 }
 #endif
 
@@ -164,44 +235,6 @@ bool midm_mc_hook(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 
 		else
 			fprintf(stderr, "midm pair plan %dx%d M=%d: nt %d cps %d splits %d, %d pairs, %d clusters of %d resident: %s\n", N,
 				K, M, p.nt, p.cps, p.splits, pairs, resident, cl, rc < 0 ? "FALLBACK v4 (launch refused)" : "not taken: v4");
-	}
-#endif
-	return rc == 0;
-}
-#endif
-
-#if SF_GEMM_MIDM_TP
-/* Version 14 (GEMM_NOTES_MID_M.md), called first in launch_midm: M 65..128 on token pairs (clusters of 2 CTAs per 64-row
- * weight half band sharing its tile by multicast, each CTA one token half and the whole K) where midm_tp_take says so
- * (maps: weight box 32 rows, activation box 64). true when it launched, false: v13 / v4 as without it.
- * SF_GEMM_MIDM_TRACE prints one line per new shape ("midm plan ...: launched (v14 token pairs ...)" or "midm tp plan
- * ...: not taken / FALLBACK"). */
-bool midm_tp_hook(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int M, int N, int K, cudaStream_t stream)
-{
-	using namespace sfgemm;
-	const int sms = sm_count(), hbands = (N + kTpRows - 1) / kTpRows;
-	const int resident = M > 64 && M <= 128 && 2 * hbands <= sms ? midm_tp_resident<128>(sms) : -1;
-	const bool take = midm_tp_take(M, N, sms, resident < 0 ? 0 : resident);
-	CUtensorMap mw, mx;
-	int rc = 1; /* 1: not taken */
-#if SF_GEMM_MIDM_XROWS /* rank 1's activation map: its M - 64 real rows only */
-	CUtensorMap mx1;
-	if (take && !make_map(&mw, B, N, K, kTpRows / 2) && !make_map(&mx, A, M, K, 64) && !make_map(&mx1, A, M, K, M - 64))
-		rc = midm_tp_launch<128>(mw, mx, mx1, C, M, N, K, stream);
-#else
-	if (take && !make_map(&mw, B, N, K, kTpRows / 2) && !make_map(&mx, A, M, K, 64))
-		rc = midm_tp_launch<128>(mw, mx, C, M, N, K, stream);
-#endif
-#if SF_GEMM_MIDM_TRACE
-	static int last[3];
-	if (trace_new_shape(last, M, N, K)) {
-		if (rc == 0)
-			fprintf(stderr, "midm plan %dx%d M=%d: nt 128 cps 1 splits 1 ctas %d: launched (v14 token pairs, clusters of 2, "
-				"%d stages%s%s%s)\n", N, K, M, 2 * hbands, SF_GEMM_MIDM_TP_STAGES, SF_GEMM_MIDM_TP_PRE ? ", first round unshared" : "",
-				SF_GEMM_MIDM_TP_KC ? ", consumers split K" : "", SF_GEMM_MIDM_XROWS ? ", rank-1 box M - 64 rows" : "");
-		else
-			fprintf(stderr, "midm tp plan %dx%d M=%d: %d half bands, %d CTAs, %d clusters of 2 resident: %s\n", N, K, M, hbands,
-				2 * hbands, resident, rc < 0 ? "FALLBACK v13/v4 (launch refused)" : "not taken: v13/v4");
 	}
 #endif
 	return rc == 0;
