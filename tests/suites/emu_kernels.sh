@@ -21,8 +21,10 @@
 # session 13) with its knob variant and mutants; version 1 and its mutant moved to EMU_EXTRA, as GroupNorm's
 # version-6 line with 64-thread clusters of 1-16 CTAs (-DEMU_GN_V6; the default line runs the same paths at the
 # default sizes since they became the defaults; together ~240 CPU-seconds). GroupNorm's session-14 candidate (the split path in
-# ranges of groups, -DGN_L2CHUNK_KB, -DEMU_GN_L2CHUNK) runs in CI; its mutant (gn_l2chunk: every range given the first
-# range's gamma / beta) and conv1d's version 1 (-DCC_FLAT=0) in EMU_EXTRA. Prints each binary's ok/FAIL
+# ranges of groups, -DGN_L2CHUNK_KB, -DEMU_GN_L2CHUNK) and its mutant (gn_l2chunk: every range given the first range's
+# gamma / beta), conv1d's version 1 (-DCC_FLAT=0), its flat kernel at U 1 and everywhere below 4096 (CC_FLAT_MAXL) and
+# two of its mutants run in EMU_EXTRA (CI reached 22 min with them beside a helper's compiles); CI keeps conv1d's
+# default, the flat kernel at U 4, CC_ROWS and the cc_pred / cc_rows mutants. Prints each binary's ok/FAIL
 # lines and ends with the summed "N passed, M failed".
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -189,14 +191,9 @@ EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=1 -DDS2_PREFETCH=0 -DDS2_THREADS=64 -DDS2_BPS=1 -DEMU_DS_QUICK
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=1 MUTANT=ds2_group_tie -DEMU_DS_QUICK
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=1 MUTANT=ds2_dup -DEMU_DS_QUICK
-EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_L2CHUNK_KB=64 -DGN_CLR=0 -DGN_FUSED_MAX=0 -DEMU_GN_L2CHUNK
 EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu
 EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=2 -DCC_U=4 -DTHREADS=128 -DCC_SMALL_NV=0 -DCC_SCALAR_N=0
-EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=2 -DCC_U=1 -DCC_SCALAR_N=0
-EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=2 -DCC_SCALAR_N=0 -DCC_SMALL_NV=0 MUTANT=cc_mask
 EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=2 -DCC_SCALAR_N=0 -DCC_SMALL_NV=0 MUTANT=cc_pred
-EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=2 -DCC_SCALAR_N=0 -DCC_SMALL_NV=0 MUTANT=cc_interior
-EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT_MAXL=4096 -DCC_U=4 -DCC_SMALL_NV=0 -DCC_SCALAR_N=0
 EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_ROWS=1 -DCC_SCALAR_N=0
 EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_ROWS=1 -DCC_VU=2 -DTHREADS=128 -DCC_SCALAR_N=0 MUTANT=cc_rows
 LIST
@@ -206,6 +203,11 @@ if [ "${EMU_EXTRA:-0}" = 1 ]; then
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_ODD=1 -DGN_CLR=1 -DEMU_GN_V6 -DGN_CLR_THREADS=64 -DGN_FUSED_MAX=256 -DGN_FUSED_PF=1
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=0
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=0 MUTANT=ds1_tie -DEMU_DS_QUICK
+EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=2 -DCC_U=1 -DCC_SCALAR_N=0
+EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=2 -DCC_SCALAR_N=0 -DCC_SMALL_NV=0 MUTANT=cc_mask
+EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=2 -DCC_SCALAR_N=0 -DCC_SMALL_NV=0 MUTANT=cc_interior
+EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT_MAXL=4096 -DCC_U=4 -DCC_SMALL_NV=0 -DCC_SCALAR_N=0
+EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_L2CHUNK_KB=64 -DGN_CLR=0 -DGN_FUSED_MAX=0 -DEMU_GN_L2CHUNK
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_L2CHUNK_KB=64 -DGN_CLR=0 -DGN_FUSED_MAX=0 -DEMU_GN_L2CHUNK MUTANT=gn_l2chunk
 EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=0 -DCC_VU=1 -DCC_IDX32=0 -DCC_SMALL_NV=0 -DCC_SCALAR_N=0
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DEMU_GN_BIG
