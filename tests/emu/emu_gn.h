@@ -198,7 +198,7 @@ static void tests()
 	test_gn(1, 32, 64, 128, 0);      /* fused, VPT 2 x 512: the largest fused group (8192) */
 	test_gn(1, 256, 45, 45, 0, 2);   /* ring 1 chunk / coop VPT 4, 2 chunks, channels end mid-vector */
 	test_gn(1, 128, 95, 96, 0, 2);   /* ring 3 chunks / coop VPT 4, 4 chunks (the capacity), the last partial */
-	test_gn(2, 128, 64, 64, 0, 3);   /* ring or coop, 64 groups x 1-2 chunks, 3 calls */
+	test_gn(2, 128, 64, 64, 0, 2);   /* ring or coop, 64 groups x 1-2 chunks, 2 calls (3 until session 14: CI's time) */
 	test_gn(1, 512, 64, 64, 0);      /* ring 4 chunks, look 1 / coop VPT 8, 4 chunks */
 #if !GN_RING /* (the ring's larger cases run in the wide build: 512 emulated threads per block are slow) */
 	test_gn(1, 256, 99, 99, 0);      /* coop VPT 16, 3 chunks, channels end mid-vector */
