@@ -48,19 +48,7 @@ __device__ __forceinline__ void softmax128_exp(float (&s)[64], int t, int lim_a,
 					       float scale_log2, float &m_a, float &m_b, float &l_a, float &l_b,
 					       float &corr_a, float &corr_b, bool &grow)
 {
-	if (t * P5_BN + P5_BN - 1 > lim_min) {
-		const int ra = lim_a - t * P5_BN - 2 * c, rb = lim_b - t * P5_BN - 2 * c;
-#pragma unroll
-		for (int j = 0; j < P5_BN / 8; j++) {
-#pragma unroll
-			for (int e = 0; e < 2; e++) {
-				if (j * 8 + e > ra)
-					s[4 * j + e] = -INFINITY;
-				if (j * 8 + e > rb)
-					s[4 * j + 2 + e] = -INFINITY;
-			}
-		}
-	}
+	sfp5::causal_mask128(s, t, lim_a, lim_b, lim_min, c);
 	/* the row maxima as trees (depth 5, 31 FMNMX per row as the chain of softmax128, whose 31 dependent FMNMX
 	 * were on the consumer's critical path); fmax is exact, so the order does not change the result */
 	float ta[32], tb[32];

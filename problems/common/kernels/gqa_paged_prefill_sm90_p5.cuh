@@ -70,17 +70,10 @@ __device__ __forceinline__ void gather(uint32_t dst, uint64_t src, const int (&s
 	}
 }
 
-/*
- * Online softmax of 128-key tile t on this thread's 64 raw scores (element 4 j + e: row a for e < 2, row
- * b = a + 8 otherwise, position 8 j + 2 c + e % 2), softmax_tile's rules on twice the columns: causal
- * mask only when the tile reaches past the warpgroup's smallest limit, the row max by fmax over the
- * thread's 32 values per row and 2 quad shuffles, the running max in base-2 units, p = 2^(s scale - m)
- * as one FMA + one MUFU, per-lane running sums. Writes P(t) as bf16 A fragments pn[kk] (k-step kk =
- * positions 16 kk .. +15); corr_* = 2^(old m - new m).
- */
-__device__ __forceinline__ void softmax128(float (&s)[64], uint32_t (&pn)[P5_BN / 16][4], int t, int lim_a, int lim_b,
-					   int lim_min, int c, float scale_log2, float &m_a, float &m_b, float &l_a,
-					   float &l_b, float &corr_a, float &corr_b)
+/* The causal mask of one 128-key tile t of S (the m64n128 accumulator fragment of a consumer thread, c its quad
+ * column): positions past row a's / row b's limit (lim_a, lim_b) set to -inf, only when the tile reaches past the
+ * warpgroup's smallest limit lim_min. Shared by softmax128 and the lean consumer's softmax128_exp. */
+__device__ __forceinline__ void causal_mask128(float (&s)[64], int t, int lim_a, int lim_b, int lim_min, int c)
 {
 	if (t * P5_BN + P5_BN - 1 > lim_min) {
 		/* the first position this thread's element j = 0 may not see in rows a / b: mask kv > lim */
@@ -96,6 +89,21 @@ __device__ __forceinline__ void softmax128(float (&s)[64], uint32_t (&pn)[P5_BN 
 			}
 		}
 	}
+}
+
+/*
+ * Online softmax of 128-key tile t on this thread's 64 raw scores (element 4 j + e: row a for e < 2, row
+ * b = a + 8 otherwise, position 8 j + 2 c + e % 2), softmax_tile's rules on twice the columns: causal
+ * mask only when the tile reaches past the warpgroup's smallest limit, the row max by fmax over the
+ * thread's 32 values per row and 2 quad shuffles, the running max in base-2 units, p = 2^(s scale - m)
+ * as one FMA + one MUFU, per-lane running sums. Writes P(t) as bf16 A fragments pn[kk] (k-step kk =
+ * positions 16 kk .. +15); corr_* = 2^(old m - new m).
+ */
+__device__ __forceinline__ void softmax128(float (&s)[64], uint32_t (&pn)[P5_BN / 16][4], int t, int lim_a, int lim_b,
+					   int lim_min, int c, float scale_log2, float &m_a, float &m_b, float &l_a,
+					   float &l_b, float &corr_a, float &corr_b)
+{
+	causal_mask128(s, t, lim_a, lim_b, lim_min, c);
 	float mx_a = s[0], mx_b = s[2];
 #pragma unroll
 	for (int j = 0; j < P5_BN / 8; j++) {
