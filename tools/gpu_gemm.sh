@@ -18,6 +18,7 @@
 #            (NAME=PATH@MINM-); under `timeout` (a hang costs at most $CHECK_TIMEOUT s)
 #   eval     build/solforge eval of solutions/fast.cu (the default) on gemm_bf16_n4096_k4096, workloads
 #            matching -m1 (M = 1, 16, 128, 1024), --rounds 1 --budget-ms 200, if time is left
+#   ncu      (only when named) Nsight Compute of cuBLASLt's and our kernels at NCU_SHAPES x NCU_MS (below)
 #   eval6    (only when named) solforge eval (CUPTI) of fast.cu by default and with -D SF_GEMM_V6=1 on
 #            gemm_bf16_n4096_k4096 and _n6144_k4096 at the M = 256 and 512 workloads: 8 evals, one row each
 # Candidates (one -D each; the default of every macro is in gemm_bf16_sm90.cu; GEMM_NOTES.md "Version 3"):
@@ -471,6 +472,55 @@ if has eval6; then
 				done
 			done
 		done
+	fi
+fi
+
+# ncu (not in the default steps): Nsight Compute over ONE untimed gemm_check.py process (--no-time: each
+# variant and cuBLASLt launched once per case) on NCU_SHAPES x NCU_MS, clocks left alone; per kernel launch
+# its name, grid, block, cluster, duration, DRAM and SM throughput -> logs/ncu.csv and a short table in the
+# summary. The question it answers: which kernel (tile, cluster, split) cuBLASLt picks at a given M, beside
+# ours. NCU_CANDS (default dflt) names the built variants profiled beside cuBLASLt.
+if has ncu; then
+	NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | tail -1)
+	NCU_MS=${NCU_MS:-129,200,333,512}
+	NCU_MS=${NCU_MS//+/,}
+	NCU_SHAPES=${NCU_SHAPES:-4096:4096,4096:14336}
+	NCU_SHAPES=${NCU_SHAPES//+/,}
+	nsols=()
+	for v in ${NCU_CANDS:-dflt}; do
+		[ -f "$dev/$v.so" ] && nsols+=(--sol "$v=$dev/$v.so")
+	done
+	if [ -z "$NCU" ] || [ ${#nsols[@]} = 0 ]; then
+		note "ncu: skipped (ncu '${NCU:-not found}', ${#nsols[@]} built variants)"
+	else
+		# the fp32 reference is torch's (sgemm-class kernels): only bf16 kernels and ours are profiled
+		timeout -s KILL "${NCU_TIMEOUT:-150}" "$NCU" --clock-control none --kernel-name-base demangled \
+			--kernel-name 'regex:nvjet|bf16|gemm_|splitk|reduce' --section SpeedOfLight --section LaunchStats \
+			--csv --page raw --metrics gpu__time_duration.sum,launch__grid_size,launch__block_size,launch__cluster_dim_x,launch__cluster_dim_y,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,launch__registers_per_thread \
+			python3 tools/gemm_dev/gemm_check.py --ref "cublasLt=$dev/cublaslt.so" "${nsols[@]}" --ms "$NCU_MS" \
+			--shapes "$NCU_SHAPES" --no-time >"$logs/ncu.csv" 2>"$logs/ncu.err"
+		rc=$?
+		note "ncu: rc $rc, $(grep -c '^"[0-9]' "$logs/ncu.csv") kernel launches profiled (logs/ncu.csv)"
+		python3 - "$logs/ncu.csv" <<'PY' | tee -a "$logs/ncu_table.txt"
+import csv, sys
+rows = [r for r in csv.reader(open(sys.argv[1])) if r]
+hdr = next((r for r in rows if "Kernel Name" in r), None)
+if hdr is None:
+    print("ncu: no csv header (see logs/ncu.err)"); sys.exit(0)
+ix = {k: hdr.index(k) for k in hdr}
+def g(r, k):
+    return r[ix[k]] if k in ix and ix[k] < len(r) else "?"
+print("%-60s %8s %6s %7s %10s %6s %6s %4s" % ("kernel", "grid", "block", "cluster", "time", "DRAM%", "SM%", "regs"))
+for r in rows:
+    if r is hdr or not r[0][:1].isdigit():
+        continue
+    name = g(r, "Kernel Name")[:60]
+    print("%-60s %8s %6s %7s %10s %6s %6s %4s" % (name, g(r, "launch__grid_size"), g(r, "launch__block_size"),
+          g(r, "launch__cluster_dim_x") + "x" + g(r, "launch__cluster_dim_y"), g(r, "gpu__time_duration.sum"),
+          g(r, "dram__throughput.avg.pct_of_peak_sustained_elapsed")[:5], g(r, "sm__throughput.avg.pct_of_peak_sustained_elapsed")[:5],
+          g(r, "launch__registers_per_thread")))
+PY
+		summary+=("$(head -60 "$logs/ncu_table.txt")")
 	fi
 fi
 
