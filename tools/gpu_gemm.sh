@@ -125,6 +125,7 @@
 #   v13x    v13a with -DSF_GEMM_MIDM_XROWS=1: the half-band activation box M rows instead of NT (the default since
 #           session 13's third call); v13n (-DSF_GEMM_MIDM_XROWS=0) its control; precheck $MS_V13
 #   v13w    v13a with -DSF_GEMM_MIDM_MAX_M=256: M 129..256 on half bands too (token tiles 192 / 256) instead of v6 +
+#   v13c    -DSF_GEMM_MIDM_MAX_M=128: the default before session 15 (M 129-192 on the v6 / v10 plans, not half bands)
 #           v10; precheck $MS_V13W
 #   (v14, v14p, v14s8, v14k, v14x, v14n: version 14, token pairs, removed in session 14; GEMM_NOTES_MID_M.md)
 #   v15o    -DSF_GEMM_TAILROWS=0: the 128-row / NT-row boxes of before version 15 (the control since v15 became the default, session 14);
@@ -280,6 +281,7 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"v13|-DSF_GEMM_MIDM_HB=1 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V13"
 	"v13a|-DSF_GEMM_MIDM_HB=2 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V13"
 	"v13w|-DSF_GEMM_MIDM_HB=2 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_TRACE=1|17-256|$MS_V13W"
+	"v13c|-DSF_GEMM_MIDM_MAX_M=128 -DSF_GEMM_MIDM_TRACE=1|129-192|"
 	"v13o|-DSF_GEMM_MIDM_HB=0 -DSF_GEMM_MIDM_TRACE=1|17-128|"
 	"v13x|-DSF_GEMM_MIDM_HB=2 -DSF_GEMM_MIDM_XROWS=1 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V13"
 	"v13n|-DSF_GEMM_MIDM_HB=2 -DSF_GEMM_MIDM_XROWS=0 -DSF_GEMM_MIDM_TRACE=1|17-128|"
@@ -487,7 +489,8 @@ if has ncu; then
 	NCU_SHAPES=${NCU_SHAPES:-4096:4096,4096:14336}
 	NCU_SHAPES=${NCU_SHAPES//+/,}
 	nsols=()
-	for v in ${NCU_CANDS:-dflt}; do
+	NCU_CANDS=${NCU_CANDS:-dflt}
+	for v in ${NCU_CANDS//[,+]/ }; do
 		[ -f "$dev/$v.so" ] && nsols+=(--sol "$v=$dev/$v.so")
 	done
 	if [ -z "$NCU" ] || [ ${#nsols[@]} = 0 ]; then

@@ -23,9 +23,10 @@
 # default sizes since they became the defaults; together ~240 CPU-seconds). GroupNorm's session-14 candidate (the split path in
 # ranges of groups, -DGN_L2CHUNK_KB, -DEMU_GN_L2CHUNK) and its mutant (gn_l2chunk: every range given the first range's
 # gamma / beta), conv1d's version 1 (-DCC_FLAT=0), its flat kernel at U 1 / U 4 and everywhere below 4096 (CC_FLAT_MAXL), the
-# CC_ROWS candidate and four of its mutants run in EMU_EXTRA (CI reached 19-22 min with them); CI keeps conv1d's default (mostly
-# the scalar kernel at the emulation's sizes), the default with CC_SCALAR_N 0 (the row and flat kernels on every
-# case) and the cc_pred mutant. Prints each binary's ok/FAIL
+# row kernel without CC_ROWS (one row per CTA, the default before session 15) and three mutants run in EMU_EXTRA (CI reached
+# 19-22 min with them); CI keeps conv1d's default (mostly the scalar kernel at the emulation's sizes), the default with
+# CC_SCALAR_N 0 (the row kernel with several short rows per CTA, CC_ROWS, the flat kernel on every other case) and the
+# cc_pred and cc_rows mutants. Prints each binary's ok/FAIL
 # lines and ends with the summed "N passed, M failed".
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -195,6 +196,7 @@ EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast
 EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu
 EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_SCALAR_N=0
 EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=2 -DCC_SCALAR_N=0 -DCC_SMALL_NV=0 MUTANT=cc_pred
+EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_VU=2 -DTHREADS=128 -DCC_SCALAR_N=0 MUTANT=cc_rows
 LIST
 )
 if [ "${EMU_EXTRA:-0}" = 1 ]; then
@@ -203,8 +205,7 @@ EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Ipro
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=0
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=0 MUTANT=ds1_tie -DEMU_DS_QUICK
 EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=2 -DCC_U=4 -DTHREADS=128 -DCC_SMALL_NV=0 -DCC_SCALAR_N=0
-EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_ROWS=1 -DCC_SCALAR_N=0
-EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_ROWS=1 -DCC_VU=2 -DTHREADS=128 -DCC_SCALAR_N=0 MUTANT=cc_rows
+EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_ROWS=0 -DCC_SCALAR_N=0
 EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=2 -DCC_U=1 -DCC_SCALAR_N=0
 EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=2 -DCC_SCALAR_N=0 -DCC_SMALL_NV=0 MUTANT=cc_mask
 EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=2 -DCC_SCALAR_N=0 -DCC_SMALL_NV=0 MUTANT=cc_interior

@@ -47,8 +47,10 @@
                       * swap-AB kernel (gemm_bf16_sm90_midm.cuh); 0: v2's persistent wgmma path */
 #define SF_GEMM_MIDM 1
 #endif
-#ifndef SF_GEMM_MIDM_MAX_M /* largest M the v4 mid-M kernel takes (at most 256; measured slower than v2 above 128) */
-#define SF_GEMM_MIDM_MAX_M 128
+#ifndef SF_GEMM_MIDM_MAX_M /* largest M the v4 / v13 mid-M kernel takes (at most 256): 192 since session 15 (v13's
+                            * half bands with 192-token tiles beat the v6 / v10 plans at M 129-160, 1.04-1.25x;
+                            * with 256-token tiles they lose at M 200-256: GEMM_NOTES_MID_M.md "Version 13w") */
+#define SF_GEMM_MIDM_MAX_M 192
 #endif
 #ifndef SF_GEMM_MIDM_SPLITS /* v4: pin the K split count (0: planned by midm_plan) */
 #define SF_GEMM_MIDM_SPLITS 0

@@ -46,7 +46,8 @@
 		 * 415.06 -> 336.90 us, 0.79 -> 0.97 of the copy; b8-l512 / b8-l4 / b2-l37 within 1%) */
 #endif
 #ifndef CC_ROWS
-#define CC_ROWS 0 /* 1: rows shorter than THREADS * CC_VU / 2 vectors share a CTA (2-D blocks; candidate, session 14) */
+#define CC_ROWS 1 /* 1 (default since session 15): rows shorter than THREADS * CC_VU / 4 vectors share a CTA (2-D blocks;
+                    * b8-l512 0.79 -> 0.93 of the copy); 0: one row per CTA (warp-sized CTAs at L 512) */
 #endif
 #ifndef CC_FLAT_MAXL
 #define CC_FLAT_MAXL 0 /* aligned rows of L % 8 == 0 up to this length take the flat kernel instead of the row kernel (whose
@@ -337,7 +338,7 @@ template <int U> static void cc_launch_vec(const x_args &a, cudaStream_t st)
 }
 
 #if CC_ROWS
-/* CC_ROWS (short rows, lv < THREADS * CC_VU / 2): the largest U of 4 / 2 / 1 (at most CC_VU) that leaves a whole warp of
+/* CC_ROWS (short rows, lv < THREADS * CC_VU / 4, i.e. one row fills under a quarter of the row kernel's CTA): the largest U of 4 / 2 / 1 (at most CC_VU) that leaves a whole warp of
  * vectors per row (U 1 below 32 vectors), the row's threads rounded up to a warp, THREADS / that many rows per CTA */
 static void cc_launch_rows(const x_args &a, cudaStream_t st)
 {
@@ -378,7 +379,7 @@ SF_EXPORT int run(const sf_call *call)
 		const x_args a = {(const uint4 *)x->data, (const uint16_t *)w->data, (const uint16_t *)bias->data,
 				  (uint4 *)y->data, rows, lv, D};
 #if CC_ROWS
-		if (lv < (int64_t)THREADS * CC_VU / 2) /* short rows: several per CTA */
+		if (lv < (int64_t)THREADS * CC_VU / 4) /* short rows: several per CTA (L 2048 measured equal either way) */
 			cc_launch_rows(a, st);
 		else
 #endif
