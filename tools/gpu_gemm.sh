@@ -480,7 +480,7 @@ fi
 # ncu (not in the default steps): Nsight Compute over ONE untimed gemm_check.py process (--no-time: each
 # variant and cuBLASLt launched once per case) on NCU_SHAPES x NCU_MS, clocks left alone; per kernel launch
 # its name, grid, block, cluster, duration, DRAM and SM throughput -> logs/ncu.csv and a short table in the
-# summary. The question it answers: which kernel (tile, cluster, split) cuBLASLt picks at a given M, beside
+# summary (--ref-once: cuBLASLt is called once per case though nothing is timed). The question it answers: which kernel (tile, cluster, split) cuBLASLt picks at a given M, beside
 # ours. NCU_CANDS (default dflt) names the built variants profiled beside cuBLASLt.
 if has ncu; then
 	NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | tail -1)
@@ -501,7 +501,7 @@ if has ncu; then
 			--kernel-name 'regex:nvjet|bf16|gemm_|splitk|reduce' --section SpeedOfLight --section LaunchStats \
 			--csv --page raw --metrics gpu__time_duration.sum,launch__grid_size,launch__block_size,launch__cluster_dim_x,launch__cluster_dim_y,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,launch__registers_per_thread \
 			python3 tools/gemm_dev/gemm_check.py --ref "cublasLt=$dev/cublaslt.so" "${nsols[@]}" --ms "$NCU_MS" \
-			--shapes "$NCU_SHAPES" --no-time >"$logs/ncu.csv" 2>"$logs/ncu.err"
+			--shapes "$NCU_SHAPES" --no-time --ref-once >"$logs/ncu.csv" 2>"$logs/ncu.err"
 		rc=$?
 		note "ncu: rc $rc, $(grep -c '^"[0-9]' "$logs/ncu.csv") kernel launches profiled (logs/ncu.csv)"
 		python3 - "$logs/ncu.csv" <<'PY' | tee -a "$logs/ncu_table.txt"
@@ -517,6 +517,8 @@ print("%-60s %8s %6s %7s %10s %6s %6s %4s" % ("kernel", "grid", "block", "cluste
 for r in rows:
     if r is hdr or not r[0][:1].isdigit():
         continue
+    if "at::" in g(r, "Kernel Name") or "f32f32" in g(r, "Kernel Name"):
+        continue  # torch's fp32 reference and its checks (kept in ncu.csv)
     name = g(r, "Kernel Name")[:60]
     print("%-60s %8s %6s %7s %10s %6s %6s %4s" % (name, g(r, "launch__grid_size"), g(r, "launch__block_size"),
           g(r, "launch__cluster_dim_x") + "x" + g(r, "launch__cluster_dim_y"), g(r, "gpu__time_duration.sum"),

@@ -7,7 +7,7 @@ off) with the problems' tolerance (|d| <= 1e-3 + 1e-2 |ref|), and times them wit
 (L2 flushed before every repetition, median) beside a reference library (the cuBLASLt baseline .so).
 
     gemm_check.py --ref NAME=PATH.so --sol NAME=PATH.so[@MAXM|@MINM-[MAXM]] [--sol ...] [--shapes N:K,...]
-                  [--ms 1,3,...] [--reps N] [--no-time]
+                  [--ms 1,3,...] [--reps N] [--no-time [--ref-once]]
 
 A solution given as NAME=PATH.so@MAXM is checked and timed only for M <= MAXM (candidate variants that
 differ from the default only at small M); NAME=PATH.so@MINM- only for M >= MINM, @MINM-MAXM for both.
@@ -108,6 +108,8 @@ def main():
     ap.add_argument("--ms", default="1,2,3,4,8,16,32,64,77,128,256,512,1000,1024,2048,4096,5000,8192")
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--no-time", action="store_true")
+    ap.add_argument("--ref-once", action="store_true",
+                    help="with --no-time: still call the reference library once per case (for a profiler)")
     a = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
@@ -128,6 +130,9 @@ def main():
             B = (torch.randn(N, K, device="cuda", generator=gen) / math.sqrt(K)).to(torch.bfloat16)
             want = (A.float() @ B.float().t())
             ref_us = float("nan")
+            if a.no_time and a.ref_once:
+                Cr = torch.empty(M, N, dtype=torch.bfloat16, device="cuda")
+                ref.call(A, B, Cr)
             if not a.no_time:
                 Cr = torch.empty(M, N, dtype=torch.bfloat16, device="cuda")
                 ref.call(A, B, Cr)
