@@ -38,7 +38,7 @@
 # only the fixed-shape workloads matched), PAGES ("1 16": the
 # page sizes, i.e. problems, to run; "1+16" in a gpu_round spec). Logs: $OUT (device
 # tool) or build/gpu-pfw; with $OUT set they are packed into $OUT/gpu_pfw_logs.tgz beside $OUT/summary.txt. Per job TAG: TAG.jsonl
-# (traces), TAG.err, TAG.rc (exit status; 124 = killed by the cap), TAG.wl (its workload.jsonl), TAG.end
+# (traces), TAG.err, TAG.rc (exit status; 124 = killed by the cap), TAG.wl (its workload.jsonl), TAG.only (ONLY, when set), TAG.end
 # (the epoch second it ended and WL_TIMEOUT: how long a cap-killed eval had been in its last workload).
 set -u
 cd "$(dirname "$0")/.."
@@ -157,6 +157,8 @@ run_eval() {
 	lim=$(left)
 	[ "$lim" -gt "$7" ] && lim=$7
 	echo "$3/workload.jsonl" >"$out/$1.wl"
+	# the eval's --only (bundled jobs): pfw_table.py names the in-progress workload among the selected ones only
+	case "$3" in problems/*) [ -n "${ONLY:-}" ] && printf '%s\n' "$ONLY" >"$out/$1.only" ;; esac
 	if [ "$lim" -lt 10 ]; then
 		echo "not run: out of time" >"$out/$1.err"
 		: >"$out/$1.jsonl"

@@ -104,7 +104,8 @@ def load(paths):
         if killed or cut:
             if cut and cut != "?":
                 got[cut] = {"cut": True, "workload": {"uuid": cut}}
-            todo = [u for u in workload_list(side(path, ".wl") or "") if u not in got]
+            only = side(path, ".only")  # the eval's --only TEXT: the workloads whose uuid contains it
+            todo = [u for u in workload_list(side(path, ".wl") or "") if u not in got and (not only or only in u)]
             if killed and todo:
                 hung = todo[0]
                 got[hung] = {"hang": True, "workload": {"uuid": hung}}

@@ -38,9 +38,17 @@ cut_s = rng.randint(1, timeout - 1)
 open(os.path.join(d, "cut.end"), "w").write("%d %d\n" % (last + cut_s, timeout))
 open(os.path.join(d, "hang.end"), "w").write("%d %d\n" % (last + timeout + rng.randint(1, 30), timeout))
 open(os.path.join(d, "cut_s"), "w").write(str(cut_s))
+# an eval run with --only (gpu_pfw's ONLY, in TRACES.only) killed before its first trace: the workload in progress is
+# the first the --only text selects (p-w2 or p-w3, drawn), not the file's first
+pick = rng.choice([2, 3])
+open(os.path.join(d, "only.jsonl"), "w").close()
+open(os.path.join(d, "only.wl"), "w").write(os.path.join(d, "workload.jsonl") + "\n")
+open(os.path.join(d, "only.rc"), "w").write("124\n")
+open(os.path.join(d, "only.only"), "w").write("w%d\n" % pick)
+open(os.path.join(d, "only_pick"), "w").write(str(pick))
 PY
 cut_s=$(cat "$tmp/cut_s")
-for col in cut hang noend; do
+for col in cut hang noend only; do
 	python3 tools/pfw_table.py --col ref "$tmp/ref.jsonl" --col "$col" "$tmp/$col.jsonl" >"$tmp/$col.out" 2>&1
 	echo $? >"$tmp/$col.rc2"
 done
@@ -49,6 +57,9 @@ grep -q "p-w3 .* -\$" "$tmp/cut.out"; check "the workload after the cut one: -" 
 grep -q "p-w2 .*hang/timeout" "$tmp/hang.out"; check "in progress longer than --timeout: hang/timeout" $?
 grep -q "p-w2 .*hang/timeout" "$tmp/noend.out"; check "no TRACES.end: hang/timeout" $?
 [ "$(cat "$tmp/cut.rc2")" = 1 ]; check "a cut column is not a pass (exit 1)" $?
+pick=$(cat "$tmp/only_pick")
+grep -q "p-w$pick .*hang/timeout" "$tmp/only.out" && ! grep -q "p-w0 .*hang/timeout" "$tmp/only.out"
+check "killed under --only w$pick: p-w$pick named in progress, not the file's first" $?
 # --ratio A/B: T_k(A) / T_k(B) on the workloads both passed (ref has 4, cut 2: p-w0, p-w1) and their
 # geometric mean, recomputed here from the traces; an unknown label is a usage error
 python3 tools/pfw_table.py --ratio cut/ref --col ref "$tmp/ref.jsonl" --col cut "$tmp/cut.jsonl" >"$tmp/ratio.out" 2>&1
