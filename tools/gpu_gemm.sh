@@ -481,14 +481,17 @@ fi
 # variant and cuBLASLt launched once per case) on NCU_SHAPES x NCU_MS, clocks left alone; per kernel launch
 # its name, grid, block, cluster, duration, DRAM and SM throughput -> logs/ncu.csv and a short table in the
 # summary (--ref-once: cuBLASLt is called once per case though nothing is timed). The question it answers: which kernel (tile, cluster, split) cuBLASLt picks at a given M, beside
-# ours. NCU_CANDS (default dflt) names the built variants profiled beside cuBLASLt.
+# ours. NCU_CANDS (default dflt) names the built variants profiled beside cuBLASLt; NCU_SECTIONS ('+'-separated,
+# default SpeedOfLight+LaunchStats) the sections, whose metrics all land in ncu.csv (e.g. +WarpStateStats: stall reasons).
 if has ncu; then
 	NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | tail -1)
 	NCU_MS=${NCU_MS:-129,200,333,512}
 	NCU_MS=${NCU_MS//+/,}
 	NCU_SHAPES=${NCU_SHAPES:-4096:4096,4096:14336}
 	NCU_SHAPES=${NCU_SHAPES//+/,}
-	nsols=()
+	nsols=() nsec=()
+	NCU_SECTIONS=${NCU_SECTIONS:-SpeedOfLight+LaunchStats}
+	for w in ${NCU_SECTIONS//[,+]/ }; do nsec+=(--section "$w"); done
 	NCU_CANDS=${NCU_CANDS:-dflt}
 	for v in ${NCU_CANDS//[,+]/ }; do
 		[ -f "$dev/$v.so" ] && nsols+=(--sol "$v=$dev/$v.so")
@@ -498,7 +501,7 @@ if has ncu; then
 	else
 		# the fp32 reference is torch's (sgemm-class kernels): only bf16 kernels and ours are profiled
 		timeout -s KILL "${NCU_TIMEOUT:-150}" "$NCU" --clock-control none --kernel-name-base demangled \
-			--kernel-name 'regex:nvjet|bf16|gemm_|splitk|reduce' --section SpeedOfLight --section LaunchStats \
+			--kernel-name 'regex:nvjet|bf16|gemm_|splitk|reduce' "${nsec[@]}" \
 			--csv --page raw --metrics gpu__time_duration.sum,launch__grid_size,launch__block_size,launch__cluster_dim_x,launch__cluster_dim_y,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,launch__registers_per_thread \
 			python3 tools/gemm_dev/gemm_check.py --ref "cublasLt=$dev/cublaslt.so" "${nsols[@]}" --ms "$NCU_MS" \
 			--shapes "$NCU_SHAPES" --no-time --ref-once >"$logs/ncu.csv" 2>"$logs/ncu.err"
