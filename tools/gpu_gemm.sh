@@ -137,7 +137,7 @@
 #           runs the default's code); precheck $MS_V15 (odd M: every tail size class, cluster and two-CTA plans)
 #   v16     the defaults + -DSF_GEMM_MIDM_FIT=1 (+ MIDM trace): the half-band plan's token tile is M rounded up to 16 at
 #           M 65..192 (NT 80, 96, 112, 144, 160, 176 besides 128 / 192; each consumer a wgmma n of NT / 2) instead of the next
-#           of 64 / 128 / 192 / 256: M 129 runs 144 tokens, not 192 (GEMM_NOTES_MID_M.md "Version 16"); trace lines
+#           of 64 / 128 / 192 / 256: M 129 runs 144 tokens, not 192 (GEMM_NOTES_MID_M2.md "Version 16"); trace lines
 #           "midm hb plan ...: nt 144 splits 2 ttiles 1"; precheck $MS_V16 (every new tile at odd M, clusters of 2)
 #   v16t    -DSF_GEMM_MIDM_FIT=2: v16, and where the half-band plan splits K in two (4096-row weights) two token tiles of
 #           M / 2 rounded up to 16 (>= 64) instead, the whole K per CTA, no cluster (cuBLASLt's 4096^2 plan: 64 x 72 tiles,
@@ -171,8 +171,8 @@
 #   'CANDS=dflt+v12+v12n+v12t8+v12w,MS=32+64+100+128+200+256,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
 # The v15 run (GEMM_NOTES_MID_M.md "Version 15"; dflt = the defaults; v15 changes M % 128 != 0 from 129 up and 28672 at 17..96):
 #   'CANDS=dflt+v15,MS=33+77+129+200+256+333+384+1000+5000,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
-# The v16 run (GEMM_NOTES_MID_M.md "Version 16"; dflt = the defaults; v16 / v16t change M 65..192 on the half bands):
-#   'CANDS=dflt+v16+v16t,MS=77+100+129+144+145+160+176+192,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:180'
+# The v16 run (GEMM_NOTES_MID_M2.md "Version 16"; dflt = the defaults; v16 / v16t change M 65..192 on the half bands):
+#   'CANDS=dflt+v16+v16t,MS=77+100+129+144+145+160+176+192,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
 # The M 9-16 candidate (GEMM_NOTES_MID_M.md "M 9-16 candidate"; dflt = the defaults, M 8 the reference row):
 #   'CANDS=dflt+s16,MS=8+9+12+16,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
 # The v5 small-M run (GEMM_NOTES.md "Version 5"; ~3 min on one H200):

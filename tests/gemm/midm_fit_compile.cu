@@ -1,5 +1,5 @@
 /*
- * midm_fit_compile.cu - compile-only check of the version-16 candidate (SF_GEMM_MIDM_FIT=2, GEMM_NOTES_MID_M.md
+ * midm_fit_compile.cu - compile-only check of the version-16 candidate (SF_GEMM_MIDM_FIT=2, GEMM_NOTES_MID_M2.md
  * "Version 16"): the half-band mid-M kernel (problems/common/kernels/gemm_bf16_sm90_midm.cuh) at two exact-fit token
  * tiles, NT 144 (each consumer a wgmma m64n72k16: FIT 1's tile at M 129-144) and NT 80 (m64n40k16: FIT 2's token-tile
  * plan at M 129-160), with FIT 2's token-tile parameter, so that tests/suites/gemm_fragments.sh builds them for sm_90a

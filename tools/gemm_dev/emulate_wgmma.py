@@ -406,7 +406,7 @@ def hook_cases():
 
 
 def check_fit(rng):
-    """version 16 (SF_GEMM_MIDM_FIT 1 / 2, GEMM_NOTES_MID_M.md "Version 16"): the exact-fit half-band plan and the stores
+    """version 16 (SF_GEMM_MIDM_FIT 1 / 2, GEMM_NOTES_MID_M2.md "Version 16"): the exact-fit half-band plan and the stores
     at odd M (every instantiated token tile, unsplit and split K; FIT 2's two token tiles), stale stage rows (1e6, NaN)
     past M reaching no output, expect_tx = the bytes landed, the config limits of each instance, the plan only yielding
     instantiated tiles that the host's switches launch; mutations that must be caught. Returns the failure count."""

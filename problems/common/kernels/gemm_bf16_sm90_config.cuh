@@ -84,7 +84,7 @@
 			    * past M, which TMA fills slowly; GEMM_NOTES_MID_M.md "Version 13: the box rows past M"); 0: NT rows */
 #define SF_GEMM_MIDM_XROWS 1
 #endif
-#ifndef SF_GEMM_MIDM_FIT /* version-16 candidate (GEMM_NOTES_MID_M.md "Version 16"): 1 the half-band plan's token tile is M
+#ifndef SF_GEMM_MIDM_FIT /* version-16 candidate (GEMM_NOTES_MID_M2.md "Version 16"): 1 the half-band plan's token tile is M
 			  * rounded up to 16 (NT 80, 96, 112, 144, 160, 176 instantiated besides 64 / 128 / 192 / 256; each
 			  * consumer a wgmma n of NT / 2, a multiple of 8) between M 65 and 192 instead of the next of 64 / 128 /
 			  * 192 / 256 (M 129: 144 tokens, not 192: 25% less MMA); 0 (default): the version-13 tiles */
