@@ -614,7 +614,8 @@ static int midm_hb_hook(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfl
 	CUtensorMap mw, mx;
 	int rc = -1;
 	/* the activation box: M rows (XROWS), or NT when two token tiles of NT < M tokens each load NT rows (16t) */
-	if (!make_map(&mw, B, N, K, kMidmRows / 2) && !make_map(&mx, A, M, K, SF_GEMM_MIDM_XROWS ? (M < h.nt ? M : h.nt) : h.nt)) {
+	const int xbox = SF_GEMM_MIDM_XROWS ? (M < h.nt ? M : h.nt) : h.nt;
+	if (!make_map(&mw, B, N, K, kMidmRows / 2) && !make_map(&mx, A, M, K, xbox)) {
 #if SF_GEMM_MIDM_TMA
 #define SF_MIDM_HB_C mw, 0, C /* the v11 TMA stores are not taken on half bands (a dummy map, tma_epi 0) */
 #else

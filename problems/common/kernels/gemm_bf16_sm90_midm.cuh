@@ -148,8 +148,9 @@ __global__ void __launch_bounds__(kWgThreads, CPS)
 	const int wg = threadIdx.x / 128;
 #if SF_GEMM_MIDM_FIT == 2 /* version 16t: ttiles > 1 (splits 1): CTA x is token tile x % ttiles of band x / ttiles; tile 1's
 			  * rows start at M - NT and it stores tokens >= NT (mlo) only */
-	const int tt = HB && ttiles > 1 ? (int)blockIdx.x % ttiles : 0;
-	const int band = (int)blockIdx.x / (HB && ttiles > 1 ? ttiles : splits), split = HB && ttiles > 1 ? 0 : (int)blockIdx.x % splits;
+	const bool tsplit = HB && ttiles > 1;
+	const int tt = tsplit ? (int)blockIdx.x % ttiles : 0;
+	const int band = (int)blockIdx.x / (tsplit ? ttiles : splits), split = tsplit ? 0 : (int)blockIdx.x % splits;
 	const int row0 = tt ? M - NT : 0, mlo = tt ? NT : 0;
 #else
 	const int band = (int)blockIdx.x / splits, split = (int)blockIdx.x % splits;
