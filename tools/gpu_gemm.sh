@@ -135,6 +135,15 @@
 #           (every unsplit persistent launch from M 129), and v4's activation box M rows outside the half bands (28672 x
 #           4096's two-CTA plans at M 17..96): no zero-filled rows past M (GEMM_NOTES_MID_M.md "Version 15"; M % 128 == 0
 #           runs the default's code); precheck $MS_V15 (odd M: every tail size class, cluster and two-CTA plans)
+#   v16     the defaults + -DSF_GEMM_MIDM_FIT=1 (+ MIDM trace): the half-band plan's token tile is M rounded up to 16 at
+#           M 65..192 (NT 80, 96, 112, 144, 160, 176 besides 128 / 192; each consumer a wgmma n of NT / 2) instead of the next
+#           of 64 / 128 / 192 / 256: M 129 runs 144 tokens, not 192 (GEMM_NOTES_MID_M2.md "Version 16"); trace lines
+#           "midm hb plan ...: nt 144 splits 2 ttiles 1"; precheck $MS_V16 (every new tile at odd M, clusters of 2)
+#   v16t    -DSF_GEMM_MIDM_FIT=2: v16, and where the half-band plan splits K in two (4096-row weights) two token tiles of
+#           M / 2 rounded up to 16 (>= 64) instead, the whole K per CTA, no cluster (cuBLASLt's 4096^2 plan: 64 x 72 tiles,
+#           2 token tiles, 128 CTAs); "ttiles 2" in the trace; precheck $MS_V16
+#   v16tw   v16t with -DSF_GEMM_MIDM_MAX_M=256: M 193..256 on half bands too (4096 rows: two token tiles of 112 / 128;
+#           6144: NT 256 unsplit); precheck $MS_V16W
 #   dflt    the solution's defaults as they are (no -D but the trace): since session 10 v3a + v6 + v10; v3a and v2
 #           pin v10 off (-DSF_GEMM_V10=0) so they stay the session-9 controls
 #   sm5old  sm5 with the first, racy release order (-DSF_GEMM_SM5_RELEASE=0): the control, expected to FAIL
@@ -162,6 +171,8 @@
 #   'CANDS=dflt+v12+v12n+v12t8+v12w,MS=32+64+100+128+200+256,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
 # The v15 run (GEMM_NOTES_MID_M.md "Version 15"; dflt = the defaults; v15 changes M % 128 != 0 from 129 up and 28672 at 17..96):
 #   'CANDS=dflt+v15,MS=33+77+129+200+256+333+384+1000+5000,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
+# The v16 run (GEMM_NOTES_MID_M2.md "Version 16"; dflt = the defaults; v16 / v16t change M 65..192 on the half bands):
+#   'CANDS=dflt+v16+v16t,MS=77+100+129+144+145+160+176+192,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
 # The M 9-16 candidate (GEMM_NOTES_MID_M.md "M 9-16 candidate"; dflt = the defaults, M 8 the reference row):
 #   'CANDS=dflt+s16,MS=8+9+12+16,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
 # The v5 small-M run (GEMM_NOTES.md "Version 5"; ~3 min on one H200):
@@ -214,6 +225,10 @@ MS_V13W=${MS_V13W:-17,64,127,129,160,200,255,256} # v13w precheck: every half-ba
 MS_V13W=${MS_V13W//+/,}
 MS_V15=${MS_V15:-17,33,77,129,200,255,333,1000,2900} # v15 precheck: tails of 1..127 rows on every plan family, v4 two-CTA boxes
 MS_V15=${MS_V15//+/,}
+MS_V16=${MS_V16:-65,77,100,113,129,143,145,160,175,176,192} # v16 precheck: every exact-fit tile (80..176) at odd M, token-tile overlaps
+MS_V16=${MS_V16//+/,}
+MS_V16W=${MS_V16W:-129,175,193,200,255,256} # v16tw precheck: two token tiles of 112 / 128 past M 192 (overlaps 0..31 rows)
+MS_V16W=${MS_V16W//+/,}
 MS_MID=${MS_MID//+/,} # every M list may use '+' (a gpu_round.sh spec), gemm_check.py wants commas
 MS_MIDM=${MS_MIDM//+/,}
 MS_MIDM2=${MS_MIDM2//+/,}
@@ -287,9 +302,12 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"v13n|-DSF_GEMM_MIDM_HB=2 -DSF_GEMM_MIDM_XROWS=0 -DSF_GEMM_MIDM_TRACE=1|17-128|"
 	"v15|-DSF_GEMM_TAILROWS=1 -DSF_GEMM_V3_TRACE=1 -DSF_GEMM_V6_TRACE=1 -DSF_GEMM_MIDM_TRACE=1|17-|$MS_V15"
 	"v15o|-DSF_GEMM_TAILROWS=0|17-|"
-	"v15a|-DSF_GEMM_TAILROWS=1 -DSF_GEMM_TAILROWS_MAX_M=1000000000|17-|$MS_V15")
+	"v15a|-DSF_GEMM_TAILROWS=1 -DSF_GEMM_TAILROWS_MAX_M=1000000000|17-|$MS_V15"
+	"v16|-DSF_GEMM_MIDM_FIT=1 -DSF_GEMM_MIDM_TRACE=1|65-192|$MS_V16"
+	"v16t|-DSF_GEMM_MIDM_FIT=2 -DSF_GEMM_MIDM_TRACE=1|65-192|$MS_V16"
+	"v16tw|-DSF_GEMM_MIDM_FIT=2 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_TRACE=1|65-256|$MS_V16W")
 # the candidates whose ptxas report (registers, spills per kernel) and SASS counts (HGMMA, TMA) are printed
-WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a dflt"
+WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw dflt"
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	names=" "
@@ -541,8 +559,8 @@ if [ -f "$logs/check.log" ]; then
 			sed -n '/^candidates vs the default/,/^failed/p' | grep -v '^failed')
 		;;
 	esac
-	# the v11 run's question is v11* against the defaults (dflt: v6 at mid M, v10 from M 513)
-	case " ${CANDS//[,+]/ } " in *" dflt "*" v11"* | *" v11"*" dflt "* | *" dflt "*" v12"* | *" v12"*" dflt "* | *" dflt "*" v15"* | *" v15"*" dflt "*)
+	# the v11 (v12, v15, v16) run's question is the candidates against the defaults (dflt: v6 at mid M, v10 from M 513)
+	case " ${CANDS//[,+]/ } " in *" dflt "*" v11"* | *" v11"*" dflt "* | *" dflt "*" v12"* | *" v12"*" dflt "* | *" dflt "*" v15"* | *" v15"*" dflt "* | *" dflt "*" v16"* | *" v16"*" dflt "*)
 		table+=$'\n'"against dflt instead of v2:"$'\n'$(python3 tools/gemm_dev/gemm_table.py "$logs/check.log" --default dflt |
 			sed -n '/^candidates vs the default/,/^failed/p' | grep -v '^failed')
 		;;

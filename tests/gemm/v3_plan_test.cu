@@ -14,8 +14,9 @@
  * split, pinned splits honoured, otherwise one wave, >= 4 K blocks per split and every band's cluster
  * resident; and its plans of the Llama shapes at one and two CTAs per SM. And the v5 small-M plan
  * (sfgemm::sm5_plan, gemm_bf16_sm90_smallm_v5.cuh), smallest tile 32 and 128: one wave, no empty split,
- * clusters resident, the least work per CTA (brute force), the tile table, and the four Llama plans.
- * Prints "N passed, M failed"; exit status 1 on a failure.
+ * clusters resident, the least work per CTA (brute force), the tile table, and the four Llama plans. And the
+ * version-16 half-band plan (sfgemm::midm_plan_hb with fit 0 / 1 / 2: instantiated exact-fit tiles, FIT 2's two token
+ * tiles; midm_fit_checks). Prints "N passed, M failed"; exit status 1 on a failure.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,6 +137,64 @@ static void midm_checks(void)
 			}
 			printf("\n");
 		}
+}
+
+/*
+ * Version 16 (GEMM_NOTES_MID_M2.md): the half-band plan (sfgemm::midm_plan_hb) with fit 0 / 1 / 2 on random shapes and
+ * GPUs: fit 0 the version-13 tiles (64 / 128 / 192 / 256); fit 1 a tile of the ten an SF_GEMM_MIDM_FIT build
+ * instantiates, covering M, within 16 of M at M 65-192; fit 2 fit 1's plan unless that splits K in two at M > 64, then
+ * two token tiles (splits 1) of nt < M <= 2 nt, nt >= 64 a multiple of 16 within 16 of ceil(M / 2) (or 64); then the
+ * Llama plans on the H200's GPCs.
+ */
+static void midm_fit_checks(void)
+{
+	const int inst[10] = { 64, 80, 96, 112, 128, 144, 160, 176, 192, 256 };
+	for (int iter = 0; iter < 20000; iter++) {
+		g_ngpc = 4 + (int)rnd(5);
+		int sms = 0;
+		for (int i = 0; i < g_ngpc; i++)
+			sms += g_gpc[i] = 8 + (int)rnd(11);
+		const int M = 17 + (int)rnd(240), N = 8 + 2 * (int)rnd(15000), K = 8 * (1 + (int)rnd(2500));
+		const int pin = iter % 3 ? 0 : 1 + (int)rnd(10);
+		const sfgemm::MidmPlan p0 = sfgemm::midm_plan_hb(M, N, K, sms, pin, fake_midm_clusters, 0);
+		const sfgemm::MidmPlan p1 = sfgemm::midm_plan_hb(M, N, K, sms, pin, fake_midm_clusters, 1);
+		const sfgemm::MidmPlan p2 = sfgemm::midm_plan_hb(M, N, K, sms, pin, fake_midm_clusters, 2);
+		const sfgemm::MidmPlan def = sfgemm::midm_plan_hb(M, N, K, sms, pin, fake_midm_clusters);
+		int known = 0;
+		for (int i = 0; i < 10; i++)
+			known += p1.nt == inst[i];
+		midm_expect(p0.nt == (M <= 64 ? 64 : M <= 128 ? 128 : M <= 192 ? 192 : 256) && p0.ttiles == 1 &&
+				    p0.nt == def.nt && p0.splits == def.splits && def.ttiles == 1,
+			    "fit 0: the version-13 plan", M, N, K, sms, pin, 0, p0);
+		midm_expect(known == 1 && p1.nt >= M && p1.ttiles == 1 && (M <= 64 || M > 192 || p1.nt - M < 16),
+			    "fit 1: an instantiated tile within 16 of M", M, N, K, sms, pin, 0, p1);
+		if (p1.splits == 2 && M > 64) {
+			int k2 = 0;
+			for (int i = 0; i < 10; i++)
+				k2 += p2.nt == inst[i];
+			midm_expect(k2 == 1 && p2.ttiles == 2 && p2.splits == 1 && p2.nt < M && M <= 2 * p2.nt && p2.nt % 16 == 0 &&
+					    (p2.nt == 64 || p2.nt - (M + 1) / 2 < 16),
+				    "fit 2: two token tiles", M, N, K, sms, pin, 0, p2);
+		} else {
+			midm_expect(p2.nt == p1.nt && p2.splits == p1.splits && p2.ttiles == 1, "fit 2: fit 1's plan", M, N, K, sms,
+				    pin, 0, p2);
+		}
+	}
+	const int h200[8] = { 16, 16, 16, 16, 16, 16, 18, 18 };
+	g_ngpc = 8;
+	for (int i = 0; i < 8; i++)
+		g_gpc[i] = h200[i];
+	/* N, K, M, fit -> nt, splits, ttiles */
+	const int want[8][7] = { { 4096, 4096, 129, 1, 144, 2, 1 },  { 4096, 4096, 129, 2, 80, 1, 2 },
+				 { 6144, 4096, 129, 1, 144, 1, 1 },  { 6144, 4096, 129, 2, 144, 1, 1 },
+				 { 4096, 14336, 176, 1, 176, 2, 1 }, { 4096, 14336, 176, 2, 96, 1, 2 },
+				 { 4096, 4096, 192, 1, 192, 2, 1 },  { 4096, 4096, 100, 2, 64, 1, 2 } };
+	for (int i = 0; i < 8; i++) {
+		const sfgemm::MidmPlan p =
+			sfgemm::midm_plan_hb(want[i][2], want[i][0], want[i][1], 132, 0, fake_midm_clusters, want[i][3]);
+		midm_expect(p.nt == want[i][4] && p.splits == want[i][5] && p.ttiles == want[i][6], "v16 Llama plan", want[i][2],
+			    want[i][0], want[i][1], 132, 0, want[i][3], p);
+	}
 }
 
 /* clusters of s CTAs of the v5 small-M kernel (one CTA per SM) resident on the fake GPU */
@@ -291,6 +350,7 @@ int main(int argc, char **argv)
 	expect(r.cluster && r.splits * ((r.bn == 256) ? 16 : 32) <= 132, "4096^2 M=128 plan (one wave of clusters)", 128, 4096,
 	       4096, 132, r);
 	midm_checks();
+	midm_fit_checks();
 	sm5_checks();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

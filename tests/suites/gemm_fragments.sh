@@ -32,7 +32,13 @@
 # last token tile's A box its M % 128 real rows in the wgmma kernel's every mode and the v10 kernel, v4's M-row activation
 # box outside the half bands; tools/gemm_dev/emulate_tailrows.py --quick: stale stage rows as 1e6 and NaN reaching no
 # output through any epilogue or reduction, expect_tx = landed bytes, the host's map rule, 1024-byte aligned stages;
-# three mutations) and its compile (tests/gemm/tailrows_compile.cu: 5 kernels, 10 UTMALDG, no spill). Version 14 (token
+# three mutations) and its compile (tests/gemm/tailrows_compile.cu: 5 kernels, 10 UTMALDG, no spill); the version-16 candidate
+# (SF_GEMM_MIDM_FIT=1 / 2: half-band token tiles of M rounded up to 16, FIT 2 two token tiles instead of a 2-way K split;
+# emulate_wgmma.py's check_fit, ~2 s: the plan at M 17..256 yields only instantiated tiles that the host's switches launch,
+# each tile's MidmCfg limits, odd M 65..255 unsplit / split / two token tiles with stale rows as 1e6 and NaN, every output
+# once, expect_tx = the bytes landed; mutations grp16, tok0, mlo, row0, tx16 and three illegal tiles caught) and its compile
+# (tests/gemm/midm_fit_compile.cu: NT 144 and 80, FIT 2, no spill) and its plan in C++ (v3_plan_test.cu's midm_fit_checks:
+# midm_plan_hb with fit 0 / 1 / 2 on random shapes and GPUs, the Llama plans). Version 14 (token
 # pairs) was removed in session 14 (measured slower than the default), its emulation and compile check with it.
 # No GPU needed. Ends with "N passed, M failed".
 set -u
@@ -135,5 +141,7 @@ kernel_compile smallm16_compile
 kernel_compile midm_mc_compile 'UTMALDG.2D.MULTICAST' 2
 # the version-15 candidate (SF_GEMM_TAILROWS=1): wgmma persistent / cluster / pair, v10, v4 two-CTA; two TMA loads each
 kernel_compile tailrows_compile 'UTMALDG' 10 5
+# the version-16 candidate (SF_GEMM_MIDM_FIT=2): half-band kernels at NT 144 (wgmma n 72) and NT 80 (n 40, the token-tile plan)
+kernel_compile midm_fit_compile
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]

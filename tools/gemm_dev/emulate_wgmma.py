@@ -245,107 +245,267 @@ def midm_splits(bands, kb, nt, cps, sms, pin=0, max_clusters=None):
     return s
 
 
+def midm_hb_nt(t, fit):
+    """mirror of midm_hb_nt (version 16): the half-band token tile of t tokens"""
+    if fit and 64 < t <= 192:
+        return (t + 15) // 16 * 16
+    return next(x for x in (64, 128, 192, 256) if t <= x)
+
+
+def midm_plan_hb_fit(M, N, K, sms, pin=0, max_clusters=None, fit=0):
+    """mirror of midm_plan_hb with its fit argument (version 16, SF_GEMM_MIDM_FIT): (nt, splits, ttiles)"""
+    nt = midm_hb_nt(M, fit)
+    splits = midm_splits((N + 63) // 64, (K + BK - 1) // BK, nt, 1, sms, pin, max_clusters)
+    if fit == 2 and splits == 2 and M > 64:
+        return midm_hb_nt((M + 1) // 2, 1), 1, 2
+    return nt, splits, 1
+
+
 def midm_plan_hb(M, N, K, sms, pin=0, max_clusters=None):
     """mirror of midm_plan_hb (version 13, half bands): (nt, splits)"""
-    nt = next(t for t in (64, 128, 192, 256) if M <= t)
-    return nt, midm_splits((N + 63) // 64, (K + BK - 1) // BK, nt, 1, sms, pin, max_clusters)
+    return midm_plan_hb_fit(M, N, K, sms, pin, max_clusters)[:2]
 
 
-def run_midm(A, B, nt, splits, cps=1, hb=False, mutate=None, xrows=False, stale=1e6):
+def run_midm(A, B, nt, splits, cps=1, hb=False, mutate=None, xrows=False, stale=1e6, ttiles=1, acct=None):
     """C as gemm_midm_kernel<nt, cps, hb> writes it with `splits` K splits (NaN where never written), write counts.
     hb (version 13): 64-row bands, consumer c multiplies them by tokens [c nt / 2, (c + 1) nt / 2).
-    mutate (hb only, must be caught): 'tok0' drops consumer 1's token offset in the stores.
+    mutate (hb only, must be caught): 'tok0' drops consumer 1's token offset in the stores; version 16: 'grp16' stores
+    (and reduces) the accumulator groups of a 16-multiple width only (nt / 2 % 16 == 8 loses the last 8 tokens),
+    'mlo' token tile 1 stores its tokens below nt too (tile 0's), 'row0' token tile 1 loads rows from nt instead of M - nt.
     xrows (SF_GEMM_MIDM_XROWS on half bands, SF_GEMM_TAILROWS otherwise): the activation box is M rows; the stage's
-    rows M..nt - 1 hold stale values (`stale`: 1e6, or NaN), which must reach no stored output"""
+    rows M..nt - 1 hold stale values (`stale`: 1e6, or NaN), which must reach no stored output.
+    ttiles (version 16t, hb, splits 1): token tile tt of a band loads the nt-row box at row0 = M - nt (tt 1) or 0 and
+    stores tokens >= nt only when tt is 1. acct (a list) receives the producer's expect_tx and the bytes landed per stage."""
     M, K = A.shape
     N = B.shape[0]
-    assert M <= nt <= 256 and nt % 8 == 0
+    assert nt <= 256 and nt % 8 == 0 and (M <= nt if ttiles == 1 else (hb and splits == 1 and nt < M <= 2 * nt))
     rows = MIDM_ROWS // 2 if hb else MIDM_ROWS
     nc = nt // 2 if hb else nt  # tokens per consumer (its wgmma N)
     bands, kbc = (N + rows - 1) // rows, (K + BK - 1) // BK
     kb_per = (kbc + splits - 1) // splits
     rr, cc = reg_map(nc)  # rr: weight row in a 128-row tile (consumer c: 64 c ..), cc: token of the consumer
     nr = nc // 2
+    ng = nc // 16 * 2 if mutate == 'grp16' else nc // 8  # the kernel's store groups j < kNC / 8 (pairs: 2 per group)
     C = np.full((M, N), np.nan)
     writes = np.zeros((M, N), dtype=np.int64)
 
-    def store(m, n, v):
-        if m < M and n < N:
-            C[m, n] = v
-            writes[m, n] += 1
+    def store_v(m, n, v):  # the stores of index arrays m, n (each checked < M, < N by the caller)
+        assert ((m < M) & (n < N)).all()
+        C[m, n] = v
+        np.add.at(writes, (m, n), 1)
+
+    row0 = 0  # the token tile's first row (version 16t: M - nt for tile 1)
+    mlo = 0  # the first token the tile stores (16t: nt for tile 1)
 
     def t0(c):
-        return c * (nt // 2) if hb and mutate != 'tok0' else 0
+        return row0 + (c * (nt // 2) if hb and mutate != 'tok0' else 0)
 
-    for band in range(bands):
+    def store_ok(m):
+        return (m < M) & (m >= mlo)
+
+    for band, tt in [(b, t) for b in range(bands) for t in range(ttiles)]:  # blockIdx.x = band * ttiles + tt (16t)
+        row0, mlo = (M - nt, nt if mutate != 'mlo' else 0) if tt else (0, 0)
         regs = []
         for rank in range(splits):  # blockIdx.x = band * splits + rank
             kb0 = rank * kb_per
             kb1 = min(kb0 + kb_per, kbc)
             assert kb1 > kb0, "empty split"
             # TMA boxes: weight rows [band * rows, +rows), token rows [0, nt), both zero past the end
-            Ax = np.vstack([A, np.full((nt - M, K), stale)]) if xrows else A
+            if ttiles > 1:  # 16t: an nt-row box at row0 (in bounds: nt < M), or past M with 'row0' (zero fill)
+                Ax = box(A, (nt if mutate == 'row0' else M - nt) if tt else 0, nt)
+                box_rows = nt  # the host's map: min(M, nt) rows
+            else:
+                Ax = np.vstack([A, np.full((nt - M, K), stale)]) if xrows else A
+                box_rows = M if xrows else nt
+            if acct is not None:  # kTxBytes (16t build: weight + min(M, NT) rows; XROWS: M rows) vs the boxes' bytes
+                for _ in range(kb0, kb1):
+                    tx_rows = M if mutate == 'tx16' else min(M, nt)  # 'tx16': the version-13 kTxBytes (M rows)
+                    acct.append((rows * BK * 2 + tx_rows * BK * 2 if (xrows or ttiles > 1) else (rows + nt) * BK * 2,
+                                 rows * BK * 2 + box_rows * BK * 2))
             tile = partial_tile(B, Ax, band, 0, nt, kb0, kb1, bm=rows)
             if hb:  # both consumers read the same 64 rows; consumer c the token columns c nt / 2 ..
                 regs.append(np.stack([tile[rr[c] - 64 * c, cc[c] + c * (nt // 2)] for c in range(2)]))
             else:
                 regs.append(tile[rr, cc])
-        for c in range(2):
-            for tid in range(128):
-                warp, lane = tid >> 5, tid & 31
-                g, q = lane >> 2, lane & 3
-                n_b = band * rows + (0 if hb else c * 64) + warp * 16 + g
-                if splits == 1:
-                    d = regs[0]
-                    for j in range(nc // 8):
-                        for e in range(4):
-                            n, m = n_b + (8 if e >= 2 else 0), t0(c) + 8 * j + 2 * q + (e & 1)
-                            if n < N and m < M:
-                                store(m, n, d[c, tid, 4 * j + e])
+        # thread tid (rows) x accumulator register i (columns) of a consumer, vectorized: warp / lane / g / q per thread
+        tid = np.arange(128)[:, None]
+        warp, lane = tid >> 5, tid & 31
+        g, q = lane >> 2, lane & 3
         if splits == 1:
+            d = regs[0]
+            i = np.arange(4 * ng)[None, :]  # registers 4 j + e of the stored groups j < ng
+            j, e = i >> 2, i & 3
+            for c in range(2):
+                n_b = band * rows + (0 if hb else c * 64) + warp * 16 + g
+                n, m = np.broadcast_arrays(n_b + np.where(e >= 2, 8, 0), t0(c) + 8 * j + 2 * q + (e & 1))
+                ok = (n < N) & store_ok(m)
+                store_v(m[ok], n[ok], np.broadcast_to(d[c][:, :4 * ng], ok.shape)[ok])
             continue
         slabs = []
         for rank in range(splits):
             slab = np.full((nr // 2 * 256, 2), np.nan)
             put = np.zeros(nr // 2 * 256, dtype=bool)  # written positions (NaN may be a value: stale rows)
-            for c in range(2):
-                for tid in range(128):
-                    for p in range(nr // 2):
-                        slab[p * 256 + tid + 128 * c] = (regs[rank][c, tid, 2 * p], regs[rank][c, tid, 2 * p + 1])
-                        put[p * 256 + tid + 128 * c] = True
+            p = np.arange(nr // 2)[None, :]
+            for c in range(2):  # pair p of thread tid of consumer c: registers (2 p, 2 p + 1) at p * 256 + tid + 128 c
+                idx = p * 256 + tid + 128 * c
+                slab[idx] = regs[rank][c].reshape(128, nr // 2, 2)
+                put[idx] = True
             assert put.all(), "slab position left unwritten"
             stage = (rows + nt) * BK * 2
             assert slab.shape[0] * 8 <= (200 * 1024 // cps // stage) * stage, "slab larger than the stage ring"
             slabs.append(slab)
-        share = (nr // 2 + splits - 1) // splits
+        npairs = ng * 2  # kNR / 2
+        share = (npairs + splits - 1) // splits
+        trip = MIDM_PAIRS_PER_TRIP if cps == 1 else 2
         for rank in range(splits):
-            p0, p1 = rank * share, min(rank * share + share, nr // 2)
+            p0, p1 = rank * share, min(rank * share + share, npairs)
+            # the kernel's trips of `trip` pairs from p0, each pair guarded by ph < p1: exactly the pairs [p0, p1)
+            ph = np.array([p + h for p in range(p0, p1, trip) for h in range(trip) if p + h < p1], dtype=np.int64)[None, :]
+            if ph.size == 0:
+                continue
             for c in range(2):
-                for tid in range(128):
-                    j = tid + 128 * c
-                    warp, lane = tid >> 5, tid & 31
-                    g, q = lane >> 2, lane & 3
-                    n_b = band * rows + (0 if hb else c * 64) + warp * 16 + g
-                    trip = MIDM_PAIRS_PER_TRIP if cps == 1 else 2
-                    for p in range(p0, p1, trip):  # the loads of `trip` pairs per round trip, guarded
-                        for h in range(trip):
-                            ph = p + h
-                            if ph >= p1:
-                                continue
-                            s0 = sum(slabs[r2][ph * 256 + j][0] for r2 in range(splits))
-                            s1 = sum(slabs[r2][ph * 256 + j][1] for r2 in range(splits))
-                            n, m = n_b + (8 if ph & 1 else 0), t0(c) + (ph >> 1) * 8 + 2 * q
-                            if n < N:
-                                if m < M:
-                                    store(m, n, s0)
-                                if m + 1 < M:
-                                    store(m + 1, n, s1)
+                jj = tid + 128 * c
+                s0 = slabs[0][ph * 256 + jj, 0].copy()  # summed over the ranks in rank order
+                s1 = slabs[0][ph * 256 + jj, 1].copy()
+                for r2 in range(1, splits):
+                    s0 = s0 + slabs[r2][ph * 256 + jj, 0]
+                    s1 = s1 + slabs[r2][ph * 256 + jj, 1]
+                n_b = band * rows + (0 if hb else c * 64) + warp * 16 + g
+                n, m = np.broadcast_arrays(n_b + np.where(ph & 1, 8, 0), t0(c) + (ph >> 1) * 8 + 2 * q)
+                ok = (n < N) & (m < M)
+                store_v(m[ok], n[ok], s0[ok])
+                ok = (n < N) & (m + 1 < M)
+                store_v(m[ok] + 1, n[ok], s1[ok])
     return C, writes
+
+
+HB_NT = (64, 80, 96, 112, 128, 144, 160, 176, 192, 256)  # the half-band instances of an SF_GEMM_MIDM_FIT build
+
+
+def hb_cfg_ok(nt):
+    """MidmCfg<nt, 1, 1>'s static_asserts and limits (version 16): NT a multiple of 16 in [64, 256], consumer 1's token
+    offset and both stage parts on the 1024-byte swizzle atom, the reduction slab (and v11's store stage) in the ring,
+    the barriers in their 256 bytes, the dynamic shared memory <= 227 KB, accumulators <= the NT 256 case's 64"""
+    w, x = 64 * BK * 2, nt * BK * 2
+    stage = w + x
+    stages = 200 * 1024 // stage
+    ring = stages * stage
+    return (nt % 16 == 0 and 64 <= nt <= 256 and (nt // 2 * 128) % 1024 == 0 and w % 1024 == 0 and x % 1024 == 0 and
+            nt * 512 <= ring and nt * 512 + nt * 128 <= ring and 16 * stages <= 256 and ring + 1280 <= 227 * 1024 and
+            nt // 4 <= 64 and stages >= 4)
+
+
+def hook_cases():
+    """the token tiles gemm_bf16_sm90.cu's half-band hook launches and queries (an SF_GEMM_MIDM_FIT build: every case)"""
+    import re
+    src = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "problems", "common", "kernels",
+                            "gemm_bf16_sm90.cu")).read()
+    launch = set(int(x) for x in re.findall(r"midm_launch_nt<(\d+), 1, 1>", src))
+    query = set(int(x) for x in re.findall(r"midm_max_clusters_nt<(\d+), 1, 1>", src))
+    return launch, query
+
+
+def check_fit(rng):
+    """version 16 (SF_GEMM_MIDM_FIT 1 / 2, GEMM_NOTES_MID_M2.md "Version 16"): the exact-fit half-band plan and the stores
+    at odd M (every instantiated token tile, unsplit and split K; FIT 2's two token tiles), stale stage rows (1e6, NaN)
+    past M reaching no output, expect_tx = the bytes landed, the config limits of each instance, the plan only yielding
+    instantiated tiles that the host's switches launch; mutations that must be caught. Returns the failure count."""
+    bad = 0
+    launch, query = hook_cases()
+    if launch != set(HB_NT) or query != set(HB_NT):
+        print("fit: the hook's cases launch %s query %s, expected %s FAILED" % (sorted(launch), sorted(query), HB_NT))
+        bad += 1
+    for nt in HB_NT:
+        if not hb_cfg_ok(nt):
+            print("fit: MidmCfg<%d, 1, 1> violates a limit FAILED" % nt)
+            bad += 1
+    for nt in (72, 88, 264):  # a multiple of 8 only (consumer 1 off the swizzle atom), past 256: must be refused
+        if hb_cfg_ok(nt):
+            print("fit: config mutation NT %d NOT CAUGHT" % nt)
+            bad += 1
+    print("fit config: %d instances within the limits, 3 config mutations caught, max err 0" % len(HB_NT))
+    # the plans: every M 17..256 on the Llama shapes (and a few odd ones) yields an instantiated tile that covers M
+    for fit in (1, 2):
+        for (N, K) in ((4096, 4096), (6144, 4096), (4096, 14336), (130, 520), (1000, 4104)):
+            for M in range(17, 257):
+                nt, splits, tt = midm_plan_hb_fit(M, N, K, 132, 0, None, fit)
+                ok = nt in HB_NT and (M <= nt and (nt - M < 16 or M <= 64 or M > 192) if tt == 1 else
+                                      (fit == 2 and splits == 1 and nt < M <= 2 * nt and ((M + 1) // 2 > nt - 16 or nt == 64)))
+                if not ok:
+                    print("fit plan %dx%d M=%d fit %d: nt %d splits %d ttiles %d FAILED" % (N, K, M, fit, nt, splits, tt))
+                    bad += 1
+    for (N, K, M, fit, want) in [(4096, 4096, 129, 1, (144, 2, 1)), (4096, 4096, 129, 2, (80, 1, 2)),
+                                 (6144, 4096, 129, 1, (144, 1, 1)), (6144, 4096, 160, 2, (160, 1, 1)),
+                                 (4096, 14336, 176, 1, (176, 2, 1)), (4096, 14336, 176, 2, (96, 1, 2)),
+                                 (4096, 4096, 100, 1, (112, 2, 1)), (4096, 4096, 64, 2, (64, 2, 1)),
+                                 (4096, 4096, 192, 1, (192, 2, 1)), (4096, 4096, 200, 1, (256, 2, 1))]:
+        got = midm_plan_hb_fit(M, N, K, 132, 0, None, fit)
+        if got != want:
+            print("fit plan %dx%d M=%d fit %d: %s, expected %s FAILED" % (N, K, M, fit, got, want))
+            bad += 1
+    print("fit plans: M 17..256 x 5 shapes x fit 1 / 2 checked, max err 0")
+
+    def one(M, N, K, nt, splits, tt, **kw):
+        A = rng.standard_normal((M, K))
+        B = rng.standard_normal((N, K))
+        acct = []
+        C, writes = run_midm(A, B, nt, splits, 1, hb=True, ttiles=tt, acct=acct, **kw)
+        err = np.abs(C - A @ B.T).max()
+        once = bool((writes == 1).all())
+        tx = all(e == l for e, l in acct)
+        return err, once, tx
+
+    # FIT 1: one split and 2..5 (odd shares of pairs: NT 144 has 18 pairs, 9 per rank at 2 splits), every new tile,
+    # N past a band edge (66, 70, 130), stale rows as 1e6 and (where `nan`) as NaN
+    grp16 = set()  # the token tiles whose grp16 mutation ran (once each)
+    for (M, N, K, pin, nan) in [(129, 66, 136, 1, 1), (131, 64, 200, 2, 0), (143, 70, 136, 3, 0), (144, 64, 72, 1, 0),
+                                (145, 66, 136, 2, 0), (160, 64, 72, 1, 0), (175, 130, 200, 5, 0), (176, 64, 136, 2, 0),
+                                (192, 66, 72, 1, 0), (65, 64, 264, 2, 1), (77, 66, 72, 1, 0), (97, 70, 200, 3, 0),
+                                (112, 64, 72, 1, 0), (113, 66, 136, 2, 0), (89, 64, 72, 1, 0)]:
+        nt, splits, tt = midm_plan_hb_fit(M, N, K, 132, pin, None, 1)
+        for stale in ((1e6, np.nan) if nan else (1e6,)):
+            err, once, tx = one(M, N, K, nt, splits, tt, xrows=True, stale=stale)
+            print("fit1 M=%d N=%d K=%d NT=%d splits=%d stale %s max err %.2e, every output written once: %s, tx %s" %
+                  (M, N, K, nt, splits, stale, err, once, tx))
+            bad += not (err <= 1e-9 and once and tx)
+            if M == nt:
+                break
+        if (nt // 2) % 16 == 8 and nt not in grp16:  # a consumer's last 8-token group (n = 40, 56, 72, 88) is stored
+            grp16.add(nt)
+            err, once, tx = one(M, N, K, nt, splits, tt, xrows=True, mutate='grp16')
+            caught = not (err <= 1e-9 and once)
+            print("fit1 mutation grp16 M=%d NT=%d splits=%d: %s" % (M, nt, splits, "caught" if caught else "NOT CAUGHT"))
+            bad += not caught
+        if M > nt // 2 and nan:
+            err, once, tx = one(M, N, K, nt, splits, tt, xrows=True, mutate='tok0')
+            caught = not (err <= 1e-9 and once)
+            print("fit1 mutation tok0 M=%d NT=%d: %s" % (M, nt, "caught" if caught else "NOT CAUGHT"))
+            bad += not caught
+    # FIT 2: two token tiles (tile 1 at row M - nt, storing tokens >= nt), the whole K, odd M 65..256
+    for (M, N, K, mutants) in [(65, 66, 136, 0), (77, 64, 72, 0), (129, 66, 136, 1), (143, 64, 72, 0), (145, 66, 72, 0),
+                               (160, 64, 72, 0), (175, 66, 72, 1), (192, 64, 72, 0), (200, 66, 72, 0), (255, 64, 72, 0)]:
+        nt = midm_hb_nt((M + 1) // 2, 1)
+        err, once, tx = one(M, N, K, nt, 1, 2, xrows=True)
+        print("fit2 M=%d N=%d K=%d NT=%d ttiles=2 max err %.2e, every output written once: %s, tx %s" %
+              (M, N, K, nt, err, once, tx))
+        bad += not (err <= 1e-9 and once and tx)
+        for mut in (('mlo', 'row0', 'tx16') if mutants else ()):
+            if (mut == 'mlo' and 2 * nt == M) or (mut == 'row0' and M - nt == nt):
+                continue  # no overlap / the same rows: nothing to catch
+            err, once, tx = one(M, N, K, nt, 1, 2, xrows=True, mutate=mut)
+            caught = not (err <= 1e-9 and once and tx)
+            print("fit2 mutation %s M=%d NT=%d: %s" % (mut, M, nt, "caught" if caught else "NOT CAUGHT"))
+            bad += not caught
+    return bad
 
 
 def main():
     rng = np.random.default_rng()
     bad = 0
+    if "--fit" in sys.argv:  # version 16 only
+        bad = check_fit(rng)
+        print("emulate_wgmma --fit: %s" % ("FAILED" if bad else "ok"))
+        return 1 if bad else 0
     cases = [  # M, N, K, bn, splits, cluster, sms (pair cases: resident clusters of 2)
         (77, 200, 136, 128, 1, False, 3), (130, 390, 200, 192, 1, False, 4), (257, 514, 72, 256, 1, False, 5),
         (3, 256, 64, 256, 1, False, 132), (1000, 392, 128, 192, 1, False, 7),
@@ -435,6 +595,7 @@ def main():
                     print("midm plan %dx%d M=%d 2cta=%d: nt %d cps %d splits %d, expected splits %d FAILED" %
                           (N, K, M, two, nt, cps, s, s_want))
                     bad += 1
+    bad += check_fit(rng)  # version 16 (SF_GEMM_MIDM_FIT)
     print("emulate_wgmma: %s" % ("FAILED" if bad else "ok"))
     return 1 if bad else 0
 

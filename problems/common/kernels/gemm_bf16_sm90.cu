@@ -580,6 +580,14 @@ int midm_max_clusters_hb(int nt, int cps, int s)
 	(void)cps;
 	switch (nt) {
 	case 64: return midm_max_clusters_nt<64, 1, 1>(s, sm_count());
+#if SF_GEMM_MIDM_FIT /* version 16: the exact-fit token tiles (midm_hb_nt) */
+	case 80: return midm_max_clusters_nt<80, 1, 1>(s, sm_count());
+	case 96: return midm_max_clusters_nt<96, 1, 1>(s, sm_count());
+	case 112: return midm_max_clusters_nt<112, 1, 1>(s, sm_count());
+	case 144: return midm_max_clusters_nt<144, 1, 1>(s, sm_count());
+	case 160: return midm_max_clusters_nt<160, 1, 1>(s, sm_count());
+	case 176: return midm_max_clusters_nt<176, 1, 1>(s, sm_count());
+#endif
 	case 128: return midm_max_clusters_nt<128, 1, 1>(s, sm_count());
 	case 192: return midm_max_clusters_nt<192, 1, 1>(s, sm_count());
 	default: return midm_max_clusters_nt<256, 1, 1>(s, sm_count());
@@ -594,29 +602,50 @@ static int midm_hb_hook(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfl
 	using namespace sfgemm;
 	if (p.cps != 1)
 		return 0;
+#if SF_GEMM_MIDM_FIT /* version 16: exact-fit token tiles (2: and two token tiles instead of a 2-way K split) */
+	static_assert(SF_GEMM_MIDM_FIT == 1 || SF_GEMM_MIDM_FIT == 2, "SF_GEMM_MIDM_FIT: 0, 1 or 2");
+	const MidmPlan h = midm_plan_hb(M, N, K, sm_count(), SF_GEMM_MIDM_SPLITS, midm_max_clusters_hb, SF_GEMM_MIDM_FIT);
+#else
 	const MidmPlan h = midm_plan_hb(M, N, K, sm_count(), SF_GEMM_MIDM_SPLITS, midm_max_clusters_hb);
-	const int hb_ctas = (N + kMidmRows / 2 - 1) / (kMidmRows / 2) * h.splits;
+#endif
+	const int hb_ctas = (N + kMidmRows / 2 - 1) / (kMidmRows / 2) * h.splits * h.ttiles;
 	if (SF_GEMM_MIDM_HB == 1 && hb_ctas <= midm_bands(N) * p.splits)
 		return 0;
 	CUtensorMap mw, mx;
 	int rc = -1;
-	if (!make_map(&mw, B, N, K, kMidmRows / 2) && !make_map(&mx, A, M, K, SF_GEMM_MIDM_XROWS ? M : h.nt)) {
+	/* the activation box: M rows (XROWS), or NT when two token tiles of NT < M tokens each load NT rows (16t) */
+	const int xbox = SF_GEMM_MIDM_XROWS ? (M < h.nt ? M : h.nt) : h.nt;
+	if (!make_map(&mw, B, N, K, kMidmRows / 2) && !make_map(&mx, A, M, K, xbox)) {
 #if SF_GEMM_MIDM_TMA
 #define SF_MIDM_HB_C mw, 0, C /* the v11 TMA stores are not taken on half bands (a dummy map, tma_epi 0) */
 #else
 #define SF_MIDM_HB_C C
 #endif
+#if SF_GEMM_MIDM_FIT == 2
+#define SF_MIDM_HB_S h.splits, stream, h.ttiles
+#else
+#define SF_MIDM_HB_S h.splits, stream
+#endif
 		switch (h.nt) {
-		case 64: rc = midm_launch_nt<64, 1, 1>(mw, mx, SF_MIDM_HB_C, M, N, K, h.splits, stream); break;
-		case 128: rc = midm_launch_nt<128, 1, 1>(mw, mx, SF_MIDM_HB_C, M, N, K, h.splits, stream); break;
-		case 192: rc = midm_launch_nt<192, 1, 1>(mw, mx, SF_MIDM_HB_C, M, N, K, h.splits, stream); break;
-		default: rc = midm_launch_nt<256, 1, 1>(mw, mx, SF_MIDM_HB_C, M, N, K, h.splits, stream); break;
+		case 64: rc = midm_launch_nt<64, 1, 1>(mw, mx, SF_MIDM_HB_C, M, N, K, SF_MIDM_HB_S); break;
+#if SF_GEMM_MIDM_FIT /* version 16: the exact-fit token tiles (midm_hb_nt) */
+		case 80: rc = midm_launch_nt<80, 1, 1>(mw, mx, SF_MIDM_HB_C, M, N, K, SF_MIDM_HB_S); break;
+		case 96: rc = midm_launch_nt<96, 1, 1>(mw, mx, SF_MIDM_HB_C, M, N, K, SF_MIDM_HB_S); break;
+		case 112: rc = midm_launch_nt<112, 1, 1>(mw, mx, SF_MIDM_HB_C, M, N, K, SF_MIDM_HB_S); break;
+		case 144: rc = midm_launch_nt<144, 1, 1>(mw, mx, SF_MIDM_HB_C, M, N, K, SF_MIDM_HB_S); break;
+		case 160: rc = midm_launch_nt<160, 1, 1>(mw, mx, SF_MIDM_HB_C, M, N, K, SF_MIDM_HB_S); break;
+		case 176: rc = midm_launch_nt<176, 1, 1>(mw, mx, SF_MIDM_HB_C, M, N, K, SF_MIDM_HB_S); break;
+#endif
+		case 128: rc = midm_launch_nt<128, 1, 1>(mw, mx, SF_MIDM_HB_C, M, N, K, SF_MIDM_HB_S); break;
+		case 192: rc = midm_launch_nt<192, 1, 1>(mw, mx, SF_MIDM_HB_C, M, N, K, SF_MIDM_HB_S); break;
+		default: rc = midm_launch_nt<256, 1, 1>(mw, mx, SF_MIDM_HB_C, M, N, K, SF_MIDM_HB_S); break;
 		}
+#undef SF_MIDM_HB_S
 #undef SF_MIDM_HB_C
 	}
 #if SF_GEMM_MIDM_TRACE
-	fprintf(stderr, "midm hb plan %dx%d M=%d: nt %d splits %d ctas %d (v4 %d): %s\n", N, K, M, h.nt, h.splits, hb_ctas,
-		midm_bands(N) * p.splits, rc == 0 ? "launched" : "refused, v4 plan");
+	fprintf(stderr, "midm hb plan %dx%d M=%d: nt %d splits %d ttiles %d ctas %d (v4 %d): %s\n", N, K, M, h.nt, h.splits,
+		h.ttiles, hb_ctas, midm_bands(N) * p.splits, rc == 0 ? "launched" : "refused, v4 plan");
 #endif
 	return rc == 0;
 }

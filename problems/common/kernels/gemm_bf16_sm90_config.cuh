@@ -84,6 +84,12 @@
 			    * past M, which TMA fills slowly; GEMM_NOTES_MID_M.md "Version 13: the box rows past M"); 0: NT rows */
 #define SF_GEMM_MIDM_XROWS 1
 #endif
+#ifndef SF_GEMM_MIDM_FIT /* version-16 candidate (GEMM_NOTES_MID_M2.md "Version 16"): 1 the half-band plan's token tile is M
+			  * rounded up to 16 (NT 80, 96, 112, 144, 160, 176 instantiated besides 64 / 128 / 192 / 256; each
+			  * consumer a wgmma n of NT / 2, a multiple of 8) between M 65 and 192 instead of the next of 64 / 128 /
+			  * 192 / 256 (M 129: 144 tokens, not 192: 25% less MMA); 0 (default): the version-13 tiles */
+#define SF_GEMM_MIDM_FIT 0
+#endif
 #ifndef SF_GEMM_TAILROWS /* version 15 (GEMM_NOTES_MID_M.md "Version 15"): 1 (default since session 14's second call: 4096^2
 			  * M 129 33.4 -> 24.6 us, M 200 27.3 -> 24.1, 28672 x 4096 M 33 80.4 -> 69.1) the last token tile's A box is
 			  * its M % 128 real rows (a second A map, made when M % 128 != 0 and M <= SF_GEMM_TAILROWS_MAX_M) in

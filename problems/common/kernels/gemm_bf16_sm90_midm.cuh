@@ -34,6 +34,13 @@
  * (the host takes this path only for an even share, so a rank owns whole 8-token groups), its chunk after its slab
  * (which the other ranks still read). Needs N % 8 == 0 (C's TMA row stride).
  *
+ * Version 16 candidate (-DSF_GEMM_MIDM_FIT, GEMM_NOTES_MID_M2.md "Version 16"; default 0: the code as before): half-band
+ * token tiles NT = any multiple of 16 in [64, 256] (each consumer a wgmma n of NT / 2, a multiple of 8; consumer 1's
+ * activation offset NT / 2 x 128 bytes a multiple of the 1024-byte swizzle atom; stages 8 KB + NT x 128 B, multiples of
+ * 1 KB); midm_plan_hb picks M rounded up to 16 (1), and FIT 2 also replaces a K split by two token tiles of NT >= M / 2
+ * tokens (the whole K per CTA, no cluster): tile 1's box starts at row M - NT (in bounds: no zero fill) and it stores
+ * only tokens >= NT (tile 0's), so the tiles overlap by 2 NT - M tokens, computed twice, stored once.
+ *
  * Requirements (checked by the host): K % 8 == 0, A and B 16-byte aligned (TMA), M <= 256.
  */
 #pragma once
@@ -64,7 +71,11 @@ template <int NT, int CPS, int HB = 0> struct MidmCfg {
 	static const int kStages = (200 * 1024 / CPS) / kStageBytes;
 	static const int kSmemBytes = kStages * kStageBytes + 1024 /* alignment slack */ + 256 /* barriers */;
 	static_assert(CPS == 1 || (CPS == 2 && NT <= 96), "two CTAs per SM only for NT <= 96 (registers)");
-	static_assert(!HB || (CPS == 1 && NT % 64 == 0), "half bands: one CTA per SM, NT / 2 a wgmma width of the ops header");
+	static_assert(!HB || (CPS == 1 && NT % 16 == 0 && NT >= 64 && NT <= 256),
+		      "half bands: one CTA per SM, NT / 2 a multiple of 8 (a wgmma width of the ops header)");
+	/* consumer 1's activation rows start NT / 2 x 128 bytes into the tile: on the 1024-byte 128B-swizzle atom */
+	static_assert(!HB || (NT / 2 * 128) % 1024 == 0, "half bands: consumer 1's token offset off the swizzle atom");
+	static_assert(kWBytes % 1024 == 0 && kXBytes % 1024 == 0, "stage parts: multiples of the 1024-byte swizzle atom");
 	static_assert(NT * 512 <= kStages * kStageBytes, "the reduction slab must fit in the stage ring");
 	/* v11: the slab and the stage of a share (2 x R x 128 bytes, R <= NT / 2 when split) fit too */
 	static_assert(NT * 512 + NT * 128 <= kStages * kStageBytes, "the slab and the store stage must fit in the ring");
@@ -108,7 +119,12 @@ __global__ void __launch_bounds__(kWgThreads, CPS)
 #if SF_GEMM_MIDM_TMA
 			 const __grid_constant__ CUtensorMap tm_c, int tma_epi,
 #endif
-			 __nv_bfloat16 *__restrict__ C, int M, int N, int K, int splits)
+			 __nv_bfloat16 *__restrict__ C, int M, int N, int K, int splits
+#if SF_GEMM_MIDM_FIT == 2
+			 ,
+			 int ttiles
+#endif
+)
 {
 	typedef MidmCfg<NT, CPS, HB> Cfg;
 	/* HB: consumer c multiplies the CTA's 64 weight rows by tokens [c NT / 2, (c + 1) NT / 2) (wgmma N = NT / 2);
@@ -119,13 +135,27 @@ __global__ void __launch_bounds__(kWgThreads, CPS)
 	 * the activation box is M rows, not NT (no rows past M to zero-fill; the stage's rows M..NT - 1 keep stale values,
 	 * which reach only the accumulators of tokens >= M: never stored, and the cluster reduction sums one token's
 	 * partial sums only) */
+#if SF_GEMM_MIDM_FIT == 2 /* version 16t: two token tiles load an NT-row box each (NT < M); one tile an M-row box */
+	const uint32_t kTxBytes =
+		(HB ? SF_GEMM_MIDM_XROWS : SF_GEMM_TAILROWS) ? Cfg::kWBytes + min(M, NT) * (kWgBK * 2) : kStageBytes;
+#else
 	const uint32_t kTxBytes = (HB ? SF_GEMM_MIDM_XROWS : SF_GEMM_TAILROWS) ? Cfg::kWBytes + M * (kWgBK * 2) : kStageBytes;
+#endif
 	extern __shared__ uint8_t smem_raw[];
 	const uint32_t raw = (uint32_t)__cvta_generic_to_shared(smem_raw);
 	const uint32_t base = (raw + 1023) & ~1023u;
 	const uint32_t bar_full = base + kStages * kStageBytes, bar_empty = bar_full + 8 * kStages;
 	const int wg = threadIdx.x / 128;
+#if SF_GEMM_MIDM_FIT == 2 /* version 16t: ttiles > 1 (splits 1): CTA x is token tile x % ttiles of band x / ttiles; tile 1's
+			  * rows start at M - NT and it stores tokens >= NT (mlo) only */
+	const bool tsplit = HB && ttiles > 1;
+	const int tt = tsplit ? (int)blockIdx.x % ttiles : 0;
+	const int band = (int)blockIdx.x / (tsplit ? ttiles : splits), split = tsplit ? 0 : (int)blockIdx.x % splits;
+	const int row0 = tt ? M - NT : 0, mlo = tt ? NT : 0;
+#else
 	const int band = (int)blockIdx.x / splits, split = (int)blockIdx.x % splits;
+	const int row0 = 0;
+#endif
 	const int kb_count = (K + kWgBK - 1) / kWgBK, kb_per = (kb_count + splits - 1) / splits;
 	const int kb0 = split * kb_per, kb1 = min(kb0 + kb_per, kb_count);
 
@@ -152,7 +182,7 @@ __global__ void __launch_bounds__(kWgThreads, CPS)
 				const uint32_t sw = base + s * kStageBytes;
 				mbar_expect_tx(bar_full + 8 * s, kTxBytes);
 				tma_load_2d(sw, &tm_w, bar_full + 8 * s, kb * kWgBK, band * Cfg::kRows);
-				tma_load_2d(sw + Cfg::kWBytes, &tm_x, bar_full + 8 * s, kb * kWgBK, 0);
+				tma_load_2d(sw + Cfg::kWBytes, &tm_x, bar_full + 8 * s, kb * kWgBK, row0);
 			}
 		}
 		if (splits > 1) { /* the consumers' two cluster barriers count every thread of the CTA */
@@ -194,7 +224,7 @@ __global__ void __launch_bounds__(kWgThreads, CPS)
 		mbar_arrive(bar_empty + 8 * prev);
 
 	/* weight row of this thread's registers 4 j + e: n_b (+ 8 for e >= 2); token t0 + 8 j + 2 q + (e & 1) */
-	const int n_b = band * Cfg::kRows + (HB ? 0 : c * 64) + warp * 16 + g, t0 = HB ? c * (NT / 2) : 0;
+	const int n_b = band * Cfg::kRows + (HB ? 0 : c * 64) + warp * 16 + g, t0 = row0 + (HB ? c * (NT / 2) : 0);
 	if (splits == 1) {
 #if SF_GEMM_MIDM_TMA
 		if (!HB && tma_epi) { /* stage [NT][64] per consumer at the ring's start (free once both are past their wgmma) */
@@ -215,7 +245,11 @@ __global__ void __launch_bounds__(kWgThreads, CPS)
 #pragma unroll
 			for (int e = 0; e < 4; e++) {
 				const int n = n_b + (e >= 2 ? 8 : 0), mm = m + (e & 1);
+#if SF_GEMM_MIDM_FIT == 2 /* token tile 1: the tokens below NT are tile 0's */
+				if (n < N && mm < M && mm >= mlo)
+#else
 				if (n < N && mm < M)
+#endif
 					C[(size_t)mm * N + n] = __float2bfloat16_rn(d[4 * j + e]);
 			}
 		}
@@ -290,9 +324,10 @@ inline int midm_tma_rows(int nt, int s)
 	return s == 1 ? nt : (share % 2 == 0 ? 4 * share : 0);
 }
 
-/* The v4 mid-M plan: token tile nt and K split count. */
+/* The v4 mid-M plan: token tile nt and K split count (version 16t, half bands: ttiles token tiles per band, 1 unless
+ * SF_GEMM_MIDM_FIT 2 replaced a K split by two token tiles; splits is 1 then). */
 struct MidmPlan {
-	int nt, cps, splits;
+	int nt, cps, splits, ttiles;
 };
 
 /*
@@ -323,24 +358,45 @@ inline int midm_splits(int bands, int kb, int nt, int cps, int sms, int pin, int
 inline MidmPlan midm_plan(int M, int N, int K, int sms, int pin, int two_cta, int (*max_clusters)(int nt, int cps, int s))
 {
 	MidmPlan p;
+	p.ttiles = 1;
 	p.nt = M <= 32 ? 32 : M <= 64 ? 64 : M <= 96 ? 96 : M <= 128 ? 128 : M <= 192 ? 192 : 256;
 	p.cps = two_cta && p.nt <= 96 ? 2 : 1;
 	p.splits = midm_splits((N + kMidmRows - 1) / kMidmRows, (K + kWgBK - 1) / kWgBK, p.nt, p.cps, sms, pin, max_clusters);
 	return p;
 }
 
+/* Version 16 (SF_GEMM_MIDM_FIT >= 1): the half-band token tile of t tokens: 64 up to 64, t rounded up to 16 up to 192 (NT
+ * 80, 96, 112, 128, 144, 160, 176, 192: the instantiated fits), 256 above; fit 0: the smallest of 64, 128, 192, 256. */
+inline int midm_hb_nt(int t, int fit)
+{
+	if (fit && t > 64 && t <= 192)
+		return (t + 15) / 16 * 16;
+	return t <= 64 ? 64 : t <= 128 ? 128 : t <= 192 ? 192 : 256;
+}
+
 /*
  * midm_plan_hb: the version-13 plan (half bands, GEMM_NOTES_MID_M.md "Version 13"): 64-row weight bands, one CTA per
  * SM, nt the smallest of 64, 128, 192, 256 that covers M (each consumer takes nt / 2 tokens: a width of the wgmma ops
  * header), splits by midm_splits over ceil(N / 64) bands; max_clusters(nt, 1, s) is the half-band kernel's.
+ * fit (version 16, SF_GEMM_MIDM_FIT): 1 nt = midm_hb_nt(M, 1) (M rounded up to 16 at M 65-192); 2 as 1, and where that
+ * plan splits K in two (splits == 2: 4096-row weights on 132 SMs) and M > 64, two token tiles of
+ * nt = midm_hb_nt(ceil(M / 2), 1) tokens (>= 64) instead, the whole K per CTA (ttiles 2, splits 1: the same CTA count,
+ * no cluster, no reduction; cuBLASLt's plan at 4096^2 M 129: 64 x 72 tiles, 2 token tiles, 128 CTAs).
  */
-inline MidmPlan midm_plan_hb(int M, int N, int K, int sms, int pin, int (*max_clusters)(int nt, int cps, int s))
+inline MidmPlan midm_plan_hb(int M, int N, int K, int sms, int pin, int (*max_clusters)(int nt, int cps, int s),
+			     int fit = 0)
 {
 	MidmPlan p;
-	p.nt = M <= 64 ? 64 : M <= 128 ? 128 : M <= 192 ? 192 : 256;
+	p.nt = midm_hb_nt(M, fit);
 	p.cps = 1;
+	p.ttiles = 1;
 	p.splits = midm_splits((N + kMidmRows / 2 - 1) / (kMidmRows / 2), (K + kWgBK - 1) / kWgBK, p.nt, 1, sms, pin,
 			       max_clusters);
+	if (fit == 2 && p.splits == 2 && M > 64) {
+		p.nt = midm_hb_nt((M + 1) / 2, 1);
+		p.splits = 1;
+		p.ttiles = 2;
+	}
 	return p;
 }
 
@@ -394,19 +450,36 @@ int midm_launch_nt(const CUtensorMap &mw, const CUtensorMap &mx,
 #if SF_GEMM_MIDM_TMA /* version 11: C's map (box 64 columns x midm_tma_rows tokens) and whether to use it */
 		   const CUtensorMap &mc, int tma_epi,
 #endif
-		   __nv_bfloat16 *C, int M, int N, int K, int splits, cudaStream_t stream)
+		   __nv_bfloat16 *C, int M, int N, int K, int splits, cudaStream_t stream
+#if SF_GEMM_MIDM_FIT == 2 /* version 16t: token tiles per band (> 1: splits must be 1, half bands only) */
+		   ,
+		   int ttiles = 1
+#endif
+)
 {
 	if (midm_attr<NT, CPS, HB>())
 		return -1;
 	const int bands = (N + MidmCfg<NT, CPS, HB>::kRows - 1) / MidmCfg<NT, CPS, HB>::kRows;
+#if SF_GEMM_MIDM_FIT == 2
+	if (ttiles > 1 && (splits != 1 || !HB))
+		return -1;
+	const int units = bands * (ttiles > 1 ? ttiles : splits);
+#else
+	const int units = bands * splits;
+#endif
 	cudaLaunchAttribute at[1];
 	const cudaLaunchConfig_t cfg =
-		cluster_launch_config(at, bands * splits, kWgThreads, MidmCfg<NT, CPS, HB>::kSmemBytes, splits, stream);
+		cluster_launch_config(at, units, kWgThreads, MidmCfg<NT, CPS, HB>::kSmemBytes, splits, stream);
 	if (cudaLaunchKernelEx(&cfg, gemm_midm_kernel<NT, CPS, HB>, mw, mx,
 #if SF_GEMM_MIDM_TMA
 			       mc, tma_epi,
 #endif
-			       C, M, N, K, splits) != cudaSuccess) {
+			       C, M, N, K, splits
+#if SF_GEMM_MIDM_FIT == 2
+			       ,
+			       ttiles
+#endif
+			       ) != cudaSuccess) {
 		(void)cudaGetLastError();
 		return -1;
 	}
