@@ -135,6 +135,8 @@
 #           (every unsplit persistent launch from M 129), and v4's activation box M rows outside the half bands (28672 x
 #           4096's two-CTA plans at M 17..96): no zero-filled rows past M (GEMM_NOTES_MID_M.md "Version 15"; M % 128 == 0
 #           runs the default's code); precheck $MS_V15 (odd M: every tail size class, cluster and two-CTA plans)
+#   (since session 15 the default is FIT 2 with token tiles only at M > 128 and K <= 4096: SF_GEMM_MIDM_TT_MIN_M /
+#   _TT_MAX_K; v16t / v16tw pin the candidate's rule, M > 64 at any K; v16o = FIT 0, the version-13 tiles)
 #   v16     the defaults + -DSF_GEMM_MIDM_FIT=1 (+ MIDM trace): the half-band plan's token tile is M rounded up to 16 at
 #           M 65..192 (NT 80, 96, 112, 144, 160, 176 besides 128 / 192; each consumer a wgmma n of NT / 2) instead of the next
 #           of 64 / 128 / 192 / 256: M 129 runs 144 tokens, not 192 (GEMM_NOTES_MID_M2.md "Version 16"); trace lines
@@ -304,8 +306,9 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"v15o|-DSF_GEMM_TAILROWS=0|17-|"
 	"v15a|-DSF_GEMM_TAILROWS=1 -DSF_GEMM_TAILROWS_MAX_M=1000000000|17-|$MS_V15"
 	"v16|-DSF_GEMM_MIDM_FIT=1 -DSF_GEMM_MIDM_TRACE=1|65-192|$MS_V16"
-	"v16t|-DSF_GEMM_MIDM_FIT=2 -DSF_GEMM_MIDM_TRACE=1|65-192|$MS_V16"
-	"v16tw|-DSF_GEMM_MIDM_FIT=2 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_TRACE=1|65-256|$MS_V16W")
+	"v16t|-DSF_GEMM_MIDM_FIT=2 -DSF_GEMM_MIDM_TT_MIN_M=64 -DSF_GEMM_MIDM_TT_MAX_K=1000000000 -DSF_GEMM_MIDM_TRACE=1|65-192|$MS_V16"
+	"v16tw|-DSF_GEMM_MIDM_FIT=2 -DSF_GEMM_MIDM_TT_MIN_M=64 -DSF_GEMM_MIDM_TT_MAX_K=1000000000 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_TRACE=1|65-256|$MS_V16W"
+	"v16o|-DSF_GEMM_MIDM_FIT=0 -DSF_GEMM_MIDM_TRACE=1|65-192|")
 # the candidates whose ptxas report (registers, spills per kernel) and SASS counts (HGMMA, TMA) are printed
 WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw dflt"
 CANDS=${CANDS:-v4 midm midm2}

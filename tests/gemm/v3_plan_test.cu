@@ -160,6 +160,13 @@ static void midm_fit_checks(void)
 		const sfgemm::MidmPlan p1 = sfgemm::midm_plan_hb(M, N, K, sms, pin, fake_midm_clusters, 1);
 		const sfgemm::MidmPlan p2 = sfgemm::midm_plan_hb(M, N, K, sms, pin, fake_midm_clusters, 2);
 		const sfgemm::MidmPlan def = sfgemm::midm_plan_hb(M, N, K, sms, pin, fake_midm_clusters);
+		/* fit 2 with drawn limits (the default build's SF_GEMM_MIDM_TT_MIN_M / _TT_MAX_K are 128 / 4096) */
+		const int tmin = 64 + 16 * (int)rnd(9), tmaxk = 8 * (1 + (int)rnd(2500));
+		const sfgemm::MidmPlan pl = sfgemm::midm_plan_hb(M, N, K, sms, pin, fake_midm_clusters, 2, tmin, tmaxk);
+		const bool tt = p1.splits == 2 && M > tmin && K <= tmaxk;
+		midm_expect(tt ? (pl.ttiles == 2 && pl.splits == 1 && pl.nt == p2.nt)
+			       : (pl.ttiles == 1 && pl.nt == p1.nt && pl.splits == p1.splits),
+			    "fit 2 with limits: token tiles only above the M floor and up to the K cap", M, N, K, sms, pin, 2, pl);
 		int known = 0;
 		for (int i = 0; i < 10; i++)
 			known += p1.nt == inst[i];
@@ -184,6 +191,16 @@ static void midm_fit_checks(void)
 	g_ngpc = 8;
 	for (int i = 0; i < 8; i++)
 		g_gpc[i] = h200[i];
+	/* the default build's rule (FIT 2, token tiles at M > 128, K <= 4096): 4096^2 M 129 / 192 token tiles, M 100 and
+	 * 4096 x 14336 the fit-1 plan */
+	const int dwant[4][6] = { { 4096, 4096, 129, 80, 1, 2 }, { 4096, 4096, 192, 96, 1, 2 },
+				  { 4096, 4096, 100, 112, 2, 1 }, { 4096, 14336, 176, 176, 2, 1 } };
+	for (int i = 0; i < 4; i++) {
+		const sfgemm::MidmPlan p =
+			sfgemm::midm_plan_hb(dwant[i][2], dwant[i][0], dwant[i][1], 132, 0, fake_midm_clusters, 2, 128, 4096);
+		midm_expect(p.nt == dwant[i][3] && p.splits == dwant[i][4] && p.ttiles == dwant[i][5], "default Llama plan",
+			    dwant[i][2], dwant[i][0], dwant[i][1], 132, 0, 2, p);
+	}
 	/* N, K, M, fit -> nt, splits, ttiles */
 	const int want[8][7] = { { 4096, 4096, 129, 1, 144, 2, 1 },  { 4096, 4096, 129, 2, 80, 1, 2 },
 				 { 6144, 4096, 129, 1, 144, 1, 1 },  { 6144, 4096, 129, 2, 144, 1, 1 },

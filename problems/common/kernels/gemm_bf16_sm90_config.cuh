@@ -87,8 +87,17 @@
 #ifndef SF_GEMM_MIDM_FIT /* version-16 candidate (GEMM_NOTES_MID_M2.md "Version 16"): 1 the half-band plan's token tile is M
 			  * rounded up to 16 (NT 80, 96, 112, 144, 160, 176 instantiated besides 64 / 128 / 192 / 256; each
 			  * consumer a wgmma n of NT / 2, a multiple of 8) between M 65 and 192 instead of the next of 64 / 128 /
-			  * 192 / 256 (M 129: 144 tokens, not 192: 25% less MMA); 0 (default): the version-13 tiles */
-#define SF_GEMM_MIDM_FIT 0
+			  * 192 / 256 (M 129: 144 tokens, not 192: 25% less MMA); 2 (default since session 15) as 1, and where
+			  * the plan splits K in two, M > SF_GEMM_MIDM_TT_MIN_M and K <= SF_GEMM_MIDM_TT_MAX_K, two token tiles of
+			  * ~M / 2 over the whole K instead (4096^2 M 129-192: 1.07-1.10x over FIT 1, measured); 0: the version-13
+			  * tiles */
+#define SF_GEMM_MIDM_FIT 2
+#endif
+#ifndef SF_GEMM_MIDM_TT_MIN_M /* FIT 2: token tiles only above this M (at M <= 128 their tiles are 64 tokens, two overlapping) */
+#define SF_GEMM_MIDM_TT_MIN_M 128
+#endif
+#ifndef SF_GEMM_MIDM_TT_MAX_K /* FIT 2: token tiles only up to this K (4096 x 14336: 0.86-0.94x of FIT 1's split plan) */
+#define SF_GEMM_MIDM_TT_MAX_K 4096
 #endif
 #ifndef SF_GEMM_TAILROWS /* version 15 (GEMM_NOTES_MID_M.md "Version 15"): 1 (default since session 14's second call: 4096^2
 			  * M 129 33.4 -> 24.6 us, M 200 27.3 -> 24.1, 28672 x 4096 M 33 80.4 -> 69.1) the last token tile's A box is

@@ -381,10 +381,12 @@ inline int midm_hb_nt(int t, int fit)
  * fit (version 16, SF_GEMM_MIDM_FIT): 1 nt = midm_hb_nt(M, 1) (M rounded up to 16 at M 65-192); 2 as 1, and where that
  * plan splits K in two (splits == 2: 4096-row weights on 132 SMs) and M > 64, two token tiles of
  * nt = midm_hb_nt(ceil(M / 2), 1) tokens (>= 64) instead, the whole K per CTA (ttiles 2, splits 1: the same CTA count,
- * no cluster, no reduction; cuBLASLt's plan at 4096^2 M 129: 64 x 72 tiles, 2 token tiles, 128 CTAs).
+ * no cluster, no reduction; cuBLASLt's plan at 4096^2 M 129: 64 x 72 tiles, 2 token tiles, 128 CTAs), where also
+ * M > tt_min_m and K <= tt_max_k (the default build's SF_GEMM_MIDM_TT_MIN_M 128 / SF_GEMM_MIDM_TT_MAX_K 4096: measured
+ * faster at 4096^2 M 129-192, slower at 4096 x 14336; the defaults here, 64 / any K, are candidate v16t's rule).
  */
 inline MidmPlan midm_plan_hb(int M, int N, int K, int sms, int pin, int (*max_clusters)(int nt, int cps, int s),
-			     int fit = 0)
+			     int fit = 0, int tt_min_m = 64, int tt_max_k = 1 << 30)
 {
 	MidmPlan p;
 	p.nt = midm_hb_nt(M, fit);
@@ -392,7 +394,7 @@ inline MidmPlan midm_plan_hb(int M, int N, int K, int sms, int pin, int (*max_cl
 	p.ttiles = 1;
 	p.splits = midm_splits((N + kMidmRows / 2 - 1) / (kMidmRows / 2), (K + kWgBK - 1) / kWgBK, p.nt, 1, sms, pin,
 			       max_clusters);
-	if (fit == 2 && p.splits == 2 && M > 64) {
+	if (fit == 2 && p.splits == 2 && M > tt_min_m && K <= tt_max_k) {
 		p.nt = midm_hb_nt((M + 1) / 2, 1);
 		p.splits = 1;
 		p.ttiles = 2;
