@@ -4,8 +4,8 @@
  * tiles, NT 144 (each consumer a wgmma m64n72k16: FIT 1's tile at M 129-144) and NT 80 (m64n40k16: FIT 2's token-tile
  * plan at M 129-160), with FIT 2's token-tile parameter, so that tests/suites/gemm_fragments.sh builds them for sm_90a
  * with every warning an error and ptxas -warn-spills (both reported, no spill, no wgmma serialization warning C7520; no
- * SASS count: none was available to check one against when this was written). The default build compiles none of this;
- * the GPU run (tools/gpu_gemm.sh, candidates v16 / v16t) checks results.
+ * SASS count: none was available to check one against when this was written). FIT 2 is the default since session 15
+ * (GEMM_NOTES_MID_M2.md "Version 16 measured"); the GPU run (tools/gpu_gemm.sh) checks results.
  */
 #define SF_GEMM_MIDM_FIT 2
 #include "gemm_bf16_sm90_midm.cuh"

@@ -8,10 +8,15 @@
  */
 #define SF_GEMM_MIDM_TMA 1
 #include "gemm_bf16_sm90_midm.cuh"
+#if SF_GEMM_MIDM_FIT == 2 /* the default since session 15: version 16's token-tile count is one more parameter */
+#define SF_MIDM_TT , int
+#else
+#define SF_MIDM_TT
+#endif
 
 template __global__ void sfgemm::gemm_midm_kernel<64, 1>(const __grid_constant__ CUtensorMap, const __grid_constant__ CUtensorMap,
 							 const __grid_constant__ CUtensorMap, int, __nv_bfloat16 *__restrict__,
-							 int, int, int, int);
+							 int, int, int, int SF_MIDM_TT);
 template __global__ void sfgemm::gemm_midm_kernel<96, 2>(const __grid_constant__ CUtensorMap, const __grid_constant__ CUtensorMap,
 							 const __grid_constant__ CUtensorMap, int, __nv_bfloat16 *__restrict__,
-							 int, int, int, int);
+							 int, int, int, int SF_MIDM_TT);

@@ -11,6 +11,11 @@
 #define SF_GEMM_TAILROWS 1
 #include "gemm_bf16_sm90_v10.cuh"
 #include "gemm_bf16_sm90_midm.cuh"
+#if SF_GEMM_MIDM_FIT == 2 /* the default since session 15: version 16's token-tile count is one more parameter */
+#define SF_MIDM_TT , int
+#else
+#define SF_MIDM_TT
+#endif
 
 #define SF_TR_MAP const __grid_constant__ CUtensorMap
 template __global__ void sfgemm::gemm_wgmma_kernel<256, sfgemm::kWgPersistent>(SF_TR_MAP, SF_TR_MAP, SF_TR_MAP,
@@ -28,4 +33,4 @@ template __global__ void sfgemm::gemm_midm_kernel<96, 2>(SF_TR_MAP, SF_TR_MAP,
 #if SF_GEMM_MIDM_TMA
 							 SF_TR_MAP, int,
 #endif
-							 __nv_bfloat16 *__restrict__, int, int, int, int);
+							 __nv_bfloat16 *__restrict__, int, int, int, int SF_MIDM_TT);
