@@ -104,6 +104,13 @@
 #           GEMM_NOTES_MID_M.md "M 9-16 measured"); checked and timed at M 9..16 only; its precheck ($MS_S16,
 #           untimed) covers odd M and every M-row clamp
 #   s16o    the control of that flip, -DSF_GEMM_SM16=0: M 9..16 on the 8-row kernel gemm_smallm_kernel<2, U>
+#   sm16a   the defaults + -DSF_GEMM_SM_ASMEM=1: M 9..16 where the default runs gemm_smallm_kernel<2, U> (the multi-wave
+#           grids: 6144 x 4096, 28672 x 4096) on gemm_smallm_as_kernel (gemm_bf16_sm90_smallm_as.cuh): one persistent
+#           16-warp block per SM stages A (16 rows x K, 132 KB) in shared memory once, then streams 8-row tiles of B as
+#           <2, 8> does with A fragments from ld.shared (1 global load per K step instead of 3; GEMM_NOTES_MID_M2.md
+#           "M 9-16: A staged in shared memory"); 4096-row weights unchanged (gemm_smallm16_kernel); precheck $MS_S16
+#           (named barriers: a protocol slip hangs)
+#   sm16a16 sm16a with -DSF_GEMM_SM_AS_U=16: 16 B loads per warp per batch (128 KB of B in flight per SM, twice today's)
 #   v12     the defaults + -DSF_GEMM_MIDM_MC=1 (+ _TRACE=1): v4's one-CTA-per-SM plans (M 17..128) on clusters of two
 #           weight bands x their K splits whose CTAs of one K range share the activation tile by TMA multicast (each
 #           loads half; gemm_bf16_sm90_midm_mc.cuh, GEMM_NOTES_MID_M.md "Version 12"); the trace line of a pair plan
@@ -177,6 +184,8 @@
 #   'CANDS=dflt+v16+v16t,MS=77+100+129+144+145+160+176+192,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
 # The M 9-16 candidate (GEMM_NOTES_MID_M.md "M 9-16 candidate"; dflt = the defaults, M 8 the reference row):
 #   'CANDS=dflt+s16,MS=8+9+12+16,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
+# The M 9-16 A-in-shared-memory candidate (GEMM_NOTES_MID_M2.md "M 9-16: A staged in shared memory"; M 8 the reference row):
+#   'CANDS=dflt+sm16a+sm16a16,MS=8+9+12+16,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:180'
 # The v5 small-M run (GEMM_NOTES.md "Version 5"; ~3 min on one H200):
 #   CANDS=sm5,sm5c,sm5r,midm_s1 MS=1,2,3,4,7,8,9,12,16,17,64 MS_MIDM=17,64 STEPS=build,precheck,check tools/gpu_gemm.sh
 # Every build's .so is checked for STB_GNU_UNIQUE symbols (`nm` type u): gemm_check.py loads all variants
@@ -291,6 +300,8 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"v11m|-DSF_GEMM_MIDM_TMA=1 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V11M"
 	"s16|-DSF_GEMM_SM16=1|9-16|$MS_S16"
 	"s16o|-DSF_GEMM_SM16=0|9-16|$MS_S16"
+	"sm16a|-DSF_GEMM_SM_ASMEM=1|9-16|$MS_S16"
+	"sm16a16|-DSF_GEMM_SM_ASMEM=1 -DSF_GEMM_SM_AS_U=16|9-16|$MS_S16"
 	"v12|-DSF_GEMM_MIDM_MC=1 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V12"
 	"v12n|-DSF_GEMM_MIDM_MC=2 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V12"
 	"v12w|-DSF_GEMM_MIDM_MC=1 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_TRACE=1|17-256|$MS_V12W"
@@ -310,7 +321,7 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"v16tw|-DSF_GEMM_MIDM_FIT=2 -DSF_GEMM_MIDM_TT_MIN_M=64 -DSF_GEMM_MIDM_TT_MAX_K=1000000000 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_TRACE=1|65-256|$MS_V16W"
 	"v16o|-DSF_GEMM_MIDM_FIT=0 -DSF_GEMM_MIDM_TRACE=1|65-192|")
 # the candidates whose ptxas report (registers, spills per kernel) and SASS counts (HGMMA, TMA) are printed
-WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw dflt"
+WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o sm16a sm16a16 v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw dflt"
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	names=" "
@@ -379,7 +390,7 @@ if has sass; then
 		[ -f "$dev/$name.so" ] || continue
 		cuobjdump --dump-sass "$dev/$name.so" >"$logs/sass_$name.txt" 2>&1
 		n=$(grep -c HGMMA "$logs/sass_$name.txt")
-		note "sass $name: HGMMA $n (64x128x16: $(grep -c 'HGMMA.64x128x16' "$logs/sass_$name.txt")) UTMALDG $(grep -c UTMALDG "$logs/sass_$name.txt") (MULTICAST $(grep -c 'UTMALDG.*MULTICAST' "$logs/sass_$name.txt"), MEMBAR.ALL.GPU $(grep -c 'MEMBAR.ALL.GPU' "$logs/sass_$name.txt")) HMMA $(grep -c 'HMMA\.' "$logs/sass_$name.txt") LDG.E.NA.128 $(grep -c 'LDG.E.NA.128' "$logs/sass_$name.txt") UTMASTG $(grep -c 'UTMASTG' "$logs/sass_$name.txt")"
+		note "sass $name: HGMMA $n (64x128x16: $(grep -c 'HGMMA.64x128x16' "$logs/sass_$name.txt")) UTMALDG $(grep -c UTMALDG "$logs/sass_$name.txt") (MULTICAST $(grep -c 'UTMALDG.*MULTICAST' "$logs/sass_$name.txt"), MEMBAR.ALL.GPU $(grep -c 'MEMBAR.ALL.GPU' "$logs/sass_$name.txt")) HMMA $(grep -c 'HMMA\.' "$logs/sass_$name.txt") LDG.E.NA.128 $(grep -c 'LDG.E.NA.128' "$logs/sass_$name.txt") UTMASTG $(grep -c 'UTMASTG' "$logs/sass_$name.txt") LDS.128 $(grep -c 'LDS.128' "$logs/sass_$name.txt") LDGSTS $(grep -c 'LDGSTS' "$logs/sass_$name.txt")"
 		[ "${n:-0}" -gt 0 ] || { note "sass: no HGMMA in $name"; status=1; }
 	done
 fi

@@ -35,6 +35,9 @@
  * where its grid is one wave (launch_small): each warp feeds its two A halves to two 8-row groups of B, so a lane loads as many A as B bytes
  * (as at M <= 8) instead of twice as many.
  *
+ * SF_GEMM_SM_ASMEM=1 (candidate, default 0): M 9..16 where <2, U> runs (the multi-wave grids) on gemm_smallm_as_kernel,
+ * gemm_bf16_sm90_smallm_as.cuh (A staged once per SM in shared memory, persistent 16-warp blocks).
+ *
  * Requirements (checked by the host): K % 8 == 0, A and B 16-byte aligned, N % 2 == 0, M >= 1.
  */
 #pragma once
