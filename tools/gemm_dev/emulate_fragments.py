@@ -113,6 +113,20 @@ def smallm(A, B, RG=1, U=8, ilv=False, warps=8):
     return C
 
 
+def k_loop(step, s0, lim, rend, U):
+    """The K order of gemm_smallm16_kernel and gemm_smallm_as_kernel: batches of U steps from s0 while a whole batch
+    fits below lim (step u on accumulator set u & 1, unpredicated), then the remaining steps below rend one by one on
+    set 0, predicated (the partial last K step)."""
+    st = s0
+    while st + U <= lim:
+        for u in range(U):
+            step(st + u, u & 1, False)
+        st += U
+    while st < rend:
+        step(st, 0, True)
+        st += 1
+
+
 def smallm16(A, B, U=4, warps=8, mutate=None):
     """gemm_smallm16_kernel (SF_GEMM_SM16=1, M 9..16 where its grid is one wave): grid ceil(N / 16), warp w the w-th contiguous
     K slice, both A halves (rows g, 8 + g) against both B row groups (rows n0 + g, n0 + 8 + g) per K step,
@@ -166,14 +180,7 @@ def smallm16(A, B, U=4, warps=8, mutate=None):
                             a.append([lo[o:o + 2], hi[o:o + 2], lo[o + 2:o + 4], hi[o + 2:o + 4]])
                             b.append([bv[o:o + 2], bv[o + 2:o + 4]])
                         mma(acc[accset][r], a, b)
-            st = s0
-            while st + U <= lim:
-                for u in range(U):
-                    step(st + u, u & 1, False)
-                st += U
-            while st < rend:
-                step(st, 0, True)
-                st += 1
+            k_loop(step, s0, lim, rend, U)
             red[w] = [[[acc[0][r][lane][e] + acc[1][r][lane][e] for e in range(4)] for lane in range(32)]
                       for r in range(2)]
         for r in range(2):  # warp r of the block
@@ -297,14 +304,7 @@ def smallm_as(A, B, U=8, grid=3, warps=8, mutate=None):
                                 a.append([lo[o:o + 2], hi[o:o + 2], lo[o + 2:o + 4], hi[o + 2:o + 4]])
                                 b.append([bv[o:o + 2], bv[o + 2:o + 4]])
                             mma(acc[accset][0], a, b)
-                    st = s0
-                    while st + U <= lim:
-                        for u in range(U):
-                            step(st + u, u & 1, False)
-                        st += U
-                    while st < rend:
-                        step(st, 0, True)
-                        st += 1
+                    k_loop(step, s0, lim, rend, U)
                     red[ks] = [[acc[0][0][lane][e] + acc[1][0][lane][e] for e in range(4)] for lane in range(32)]
                 for lane in range(32):
                     g, q = lane >> 2, lane & 3
