@@ -625,13 +625,10 @@ static int midm_hb_hook(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfl
 	using namespace sfgemm;
 	if (p.cps != 1)
 		return 0;
-#if SF_GEMM_MIDM_FIT /* version 16: exact-fit token tiles (2: and two token tiles instead of a 2-way K split) */
-	static_assert(SF_GEMM_MIDM_FIT == 1 || SF_GEMM_MIDM_FIT == 2, "SF_GEMM_MIDM_FIT: 0, 1 or 2");
+	/* version 16: exact-fit token tiles (FIT 1), and two token tiles instead of a 2-way K split (FIT 2); FIT 0 the v13 tiles */
+	static_assert(SF_GEMM_MIDM_FIT >= 0 && SF_GEMM_MIDM_FIT <= 2, "SF_GEMM_MIDM_FIT: 0, 1 or 2");
 	const MidmPlan h = midm_plan_hb(M, N, K, sm_count(), SF_GEMM_MIDM_SPLITS, midm_max_clusters_hb, SF_GEMM_MIDM_FIT,
 					SF_GEMM_MIDM_TT_MIN_M, SF_GEMM_MIDM_TT_MAX_K);
-#else
-	const MidmPlan h = midm_plan_hb(M, N, K, sm_count(), SF_GEMM_MIDM_SPLITS, midm_max_clusters_hb);
-#endif
 	const int hb_ctas = (N + kMidmRows / 2 - 1) / (kMidmRows / 2) * h.splits * h.ttiles;
 	if (SF_GEMM_MIDM_HB == 1 && hb_ctas <= midm_bands(N) * p.splits)
 		return 0;

@@ -34,12 +34,13 @@
  * (the host takes this path only for an even share, so a rank owns whole 8-token groups), its chunk after its slab
  * (which the other ranks still read). Needs N % 8 == 0 (C's TMA row stride).
  *
- * Version 16 candidate (-DSF_GEMM_MIDM_FIT, GEMM_NOTES_MID_M2.md "Version 16"; default 0: the code as before): half-band
- * token tiles NT = any multiple of 16 in [64, 256] (each consumer a wgmma n of NT / 2, a multiple of 8; consumer 1's
- * activation offset NT / 2 x 128 bytes a multiple of the 1024-byte swizzle atom; stages 8 KB + NT x 128 B, multiples of
- * 1 KB); midm_plan_hb picks M rounded up to 16 (1), and FIT 2 also replaces a K split by two token tiles of NT >= M / 2
- * tokens (the whole K per CTA, no cluster): tile 1's box starts at row M - NT (in bounds: no zero fill) and it stores
- * only tokens >= NT (tile 0's), so the tiles overlap by 2 NT - M tokens, computed twice, stored once.
+ * Version 16 (-DSF_GEMM_MIDM_FIT, GEMM_NOTES_MID_M2.md "Version 16"; default 2 since session 15, 0: version 13's
+ * tiles): half-band token tiles NT = any multiple of 16 in [64, 256] (each consumer a wgmma n of NT / 2, a multiple
+ * of 8; consumer 1's activation offset NT / 2 x 128 bytes a multiple of the 1024-byte swizzle atom; stages 8 KB + NT
+ * x 128 B, multiples of 1 KB); midm_plan_hb picks M rounded up to 16 (1), and FIT 2 also replaces a K split by two
+ * token tiles of NT >= M / 2 tokens (the whole K per CTA, no cluster): tile 1's box starts at row M - NT (in bounds:
+ * no zero fill) and it stores only tokens >= NT (tile 0's), so the tiles overlap by 2 NT - M tokens, computed twice,
+ * stored once.
  *
  * Requirements (checked by the host): K % 8 == 0, A and B 16-byte aligned (TMA), M <= 256.
  */
