@@ -153,6 +153,8 @@
 #           2 token tiles, 128 CTAs); "ttiles 2" in the trace; precheck $MS_V16
 #   v16tw   v16t with -DSF_GEMM_MIDM_MAX_M=256: M 193..256 on half bands too (4096 rows: two token tiles of 112 / 128;
 #           6144: NT 256 unsplit); precheck $MS_V16W
+#   v16w    the defaults + -DSF_GEMM_MIDM_MAX_M=256: M 193..256 on half bands with the default's token-tile rule (two
+#           token tiles at K <= 4096 as v16tw; K 14336 keeps one tile and the 2-way split); precheck $MS_V16W
 #   dflt    the solution's defaults as they are (no -D but the trace): since session 10 v3a + v6 + v10; v3a and v2
 #           pin v10 off (-DSF_GEMM_V10=0) so they stay the session-9 controls
 #   sm5old  sm5 with the first, racy release order (-DSF_GEMM_SM5_RELEASE=0): the control, expected to FAIL
@@ -319,9 +321,10 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"v16|-DSF_GEMM_MIDM_FIT=1 -DSF_GEMM_MIDM_TRACE=1|65-192|$MS_V16"
 	"v16t|-DSF_GEMM_MIDM_FIT=2 -DSF_GEMM_MIDM_TT_MIN_M=64 -DSF_GEMM_MIDM_TT_MAX_K=1000000000 -DSF_GEMM_MIDM_TRACE=1|65-192|$MS_V16"
 	"v16tw|-DSF_GEMM_MIDM_FIT=2 -DSF_GEMM_MIDM_TT_MIN_M=64 -DSF_GEMM_MIDM_TT_MAX_K=1000000000 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_TRACE=1|65-256|$MS_V16W"
+	"v16w|-DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_TRACE=1|193-256|$MS_V16W"
 	"v16o|-DSF_GEMM_MIDM_FIT=0 -DSF_GEMM_MIDM_TRACE=1|65-192|")
 # the candidates whose ptxas report (registers, spills per kernel) and SASS counts (HGMMA, TMA) are printed
-WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o sm16a sm16a16 v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw dflt"
+WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o sm16a sm16a16 v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw v16w dflt"
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	names=" "
