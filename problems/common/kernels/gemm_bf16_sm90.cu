@@ -559,7 +559,7 @@ int launch_v6(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, 
 #endif
 
 #if SF_GEMM_MIDM
-static_assert(SF_GEMM_MIDM_MAX_M <= 256, "the v4 mid-M kernel covers at most 256 tokens");
+static_assert(SF_GEMM_MIDM_MAX_M <= 256 && SF_GEMM_MIDM_TT_TOP_M <= 256, "the v4 mid-M kernel covers at most 256 tokens");
 
 /* Clusters of s CTAs of the v4 kernel for token tile nt at cps CTAs per SM resident at once (0: none). */
 int midm_max_clusters(int nt, int cps, int s)
@@ -615,6 +615,25 @@ int midm_max_clusters_hb(int nt, int cps, int s)
 	case 192: return midm_max_clusters_nt<192, 1, 1>(s, sm_count());
 	default: return midm_max_clusters_nt<256, 1, 1>(s, sm_count());
 	}
+}
+
+/* Session 16 (GEMM_NOTES_MID_M2.md "M 193-256: two token tiles only"): whether M in (SF_GEMM_MIDM_MAX_M,
+ * SF_GEMM_MIDM_TT_TOP_M] goes to the mid-M path because its half-band plan is two token tiles over the whole K (FIT 2:
+ * 4096-row weights at K <= SF_GEMM_MIDM_TT_MAX_K); every other plan there (6144 rows: 192 CTAs; K 14336: a 2-way
+ * split with 256-token tiles) measured slower than the v6 / v10 plans and stays on them. */
+bool midm_tt_top_takes(int M, int N, int K)
+{
+	using namespace sfgemm;
+#if SF_GEMM_MIDM_FIT == 2
+	if (M <= SF_GEMM_MIDM_MAX_M || M > SF_GEMM_MIDM_TT_TOP_M)
+		return false;
+	const MidmPlan h = midm_plan_hb(M, N, K, sm_count(), SF_GEMM_MIDM_SPLITS, midm_max_clusters_hb, SF_GEMM_MIDM_FIT,
+					SF_GEMM_MIDM_TT_MIN_M, SF_GEMM_MIDM_TT_MAX_K);
+	return h.ttiles == 2;
+#else
+	(void)M, (void)N, (void)K;
+	return false;
+#endif
 }
 
 /* Version 13 (GEMM_NOTES_MID_M.md): the half-band plan and launch when SF_GEMM_MIDM_HB takes this case over the v4
@@ -777,6 +796,10 @@ SF_EXPORT int run(const sf_call *call)
 #if SF_GEMM_MIDM
 	if (fast && SF_GEMM_LARGE == 2 && midm_takes((int)M, (int)N))
 		return launch_midm(A, B, C, (int)M, (int)N, (int)K, stream);
+#if SF_GEMM_MIDM_HB
+	if (fast && SF_GEMM_LARGE == 2 && midm_tt_top_takes((int)M, (int)N, (int)K))
+		return launch_midm(A, B, C, (int)M, (int)N, (int)K, stream);
+#endif
 #endif
 #if SF_GEMM_V6
 	if (fast && SF_GEMM_LARGE == 2 && M >= SF_GEMM_V6_MIN_M && M <= SF_GEMM_V6_MAX_M)

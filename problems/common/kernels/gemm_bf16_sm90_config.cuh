@@ -99,6 +99,11 @@
 #ifndef SF_GEMM_MIDM_TT_MAX_K /* FIT 2: token tiles only up to this K (4096 x 14336: 0.86-0.94x of FIT 1's split plan) */
 #define SF_GEMM_MIDM_TT_MAX_K 4096
 #endif
+#ifndef SF_GEMM_MIDM_TT_TOP_M /* FIT 2 (session 16): above SF_GEMM_MIDM_MAX_M and up to this M, the mid-M path takes only
+				* the half-band plans of two token tiles over the whole K (4096^2 M 200-256: 21.3-22.2 us vs
+				* 24.4-24.8 on v6 / v10, measured as candidate v16w; GEMM_NOTES_MID_M2.md); <= MAX_M: off */
+#define SF_GEMM_MIDM_TT_TOP_M 256
+#endif
 #ifndef SF_GEMM_TAILROWS /* version 15 (GEMM_NOTES_MID_M.md "Version 15"): 1 (default since session 14's second call: 4096^2
 			  * M 129 33.4 -> 24.6 us, M 200 27.3 -> 24.1, 28672 x 4096 M 33 80.4 -> 69.1) the last token tile's A box is
 			  * its M % 128 real rows (a second A map, made when M % 128 != 0 and M <= SF_GEMM_TAILROWS_MAX_M) in
