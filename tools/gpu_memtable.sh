@@ -20,7 +20,8 @@
 # each problem, evenly spread over its file; default all), ONLY (eval --only TEXT: the workloads whose
 # uuid contains TEXT, e.g. "-t16" for t16 and t16384), PROBLEMS may use '+' between names, and a name may end
 # in %TEXT: that problem's own --only TEXT (bundled and held-out), e.g.
-# PROBLEMS=deepseek/moe_grouped_topk_routing_e256_g8_k8%t32768+llama/silu_and_mul_i14336%t7777 (one spec, one JOBS pool).
+# PROBLEMS=deepseek/moe_grouped_topk_routing_e256_g8_k8%t32768+llama/silu_and_mul_i14336%t7777 (one spec, one JOBS pool);
+# TEXT may list several filters separated by ':' (name%q16384:b4-q4096): one eval per filter, side by side under JOBS.
 #
 # torch.compile costs ~5-40 s per workload shape (each eval is a fresh process); the bridge compiles
 # outside the device slot where torch lets it lock inductor's benchmarks (docs/bridge.md), which is
@@ -56,7 +57,7 @@ problems=${problems//+/ }
 declare -A only_of=()
 plain=""
 for p in $problems; do
-	case $p in *%*) only_of[${p%%%*}]=${p#*%}; p=${p%%%*} ;; esac
+	case $p in *%*) only_of[${p%%%*}]=${p#*%}; p=${p%%%*} ;; esac # a ':' list: one eval per filter (pairs below)
 	only_of[${p##*/}]=${only_of[$p]:-}
 	plain+="${plain:+ }$p"
 done
@@ -83,11 +84,19 @@ fi
 	echo "PROBLEMS=$problems SOLUTION=$solution ROUNDS=$rounds BUDGET_MS=$budget COMPILE=${COMPILE:-1} DEFINES=${DEFINES:-}"
 } >"$logs/env.txt" 2>&1
 
-# the (problem dir, trace name) pairs, bundled first, then held-out
+# the (problem dir, trace name, filter) triples, bundled first, then held-out; add_pairs DIR NAME adds one per
+# ':'-separated filter of the problem's %TEXT (the trace name then ends in .FILTER), one unfiltered otherwise
 pairs=()
+add_pairs() {
+	local f list=${only_of[${1##*/}]:-}
+	case $list in
+	*:*) for f in ${list//:/ }; do pairs+=("$1 $2.$f $f"); done ;;
+	*) pairs+=("$1 $2 $list") ;;
+	esac
+}
 for p in $problems; do
 	[ -d "problems/$p" ] || { echo "gpu_memtable: no problem folder problems/$p" >&2; exit 2; }
-	pairs+=("problems/$p ${p##*/}")
+	add_pairs "problems/$p" "${p##*/}"
 done
 if [ "${HELDOUT:-1}" = 1 ]; then
 	if [ -f tools/mem_heldout.py ]; then
@@ -96,7 +105,7 @@ if [ "${HELDOUT:-1}" = 1 ]; then
 		if python3 tools/mem_heldout.py "$held" >"$logs/heldout.txt" 2>&1; then
 			for p in $problems; do
 				n=${p##*/}
-				[ -d "$held/$n" ] && pairs+=("$held/$n heldout_$n")
+				[ -d "$held/$n" ] && add_pairs "$held/$n" "heldout_$n"
 			done
 		else
 			echo "gpu_memtable: tools/mem_heldout.py failed (held-out shapes not run):" >&2
@@ -141,11 +150,11 @@ if [ "$jobs" -gt 1 ]; then
 	export SOLFORGE_GPU_LOCKS=$logs/locks
 	mkdir -p "$SOLFORGE_GPU_LOCKS"
 fi
-# one_eval DIR NAME: one problem folder's eval into $logs/$tag.NAME.jsonl; its exit status and time
-# go to times.txt (rc != 0 marks the run failed at the end)
+# one_eval DIR NAME [FILTER]: one problem folder's eval (--only FILTER, else $ONLY) into $logs/$tag.NAME.jsonl; its
+# exit status and time go to times.txt (rc != 0 marks the run failed at the end)
 one_eval() {
 	local dir=$1 name=$2 left s0 rc only=${ONLY:-}
-	[ -n "${only_of[${1##*/}]:-}" ] && only=${only_of[${1##*/}]}
+	[ -n "${3:-}" ] && only=$3
 	left=$((deadline - $(elapsed)))
 	if [ "$left" -le 10 ]; then
 		echo "$name: not run (deadline)" >>"$logs/times.txt"
@@ -159,7 +168,8 @@ one_eval() {
 }
 running=0
 for pr in "${pairs[@]}"; do
-	one_eval "${pr%% *}" "${pr##* }" &
+	read -r pdir pname pfilt <<<"$pr"
+	one_eval "$pdir" "$pname" "${pfilt:-}" &
 	running=$((running + 1))
 	if [ "$running" -ge "$jobs" ]; then
 		wait -n
