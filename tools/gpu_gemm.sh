@@ -110,6 +110,8 @@
 #           <2, 8> does with A fragments from ld.shared (1 global load per K step instead of 3; GEMM_NOTES_MID_M2.md
 #           "M 9-16: A staged in shared memory"); 4096-row weights unchanged (gemm_smallm16_kernel); precheck $MS_S16
 #           (named barriers: a protocol slip hangs)
+#   s16m    the defaults + -DSF_GEMM_SM16_MIDM=1: M 9..16 on weights with more 128-row bands than SMs (28672 x 4096) through
+#           the mid-M path (v4's two-CTA plan, 32-token tile) instead of gemm_smallm_kernel<2, U>; precheck $MS_S16
 #   sm16a16 sm16a with -DSF_GEMM_SM_AS_U=16: 16 B loads per warp per batch (128 KB of B in flight per SM, twice today's)
 #   v12     the defaults + -DSF_GEMM_MIDM_MC=1 (+ _TRACE=1): v4's one-CTA-per-SM plans (M 17..128) on clusters of two
 #           weight bands x their K splits whose CTAs of one K range share the activation tile by TMA multicast (each
@@ -304,6 +306,7 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"s16o|-DSF_GEMM_SM16=0|9-16|$MS_S16"
 	"sm16a|-DSF_GEMM_SM_ASMEM=1|9-16|$MS_S16"
 	"sm16a16|-DSF_GEMM_SM_ASMEM=1 -DSF_GEMM_SM_AS_U=16|9-16|$MS_S16"
+	"s16m|-DSF_GEMM_SM16_MIDM=1 -DSF_GEMM_MIDM_TRACE=1|9-16|$MS_S16"
 	"v12|-DSF_GEMM_MIDM_MC=1 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V12"
 	"v12n|-DSF_GEMM_MIDM_MC=2 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V12"
 	"v12w|-DSF_GEMM_MIDM_MC=1 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_TRACE=1|17-256|$MS_V12W"
@@ -324,7 +327,7 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"v16w|-DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_TRACE=1|193-256|$MS_V16W"
 	"v16o|-DSF_GEMM_MIDM_FIT=0 -DSF_GEMM_MIDM_TRACE=1|65-192|")
 # the candidates whose ptxas report (registers, spills per kernel) and SASS counts (HGMMA, TMA) are printed
-WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o sm16a sm16a16 v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw v16w dflt"
+WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o sm16a sm16a16 s16m v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw v16w dflt"
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	names=" "

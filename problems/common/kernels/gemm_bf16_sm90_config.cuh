@@ -201,6 +201,11 @@
 			 * the default's register stores in the version-10 kernel */
 #define SF_GEMM_V10_EPI 1
 #endif
+#ifndef SF_GEMM_SM16_MIDM /* session-16 candidate: 1 = M 9..16 on the mid-M path (v4's two-CTA plan, 32-token tile) where
+			   * the weight has more 128-row bands than SMs (28672 x 4096: M 32 runs 67.6 us there through the
+			   * eval, M 16 on gemm_smallm_kernel<2, U> 69.9); 0 = the small-M kernels */
+#define SF_GEMM_SM16_MIDM 0
+#endif
 #ifndef SF_GEMM_SMALL_MAX_M /* 16: M 17..64 go to wgmma (see GEMM_NOTES.md, version 2) */
 #define SF_GEMM_SMALL_MAX_M 16
 #endif
