@@ -107,6 +107,9 @@
 #if DEC_B1_DYN && !DEC_B1
 #error "DEC_B1_DYN replaces decode_b1: it needs DEC_B1"
 #endif
+#ifndef DEC_B1_TMA
+#define DEC_B1_TMA 0 /* 1 (candidate, session 16): batch 1 runs decode_b1tma (the ring filled by TMA bulk copies) */
+#endif
 /* Timing-only knobs (session 8's latency budget, DECODE_NOTES.md; results stay exact where noted):
  * DEC_EXP_UNIFORM 1: items from blockIdx for a batch of equal lengths (no locate scan; kv_len and the
  * page base still from kv_indptr), 2: also no kv_indptr load (length and page base from the host's
@@ -750,10 +753,9 @@ SF_EXPORT int run(const sf_call *call)
 			out, lse);
 		return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
 #endif /* (decode_b1 stays referenced there, unreachable: as before) */
-		const auto b1 = DEC_BY_KIND(decode_b1, kind);
-		b1<<<grid, ATT_THREADS, DEC_RING_BYTES + DEC_B1_EXTRA, stream>>>(q, kc, vc, kv_indptr, kv_indices, last, ps,
-										 scale_log2, (int)chunk, ni, part_o, part_lse,
-										 cnt, out, lse);
+		const auto b1 = DEC_BY_KIND(DEC_B1_K, kind);
+		b1<<<grid, ATT_THREADS, DEC_B1_SMEM, stream>>>(q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2,
+							       (int)chunk, ni, part_o, part_lse, cnt, out, lse);
 		return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
 	}
 #endif
