@@ -144,12 +144,15 @@ PY
 # source must report failing cases (a test that cannot fail is a defect). DeepSeek routing: version 2's
 # group tie rule reversed, its in-lane duplicate skip dropped; version 1's lowest-expert tie rule reversed.
 # mutation_file[name]: the header the mutation edits instead of the list line's source. Decode's TMA candidate
-# (DEC_B1_TMA): the bulk copies write the ring rows at pitch 16 while mma_step reads them at 17.
+# (DEC_B1_TMA): the bulk copies write the ring rows at pitch 16 while mma_step reads them at 17 (CI); each stage's
+# mbarrier expects half the step's bytes (EMU_EXTRA: the emulated wait never completes and aborts after 20 s).
 declare -A mutation_file=(
 	[tma_pitch]=problems/common/kernels/gqa_paged_decode_sm90_b1tma.cuh
+	[tma_bytes]=problems/common/kernels/gqa_paged_decode_sm90_b1tma.cuh
 )
 declare -A mutations=(
 	[tma_pitch]='s/[+] tid [*] DEC_TMA_PITCH, src/+ tid * (D \/ 8), src/'
+	[tma_bytes]='s/tma_bar_expect[(]bar, DEC_TMA_STEP_BYTES[)]/tma_bar_expect(bar, DEC_TMA_STEP_BYTES \/ 2)/'
 
 	[ds2_group_tie]='s/h0 < g [?] 1u : 0u/h0 > g ? 1u : 0u/'
 	[ds2_dup]='s/m [&]= m - 1u;/m |= 0u;/'
@@ -237,6 +240,7 @@ EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/ke
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDECODE_V1=1 -DDEC_MIN_CHUNK=64 -DDEC_ITEMS=100000
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_CLUSTER=4 -DDEC_CLUSTER_MAXB=4 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_B1=0 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2
+EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_B1_TMA=1 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=2 -DDEC_SCAN_PASS=2 -DEMU_DECODE_TMA_ONLY MUTANT=tma_bytes
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_B1_DYN=1 -DDEC_B1_ITEMS=4 -DDEC_B1_DYN_MIN=1 -DDEC_B1_DYN_PCT=50 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_B1_DYN=1 -DDEC_B1_ITEMS=3 -DDEC_B1_DYN_MIN=1 -DDEC_B1_DYN_PCT=10 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_CLUSTER=4 -DDEC_CLUSTER_MAXB=4 -DDEC_CLUSTER_MAXKV=1000 -DDEC_B1=1 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2

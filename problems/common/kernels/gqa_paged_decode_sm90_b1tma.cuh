@@ -22,7 +22,7 @@
  * after the loop (every issued copy has been waited for by then). 102.5 KiB: 2 CTAs/SM as decode_b1.
  * The CPU emulation (tests/emu) runs the copies as plain copies at issue and the mbarriers as counters
  * under a lock (phase, pending arrivals, transaction bytes), so a wrong byte count or parity hangs, and a
- * hang of a few seconds aborts the emulation (a failed case, not a silent pass).
+ * wait of 20 s aborts the emulation (a failed case, not a silent pass).
  */
 #ifndef SF_DECODE_B1TMA_CUH
 #define SF_DECODE_B1TMA_CUH
@@ -40,6 +40,8 @@
 #endif
 
 #ifdef SF_EMU_H
+#include <chrono>
+#include <mutex>
 /* The emulated mbarrier (8 bytes, as the real one): transaction bytes pending, arrivals pending, the
  * arrival count of a phase and the current phase's parity; every operation under one lock. */
 struct emu_mbar {
@@ -114,13 +116,15 @@ __device__ __forceinline__ void tma_bar_wait(uint64_t *bar, unsigned parity)
 		     "r"(parity)
 		     : "memory");
 #else
-	for (long spins = 0;; spins++) {
+	const auto t0 = std::chrono::steady_clock::now();
+	for (;;) {
 		{
 			std::lock_guard<std::mutex> l(emu_mbar_lock);
 			if (((emu_mbar *)bar)->phase != parity)
 				return;
 		}
-		if (spins > 20000000L) { /* ~seconds: a phase that never completes (wrong bytes or parity) */
+		/* a phase that never completes (wrong byte count or parity): abort, a failed case */
+		if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(20)) {
 			fprintf(stderr, "emu: mbarrier wait never completes (parity %u)\n", parity);
 			abort();
 		}
