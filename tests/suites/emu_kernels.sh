@@ -26,7 +26,10 @@
 # row kernel without CC_ROWS (one row per CTA, the default before session 15) and three mutants run in EMU_EXTRA (CI reached
 # 19-22 min with them); CI keeps conv1d's default (mostly the scalar kernel at the emulation's sizes), the default with
 # CC_SCALAR_N 0 (the row kernel with several short rows per CTA, CC_ROWS, the flat kernel on every other case) and the
-# cc_pred and cc_rows mutants. Prints each binary's ok/FAIL
+# cc_pred and cc_rows mutants. Decode's session-16 candidate (-DDEC_B1_TMA=1: batch 1 through TMA bulk copies on
+# emulated mbarriers, chunks of up to 11 steps) runs in CI with its tma_pitch mutant (a header mutation: mutation_file
+# below); its tma_bytes mutant (an mbarrier that never completes: the emulation aborts after 20 s) in EMU_EXTRA.
+# Prints each binary's ok/FAIL
 # lines and ends with the summed "N passed, M failed".
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)

@@ -31,7 +31,8 @@
  * kv positions). DEC_EXP_*: timing-only knobs.
  * Batch 1 (DEC_B1, default since session 10): version 3 without the locate scan, the first page ids loaded beside
  * kv_indptr, its own chunk count DEC_B1_ITEMS (decode_b1; gqa_paged_decode_sm90_b1.cuh); -DDEC_B1_DYN=1
- * (candidate, session 11): static runs plus units claimed from a counter (decode_b1dyn; _b1dyn.cuh). Host helpers
+ * (candidate, session 11): static runs plus units claimed from a counter (decode_b1dyn; _b1dyn.cuh); -DDEC_B1_TMA=1
+ * (candidate, session 16): the ring filled by TMA bulk copies on mbarriers (decode_b1tma; _b1tma.cuh). Host helpers
  * (scratch, counters, setup): gqa_paged_decode_sm90_host.cuh.
  * Version 1 (-DDECODE_V1=1, kept for side-by-side timing): three kernels - plan (one CTA writes the
  * item list), attend, merge (one warp per (sequence, q head) with >= 2 chunks).
