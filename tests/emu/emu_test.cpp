@@ -539,6 +539,10 @@ static void tests()
 	/* the list lines set a small chunk: several chunks per sequence (v2: 256 positions = 4 steps of
 	 * 64, one more than the 3 ring buffers, so the ring wraps; v1: 64) */
 	const int C = DEC_MIN_CHUNK;
+#ifdef EMU_DECODE_TMA_ONLY /* (the TMA mutant's line: one case that reaches decode_b1tma) */
+	test_decode({ 2 * C + 130 }, 1, 1, "tma-odd");
+	return;
+#endif
 #if DEC_EXP_UNIFORM
 	/* the timing-only knob that takes items (2: and lengths, page bases) from equal lengths: exact
 	 * only there (ps1, full pages); its lines also set the other timing knobs (same results) */
@@ -576,6 +580,17 @@ static void tests()
 	test_decode({ C + 9 }, 8, 1, "b1-ps8-runtime");
 	test_decode({ 0 }, 16, 1, "b1-empty");
 	test_decode({ 2 * C + 1, C }, 1, 1, "b2-after-b1");
+#endif
+#if DEC_B1_TMA
+	/* decode_b1tma (the list line sets DEC_B1_TMA 1 and DEC_B1_ITEMS 2, so every batch-1 case above ran on it
+	 * with chunks of up to 9 steps: each stage's mbarrier through phases 0, 1, 0): a last step ending inside
+	 * (clamped rows) called twice, ps16 of 11-step chunks with a partial last page called twice, len 1 on
+	 * ps16, an empty ps1 sequence (the other empties above are ps16), then batch 3 ragged (decode_fused) */
+	test_decode({ 2 * C + 130 }, 1, 2, "tma-odd");
+	test_decode({ 5 * C + 33 }, 16, 2, "tma-ps16-long");
+	test_decode({ 1 }, 16, 1, "tma-len1-ps16");
+	test_decode({ 0 }, 1, 1, "tma-empty-ps1");
+	test_decode(ragged_lens(3, 700), 1, 1, "b3-after-tma");
 #endif
 #if DEC_B1_DYN
 	/* decode_b1dyn (the list lines set DEC_B1_ITEMS 3-4 and DEC_B1_DYN_MIN 1, so batch 1 above ran on it):

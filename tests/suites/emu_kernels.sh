@@ -26,7 +26,10 @@
 # row kernel without CC_ROWS (one row per CTA, the default before session 15) and three mutants run in EMU_EXTRA (CI reached
 # 19-22 min with them); CI keeps conv1d's default (mostly the scalar kernel at the emulation's sizes), the default with
 # CC_SCALAR_N 0 (the row kernel with several short rows per CTA, CC_ROWS, the flat kernel on every other case) and the
-# cc_pred and cc_rows mutants. Prints each binary's ok/FAIL
+# cc_pred and cc_rows mutants. Decode's session-16 candidate (-DDEC_B1_TMA=1: batch 1 through TMA bulk copies on
+# emulated mbarriers, chunks of up to 11 steps) runs in CI with its tma_pitch mutant (a header mutation: mutation_file
+# below); its tma_bytes mutant (an mbarrier that never completes: the emulation aborts after 20 s) in EMU_EXTRA.
+# Prints each binary's ok/FAIL
 # lines and ends with the summed "N passed, M failed".
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -48,15 +51,24 @@ run_one() {
 		esac
 	done
 	if [ -n "$mutant" ]; then
-		local msrc=$TMP/mutant_$mutant.cu
-		sed -E "${mutations[$mutant]}" "$src" >"$msrc"
-		if cmp -s "$src" "$msrc"; then
-			echo "FAIL mutant $mutant: the mutation does not apply to $src"
+		local msrc=$TMP/mutant_$mutant.cu mfile=${mutation_file[$mutant]:-} mdir="" mout
+		if [ -n "$mfile" ]; then # a header: a copy of its folder, searched first (-I), holds the mutated copy
+			mdir=$TMP/mutant_$mutant.d
+			mkdir -p "$mdir" && cp "$(dirname "$mfile")"/*.cuh "$mdir"/
+			mout=$mdir/$(basename "$mfile")
+			cp "$src" "$msrc"
+		else
+			mfile=$src
+			mout=$msrc
+		fi
+		sed -E "${mutations[$mutant]}" "$mfile" >"$mout"
+		if cmp -s "$mfile" "$mout"; then
+			echo "FAIL mutant $mutant: the mutation does not apply to $mfile"
 			echo "RESULT 0 1"
 			return
 		fi
 		local res nf
-		res=$(MUTANT_RUN=1 run_one "$macro" "$msrc" $extra)
+		res=$(MUTANT_RUN=1 run_one "$macro" "$msrc" ${mdir:+-I$mdir} $extra)
 		nf=$(grep -c '^FAIL ' <<<"$res")
 		if grep -q '^FAIL build' <<<"$res" || [ "$nf" = 0 ]; then
 			echo "FAIL mutant $mutant of $src${extra:+ $extra}: not caught (${nf} failing cases)"
@@ -134,7 +146,17 @@ PY
 # mutations (sed -E expressions) that list lines name with MUTANT=name: the emulation of the mutated
 # source must report failing cases (a test that cannot fail is a defect). DeepSeek routing: version 2's
 # group tie rule reversed, its in-lane duplicate skip dropped; version 1's lowest-expert tie rule reversed.
+# mutation_file[name]: the header the mutation edits instead of the list line's source. Decode's TMA candidate
+# (DEC_B1_TMA): the bulk copies write the ring rows at pitch 16 while mma_step reads them at 17 (CI); each stage's
+# mbarrier expects half the step's bytes (EMU_EXTRA: the emulated wait never completes and aborts after 20 s).
+declare -A mutation_file=(
+	[tma_pitch]=problems/common/kernels/gqa_paged_decode_sm90_b1tma.cuh
+	[tma_bytes]=problems/common/kernels/gqa_paged_decode_sm90_b1tma.cuh
+)
 declare -A mutations=(
+	[tma_pitch]='s/[+] tid [*] DEC_TMA_PITCH, src/+ tid * (D \/ 8), src/'
+	[tma_bytes]='s/tma_bar_expect[(]bar, DEC_TMA_STEP_BYTES[)]/tma_bar_expect(bar, DEC_TMA_STEP_BYTES \/ 2)/'
+
 	[ds2_group_tie]='s/h0 < g [?] 1u : 0u/h0 > g ? 1u : 0u/'
 	[ds2_dup]='s/m [&]= m - 1u;/m |= 0u;/'
 	[ds1_tie]='s/__reduce_min_sync\(0xffffffffu, cand\)/__reduce_max_sync(0xffffffffu, cand == 0xffffffffu ? 0u : cand)/'
@@ -189,6 +211,8 @@ EMU_READ tools/calibration/read/solutions/read.cu
 EMU_READ tools/calibration/read/solutions/read.cu -DREAD_THREADS=128 -DREAD_UNROLL=2
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=100000 -DDEC_SCAN_PASS=2 -DDECODE_MMA=1
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DEMU_DECODE_HELDOUT
+EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_B1_TMA=1 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=2 -DDEC_SCAN_PASS=2
+EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_B1_TMA=1 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=2 -DDEC_SCAN_PASS=2 -DEMU_DECODE_TMA_ONLY MUTANT=tma_pitch
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=1 -DDS2_PREFETCH=0 -DDS2_THREADS=64 -DDS2_BPS=1 -DEMU_DS_QUICK
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=1 MUTANT=ds2_group_tie -DEMU_DS_QUICK
@@ -219,6 +243,7 @@ EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/ke
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDECODE_V1=1 -DDEC_MIN_CHUNK=64 -DDEC_ITEMS=100000
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_CLUSTER=4 -DDEC_CLUSTER_MAXB=4 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_B1=0 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2
+EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_B1_TMA=1 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=2 -DDEC_SCAN_PASS=2 -DEMU_DECODE_TMA_ONLY MUTANT=tma_bytes
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_B1_DYN=1 -DDEC_B1_ITEMS=4 -DDEC_B1_DYN_MIN=1 -DDEC_B1_DYN_PCT=50 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_B1_DYN=1 -DDEC_B1_ITEMS=3 -DDEC_B1_DYN_MIN=1 -DDEC_B1_DYN_PCT=10 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_CLUSTER=4 -DDEC_CLUSTER_MAXB=4 -DDEC_CLUSTER_MAXKV=1000 -DDEC_B1=1 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2

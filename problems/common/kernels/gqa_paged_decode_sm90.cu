@@ -31,7 +31,8 @@
  * kv positions). DEC_EXP_*: timing-only knobs.
  * Batch 1 (DEC_B1, default since session 10): version 3 without the locate scan, the first page ids loaded beside
  * kv_indptr, its own chunk count DEC_B1_ITEMS (decode_b1; gqa_paged_decode_sm90_b1.cuh); -DDEC_B1_DYN=1
- * (candidate, session 11): static runs plus units claimed from a counter (decode_b1dyn; _b1dyn.cuh). Host helpers
+ * (candidate, session 11): static runs plus units claimed from a counter (decode_b1dyn; _b1dyn.cuh); -DDEC_B1_TMA=1
+ * (candidate, session 16): the ring filled by TMA bulk copies on mbarriers (decode_b1tma; _b1tma.cuh). Host helpers
  * (scratch, counters, setup): gqa_paged_decode_sm90_host.cuh.
  * Version 1 (-DDECODE_V1=1, kept for side-by-side timing): three kernels - plan (one CTA writes the
  * item list), attend, merge (one warp per (sequence, q head) with >= 2 chunks).
@@ -106,6 +107,9 @@
 #endif
 #if DEC_B1_DYN && !DEC_B1
 #error "DEC_B1_DYN replaces decode_b1: it needs DEC_B1"
+#endif
+#ifndef DEC_B1_TMA
+#define DEC_B1_TMA 0 /* 1 (candidate, session 16): batch 1 runs decode_b1tma (the ring filled by TMA bulk copies) */
 #endif
 /* Timing-only knobs (session 8's latency budget, DECODE_NOTES.md; results stay exact where noted):
  * DEC_EXP_UNIFORM 1: items from blockIdx for a batch of equal lengths (no locate scan; kv_len and the
@@ -750,10 +754,9 @@ SF_EXPORT int run(const sf_call *call)
 			out, lse);
 		return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
 #endif /* (decode_b1 stays referenced there, unreachable: as before) */
-		const auto b1 = DEC_BY_KIND(decode_b1, kind);
-		b1<<<grid, ATT_THREADS, DEC_RING_BYTES + DEC_B1_EXTRA, stream>>>(q, kc, vc, kv_indptr, kv_indices, last, ps,
-										 scale_log2, (int)chunk, ni, part_o, part_lse,
-										 cnt, out, lse);
+		const auto b1 = DEC_BY_KIND(DEC_B1_K, kind);
+		b1<<<grid, ATT_THREADS, DEC_B1_SMEM, stream>>>(q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2,
+							       (int)chunk, ni, part_o, part_lse, cnt, out, lse);
 		return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
 	}
 #endif

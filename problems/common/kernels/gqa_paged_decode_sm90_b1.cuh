@@ -160,4 +160,14 @@ decode_b1(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__
 	if (tid == 0)
 		counters[kvh] = 0u; /* the next call (a later kernel on the stream) starts from 0 */
 }
+
+/* the batch-1 kernel the host launches and its dynamic shared memory (DEC_B1_TMA: the bulk-copy variant) */
+#if DEC_B1_TMA
+#include "gqa_paged_decode_sm90_b1tma.cuh"
+#define DEC_B1_K decode_b1tma
+#define DEC_B1_SMEM (DEC_TMA_RING_BYTES + DEC_B1_EXTRA)
+#else
+#define DEC_B1_K decode_b1
+#define DEC_B1_SMEM (DEC_RING_BYTES + DEC_B1_EXTRA)
+#endif
 #endif

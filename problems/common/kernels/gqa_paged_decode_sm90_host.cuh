@@ -98,7 +98,7 @@ static size_t align256(size_t x)
 #if DEC_B1_DYN /* (the candidate replaces decode_b1 at batch 1) */
 #define DEC_B1_KERNEL decode_b1dyn
 #else
-#define DEC_B1_KERNEL decode_b1
+#define DEC_B1_KERNEL DEC_B1_K /* decode_b1, or decode_b1tma with DEC_B1_TMA */
 #endif
 static int g_b1_setup[3];
 /* Once per kernel kind (0: ps 1, 1: ps 16, 2: runtime ps): the batch-1 kernel's (DEC_B1_KERNEL: decode_b1,
@@ -110,7 +110,7 @@ static cudaError_t dec_b1_setup(int kind)
 		return cudaSuccess;
 	const auto fn = DEC_BY_KIND(DEC_B1_KERNEL, kind);
 	cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-					     (int)(DEC_RING_BYTES + DEC_B1_EXTRA));
+					     (int)(DEC_B1_DYN ? DEC_RING_BYTES + DEC_B1_EXTRA : DEC_B1_SMEM));
 	if (e == cudaSuccess)
 		e = cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
 	if (e == cudaSuccess)

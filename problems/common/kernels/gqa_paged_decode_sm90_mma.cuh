@@ -55,11 +55,14 @@ __device__ __forceinline__ void mma_init(const __nv_bfloat16 *__restrict__ q, in
  * head g = lane / 4, base 2, quad-uniform), l (this lane's partial sum of its positions' weights)
  * and o (tile j: o[j][0], o[j][1] = heads 2t, 2t + 1 at dim 16j + g; o[j][2], o[j][3] the same at
  * dim 16j + g + 8; meaningful for t < 2). Every lane of the warp must call it.
+ * RS: the ring's row pitch in 16-byte chunks; SWZ: rows stored swizzled as above (the defaults, 16 and 1, are
+ * attend_range_cp's layout; decode_b1tma's bulk copies cannot swizzle and pad the rows instead: 17 and 0).
  */
+template <int RS = D / 8, int SWZ = 1>
 __device__ __forceinline__ void mma_step(const uint4 *kb, int pos0, int p_end, float scale_log2,
 					 const uint32_t qa[D / 16][2], float &m, float &l, float o[D / 16][4])
 {
-	constexpr int ROWS = POS_PER_STEP, COLS = D / 8;
+	constexpr int ROWS = POS_PER_STEP;
 	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, t = lane & 3;
 	const int r = warp * 8 + (lane & 7); /* the ring row this lane addresses for ldmatrix */
 	const int sw = lane & 7;             /* = r % 8 */
@@ -67,7 +70,7 @@ __device__ __forceinline__ void mma_step(const uint4 *kb, int pos0, int p_end, f
 #pragma unroll
 	for (int x = 0; x < D / 32; x++) { /* dims 32x .. 32x + 31: two k-steps */
 		uint32_t kf[4];
-		ldsm<4, false>(kf, kb + r * COLS + ((4 * x + (lane >> 3)) ^ sw));
+		ldsm<4, false>(kf, kb + r * RS + (SWZ ? (4 * x + (lane >> 3)) ^ sw : 4 * x + (lane >> 3)));
 		const uint32_t a0[4] = {qa[2 * x][0], 0u, qa[2 * x][1], 0u};
 		const uint32_t b0[2] = {kf[0], kf[1]};
 		mma_bf16_16816(s, a0, b0, s);
@@ -95,11 +98,11 @@ __device__ __forceinline__ void mma_step(const uint4 *kb, int pos0, int p_end, f
 	/* the accumulator columns are heads 2t, 2t + 1: their corrections live in lanes 8t and 8t + 4 */
 	const float c0 = __shfl_sync(0xffffffffu, corr, 8 * t), c1 = __shfl_sync(0xffffffffu, corr, 8 * t + 4);
 	const uint32_t bp[2] = {pp, 0u};
-	const uint4 *vb = kb + ROWS * COLS;
+	const uint4 *vb = kb + ROWS * RS;
 #pragma unroll
 	for (int x = 0; x < D / 32; x++) { /* dims 32x .. 32x + 31: two m-tiles of 16 dims */
 		uint32_t vf[4]; /* V^T fragments a[0], a[1] of tile 2x, then of tile 2x + 1 */
-		ldsm<4, true>(vf, vb + r * COLS + ((4 * x + (lane >> 3)) ^ sw));
+		ldsm<4, true>(vf, vb + r * RS + (SWZ ? (4 * x + (lane >> 3)) ^ sw : 4 * x + (lane >> 3)));
 #pragma unroll
 		for (int i = 0; i < 2; i++) {
 			float(&oj)[4] = o[2 * x + i];
