@@ -157,6 +157,13 @@
 #           6144: NT 256 unsplit); precheck $MS_V16W
 #   v16w    the defaults + -DSF_GEMM_MIDM_MAX_M=256: M 193..256 on half bands with the default's token-tile rule (two
 #           token tiles at K <= 4096 as v16tw; K 14336 keeps one tile and the 2-way split); precheck $MS_V16W
+#   v17     the defaults + -DSF_GEMM_V6_BN96=1 (+ V6 / V3 traces): the v6 plan may pick 128 x 96 persistent tiles
+#           (gemm_wgmma_kernel<96, kWgPersistent>, register stores; v10's epilogue is not taken at width 96) where they
+#           fill one wave to >= 90% and M <= 256: 6144x4096 M 193..256 on 128 CTAs instead of v10's 96 x 128-wide
+#           (GEMM_NOTES_MID_M2.md "Version 17"); trace "v6 plan 6144x4096 M=256: bn 96 splits 1 mode persistent ctas 128";
+#           every other plan unchanged; precheck $MS_V17 (odd tails 65..127 rows, the new kernel under a timeout)
+#   v17x    -DSF_GEMM_V6_BN96=2: v17 at any v6 M, so also 4096^2 and 4096x14336 M 257..384 (43 x 3 = 129 CTAs instead of
+#           96 of 128-wide tiles); precheck $MS_V17X
 #   dflt    the solution's defaults as they are (no -D but the trace): since session 10 v3a + v6 + v10; v3a and v2
 #           pin v10 off (-DSF_GEMM_V10=0) so they stay the session-9 controls
 #   sm5old  sm5 with the first, racy release order (-DSF_GEMM_SM5_RELEASE=0): the control, expected to FAIL
@@ -187,6 +194,7 @@
 # The v16 run (GEMM_NOTES_MID_M2.md "Version 16"; dflt = the defaults; v16 / v16t change M 65..192 on the half bands):
 #   'CANDS=dflt+v16+v16t,MS=77+100+129+144+145+160+176+192,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
 # The M 9-16 candidate (GEMM_NOTES_MID_M.md "M 9-16 candidate"; dflt = the defaults, M 8 the reference row):
+#   'CANDS=dflt+v17,MS=200+224+256+333,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:150' (version 17: 128 x 96 tiles)
 #   'CANDS=dflt+s16,MS=8+9+12+16,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
 # The M 9-16 A-in-shared-memory candidate (GEMM_NOTES_MID_M2.md "M 9-16: A staged in shared memory"; M 8 the reference row):
 #   'CANDS=dflt+sm16a+sm16a16,MS=8+9+12+16,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:180'
@@ -244,6 +252,10 @@ MS_V16=${MS_V16:-65,77,100,113,129,143,145,160,175,176,192} # v16 precheck: ever
 MS_V16=${MS_V16//+/,}
 MS_V16W=${MS_V16W:-129,175,193,200,255,256} # v16tw precheck: two token tiles of 112 / 128 past M 192 (overlaps 0..31 rows)
 MS_V16W=${MS_V16W//+/,}
+MS_V17=${MS_V17:-193,200,224,255,256} # v17 precheck: 128 x 96 tiles with tails of 65..127 rows and none (6144 x 4096)
+MS_V17=${MS_V17//+/,}
+MS_V17X=${MS_V17X:-193,256,257,300,333,384} # v17x precheck: also 3 token tile rows on the 4096-row shapes
+MS_V17X=${MS_V17X//+/,}
 MS_MID=${MS_MID//+/,} # every M list may use '+' (a gpu_round.sh spec), gemm_check.py wants commas
 MS_MIDM=${MS_MIDM//+/,}
 MS_MIDM2=${MS_MIDM2//+/,}
@@ -325,9 +337,11 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"v16t|-DSF_GEMM_MIDM_FIT=2 -DSF_GEMM_MIDM_TT_MIN_M=64 -DSF_GEMM_MIDM_TT_MAX_K=1000000000 -DSF_GEMM_MIDM_TRACE=1|65-192|$MS_V16"
 	"v16tw|-DSF_GEMM_MIDM_FIT=2 -DSF_GEMM_MIDM_TT_MIN_M=64 -DSF_GEMM_MIDM_TT_MAX_K=1000000000 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_TRACE=1|65-256|$MS_V16W"
 	"v16w|-DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_TRACE=1|193-256|$MS_V16W"
-	"v16o|-DSF_GEMM_MIDM_FIT=0 -DSF_GEMM_MIDM_TRACE=1|65-192|")
+	"v16o|-DSF_GEMM_MIDM_FIT=0 -DSF_GEMM_MIDM_TRACE=1|65-192|"
+	"v17|-DSF_GEMM_V6_BN96=1 -DSF_GEMM_V6_TRACE=1 -DSF_GEMM_V3_TRACE=1|193-256|$MS_V17"
+	"v17x|-DSF_GEMM_V6_BN96=2 -DSF_GEMM_V6_TRACE=1 -DSF_GEMM_V3_TRACE=1|193-384|$MS_V17X")
 # the candidates whose ptxas report (registers, spills per kernel) and SASS counts (HGMMA, TMA) are printed
-WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o sm16a sm16a16 s16m v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw v16w dflt"
+WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o sm16a sm16a16 s16m v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw v16w v17 v17x dflt"
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	names=" "
@@ -455,7 +469,7 @@ if has check; then
 	grep '^midm plan' "$logs/check.log" | grep -E ' M=(17|64|128|256):' | sort -u | sed 's/^/   /' | head -24
 	if grep -q '^v6 plan' "$logs/check.log"; then
 		note "v6 plans (SF_GEMM_V6_TRACE of v6, v6rt, v6p, v6c, v6pf): $(grep -c '^v6 plan.*: launched' "$logs/check.log") launched, $(grep -c '^v6 plan.*: v2 split-K' "$logs/check.log") planned on v2, $(grep -c '^v6 plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^v6 plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"
-		grep '^v6 plan' "$logs/check.log" | grep -E ' M=(200|256|384|512):' | sort -u | sed 's/^/   /' | head -32
+		grep '^v6 plan' "$logs/check.log" | grep -E ' M=(200|224|256|333|384|512):' | sort -u | sed 's/^/   /' | head -32
 	fi
 	if grep -q '^smallm5 plan' "$logs/check.log"; then
 		note "smallm5 plans (SF_GEMM_SMALLM_TRACE of sm5, sm5c, sm5r): $(grep -c '^smallm5 plan.*: launched' "$logs/check.log") launched, $(grep -c '^smallm5 plan.*FALLBACK' "$logs/check.log") fell back$(grep -m3 '^smallm5 plan.*FALLBACK' "$logs/check.log" | sed 's/^/; /' | tr -d '\n')"

@@ -7,6 +7,9 @@
  * with its clusters resident, a persistent plan 1 split, a v2 plan width 256 with launch_wgmma's split
  * count; honour the pins; cost what v6_cost says; and cost no more than any allowed schedule (brute force
  * over widths, modes and splits). v6_cost itself: positive, more work never cheaper (M, K doubled).
+ * Version 17 (w96, SF_GEMM_V6_BN96): width 96 only persistent and only where v6_w96_ok allows it, in the brute
+ * force too; on the H200-like GPU, w96 1 moves exactly 6144x4096 M 193..256 of the Llama plans (to 96 persistent,
+ * 128 CTAs) and w96 2 also 4096-row M 257..384, nothing else.
  * Then prints the model's calibration cases (measured CUPTI times beside the prediction) and the plan with
  * its prediction for the four Llama shapes on an H200-like GPU, for GEMM_NOTES.md "Version 6".
  * Prints "N passed, M failed"; exit status 1 on a failure. Argument: a random seed (optional).
@@ -21,7 +24,7 @@ using namespace sfgemm;
 
 static int g_gpc[16], g_ngpc;
 static uint64_t g_rng;
-static int passed, failed;
+static int passed, failed, g_w96_plans; /* g_w96_plans: random draws planned at width 96 (must be > 0) */
 
 static int fake_clusters(int bn, int s)
 {
@@ -54,17 +57,24 @@ static void expect(int ok, const char *what, int M, int N, int K, int sms, V6Pla
 
 static void random_checks(void)
 {
-	static const int pins_bn[4] = { 0, 128, 192, 256 };
+	static const int pins_bn[5] = { 0, 128, 192, 256, 96 };
 	for (int iter = 0; iter < 20000; iter++) {
 		g_ngpc = 4 + (int)rnd(5);
 		int sms = 0;
 		for (int i = 0; i < g_ngpc; i++)
 			sms += g_gpc[i] = 3 + (int)rnd(16); /* GPCs of 3..18 SMs: clusters of 4..8 sometimes not resident */
 		const int M = 1 + (int)rnd(1200), N = 8 + 2 * (int)rnd(15000), K = 8 * (1 + (int)rnd(2500));
-		const int pin_bn = iter % 3 ? 0 : pins_bn[rnd(4)], pin_mode = iter % 5 ? -1 : (int)rnd(3);
-		const V6Plan p = v6_plan(M, N, K, sms, fake_clusters, pin_bn, pin_mode);
+		const int pin_bn = iter % 3 ? 0 : pins_bn[rnd(5)], pin_mode = iter % 5 ? -1 : (int)rnd(3);
+		const int w96 = (int)rnd(3); /* version 17 off / M <= 256 / any M: a third of the draws each */
+		const V6Plan p = v6_plan(M, N, K, sms, fake_clusters, pin_bn, pin_mode, w96);
+		g_w96_plans += p.bn == 96;
+		/* width 96 has no cluster instance: pinned to it and to clusters, the plan must fall back to v2's */
+		const V6Plan pc = v6_plan(M, N, K, sms, fake_clusters, 96, kV6Cluster, w96);
+		expect(pc.bn != 96, "no width-96 cluster plan", M, N, K, sms, pc);
 		const int kbc = (K + 63) / 64;
-		expect(p.bn == 128 || p.bn == 192 || p.bn == 256, "width", M, N, K, sms, p);
+		expect(p.bn == 128 || p.bn == 192 || p.bn == 256 ||
+			       (p.bn == 96 && p.mode == kV6Persistent && v6_w96_ok(M, N, sms, w96)),
+		       "width", M, N, K, sms, p);
 		expect(p.mode >= kV6Persistent && p.mode <= kV6GlobalSplit, "mode", M, N, K, sms, p);
 		expect(p.splits >= 1 && (p.mode == kV6GlobalSplit || p.splits <= 8) && p.splits <= kbc, "split range", M, N, K,
 		       sms, p);
@@ -90,11 +100,14 @@ static void random_checks(void)
 		expect(c > 0.0 && fabs(c * 1e6 - p.us) < 1e-9 && ctas == p.ctas, "cost as v6_cost", M, N, K, sms, p);
 		/* brute force: nothing allowed is cheaper */
 		double best = 1e300;
-		for (int bn = 128; bn <= 256; bn += 64)
+		for (int bn = 64; bn <= 256; bn += 32)
 			for (int s = 1; s <= 8; s++)
 				for (int mode = 0; mode < 3; mode++) {
 					if ((pin_bn && bn != pin_bn) || (pin_mode >= 0 && mode != pin_mode))
 						continue;
+					if (bn != 128 && bn != 192 && bn != 256 &&
+					    (bn != 96 || mode != kV6Persistent || !v6_w96_ok(M, N, sms, w96)))
+						continue; /* widths 128 / 192 / 256, and 96 where version 17 allows it */
 					if (mode == kV6GlobalSplit && (bn != 256 || s != v6_v2_splits(M, N, K, sms)))
 						continue;
 					const double t = v6_cost(M, N, K, sms, bn, s, mode,
@@ -182,6 +195,26 @@ static void llama_plans(void)
 	expect(a.mode == kV6Persistent && a.bn == 128, "4096^2 M=512: 128 x 128 unsplit", 512, 4096, 4096, 132, a);
 	const V6Plan b = v6_plan(512, 6144, 4096, 132, fake_clusters, 0, -1);
 	expect(b.mode == kV6Persistent && b.bn == 192, "6144x4096 M=512: 128 x 192 unsplit", 512, 6144, 4096, 132, b);
+	/* version 17 (GEMM_NOTES_MID_M2.md): w96 1 moves 6144x4096 M 193..256 (the v6 range below 257 that half bands leave)
+	 * to 96 persistent, 128 CTAs, and no other Llama plan at M 129..512; w96 2 also the 4096-row shapes at M 257..384 */
+	for (int sh = 0; sh < 4; sh++)
+		for (int M = 129; M <= 512; M++)
+			for (int w96 = 1; w96 <= 2; w96++) {
+				const int N = shapes[sh][0], K = shapes[sh][1];
+				const V6Plan p0 = v6_plan(M, N, K, 132, fake_clusters, 0, -1);
+				const V6Plan p1 = v6_plan(M, N, K, 132, fake_clusters, 0, -1, w96);
+				const bool want96 = (N == 6144 && M <= 256) || (w96 == 2 && N == 4096 && M > 256 && M <= 384);
+				if (want96)
+					expect(p1.bn == 96 && p1.mode == kV6Persistent && p1.splits == 1 &&
+						       p1.ctas == ((M + 127) / 128) * ((N + 95) / 96),
+					       "version 17: width 96 persistent", M, N, K, 132, p1);
+				else
+					expect(p1.bn == p0.bn && p1.mode == p0.mode && p1.splits == p0.splits,
+					       "version 17: plan unchanged", M, N, K, 132, p1);
+			}
+	const V6Plan c = v6_plan(256, 6144, 4096, 132, fake_clusters, 0, -1, 1);
+	printf("version 17 plan 6144x4096 M=256 (w96 1): %dx%d%s %d CTAs, predicted %.1f us (w96 0: %.1f)\n", c.bn, c.splits,
+	       mode_name(c.mode), c.ctas, c.us, v6_plan(256, 6144, 4096, 132, fake_clusters, 0, -1).us);
 }
 
 int main(int argc, char **argv)
@@ -191,6 +224,7 @@ int main(int argc, char **argv)
 	h200();
 	calibration();
 	llama_plans();
-	printf("%d passed, %d failed\n", passed, failed);
+	expect(g_w96_plans > 0, "random draws reach width 96", 0, 0, 0, 0, V6Plan{ 0, 0, 0, 0, 0.0 });
+	printf("%d passed, %d failed (%d random plans at width 96)\n", passed, failed, g_w96_plans);
 	return failed ? 1 : 0;
 }

@@ -97,6 +97,8 @@ def run(A, B, bn, splits, cluster, sms=132, pair=False, rt=2, tail=None, mutate=
     N = B.shape[0]
     tiles_m_real = (M + BM - 1) // BM
     tiles_m, tiles_n = ((tiles_m_real + 1) // 2 if pair else tiles_m_real), (N + bn - 1) // bn
+    if mutate == 'tiles_floor':  # a tile count rounded down: the partial last column of tiles never runs
+        tiles_n = N // bn
     tiles, kbc = tiles_m * tiles_n, (K + BK - 1) // BK
     units, kb_per = tiles * splits, (kbc + splits - 1) // splits
     grid = units if cluster else (2 * min(units, sms) if pair else min(units, sms))
@@ -499,12 +501,55 @@ def check_fit(rng):
     return bad
 
 
+WG_SMEM_MAX = 227 * 1024  # the H200's opt-in dynamic shared memory per block
+
+
+def check_w96(rng):
+    """Version 17 (SF_GEMM_V6_BN96, GEMM_NOTES_MID_M2.md): gemm_wgmma_kernel<96, kWgPersistent>, the v6 plan's 128 x 96
+    persistent tiles. WgCfg<96>: B box 12 KB and the 28 KB stage on the 1 KB swizzle atom, 7 stages, the shared memory
+    within the limit; then odd M past 128 (the SF_GEMM_TAILROWS box: stale stage rows as 1e6 and NaN), N not a multiple
+    of 96, grids smaller than the tile count (the ring carried across tiles): every output written once and exact,
+    expect_tx = the bytes landed per stage; mutation tiles_floor (the last partial column of tiles dropped) caught.
+    Returns the failure count."""
+    bad = 0
+    b_bytes, stage = 96 * BK * 2, BM * BK * 2 + 96 * BK * 2
+    stages = 200 * 1024 // stage
+    smem = stages * stage + 1024 + 256
+    ok = b_bytes % 1024 == 0 and stage % 1024 == 0 and stages == 7 and smem <= WG_SMEM_MAX and 96 % 8 == 0
+    print("w96 WgCfg<96>: B %d B, stage %d B, %d stages, %d B of shared memory: %s" %
+          (b_bytes, stage, stages, smem, "ok" if ok else "FAILED"))
+    bad += not ok
+    for (M, N, K, sms, tail) in [(200, 390, 136, 132, 1e6), (256, 576, 200, 132, None), (193, 200, 520, 3, np.nan),
+                                 (129, 96, 72, 1, 1e6), (255, 290, 264, 5, np.nan), (333, 390, 136, 7, 1e6)]:
+        A = rng.standard_normal((M, K))
+        B = rng.standard_normal((N, K))
+        acct = []
+        C, writes = run(A, B, 96, 1, False, sms, tail=tail, acct=acct)
+        err = np.abs(C - A @ B.T).max()
+        once = bool((writes == 1).all())
+        tx = all(e == l for e, l in acct)
+        print("w96 M=%d N=%d K=%d grid<=%d tail=%s max err %.2e, every output written once: %s, expect_tx = landed: %s" %
+              (M, N, K, sms, tail, err, once, tx))
+        bad += not (err <= 1e-9 and once and tx)
+    A = rng.standard_normal((200, 136))
+    B = rng.standard_normal((390, 136))
+    C, writes = run(A, B, 96, 1, False, 132, tail=1e6, mutate='tiles_floor')
+    caught = not (np.abs(C - A @ B.T).max() <= 1e-9 and (writes == 1).all())
+    print("w96 mutation tiles_floor: %s" % ("caught" if caught else "NOT CAUGHT"))
+    bad += not caught
+    return bad
+
+
 def main():
     rng = np.random.default_rng()
     bad = 0
     if "--fit" in sys.argv:  # version 16 only
         bad = check_fit(rng)
         print("emulate_wgmma --fit: %s" % ("FAILED" if bad else "ok"))
+        return 1 if bad else 0
+    if "--w96" in sys.argv:  # version 17 only
+        bad = check_w96(rng)
+        print("emulate_wgmma --w96: %s" % ("FAILED" if bad else "ok"))
         return 1 if bad else 0
     cases = [  # M, N, K, bn, splits, cluster, sms (pair cases: resident clusters of 2)
         (77, 200, 136, 128, 1, False, 3), (130, 390, 200, 192, 1, False, 4), (257, 514, 72, 256, 1, False, 5),
@@ -596,6 +641,7 @@ def main():
                           (N, K, M, two, nt, cps, s, s_want))
                     bad += 1
     bad += check_fit(rng)  # version 16 (SF_GEMM_MIDM_FIT)
+    bad += check_w96(rng)  # version 17 (SF_GEMM_V6_BN96)
     print("emulate_wgmma: %s" % ("FAILED" if bad else "ok"))
     return 1 if bad else 0
 
