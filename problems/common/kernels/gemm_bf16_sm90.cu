@@ -46,7 +46,8 @@
  * SM in shared memory, gemm_bf16_sm90_smallm_as.cuh; GEMM_NOTES_MID_M2.md "M 9-16: A staged in shared memory"),
  * SF_GEMM_SMALLM_V (2: the v5 small-M kernel for M <= 16, gemm_bf16_sm90_smallm_v5.cuh, "Version 5"),
  * SF_GEMM_SM5_RING_KB, SF_GEMM_SM5_MIN_RB, SF_GEMM_SM5_RELEASE (v5; "Version 5: the ring race"), SF_GEMM_V6,
- * SF_GEMM_V6_MIN_M, SF_GEMM_V6_MAX_M, SF_GEMM_V6_PIN_BN, SF_GEMM_V6_PIN_MODE (v6, "Version 6"), SF_GEMM_WG_CL_RT,
+ * SF_GEMM_V6_MIN_M, SF_GEMM_V6_MAX_M, SF_GEMM_V6_PIN_BN, SF_GEMM_V6_PIN_MODE (v6, "Version 6"), SF_GEMM_V6_BN96
+ * (candidate: 128 x 96 persistent tiles in the v6 plan, GEMM_NOTES_MID_M2.md "Version 17"), SF_GEMM_WG_CL_RT,
  * SF_GEMM_WG_PREFETCH (gemm_bf16_sm90_wgmma.cuh), SF_GEMM_PINGPONG, SF_GEMM_PP_WM, SF_GEMM_PP_MIN_M (candidate:
  * M >= SF_GEMM_PP_MIN_M on the ping-pong kernel, gemm_bf16_sm90_pingpong.cuh, "Version 7"), SF_GEMM_MCAST,
  * SF_GEMM_MCAST_MIN_M, SF_GEMM_MCAST_FENCE, SF_GEMM_MCAST_SHARE (candidate: v3a's large-M plan on 2-CTA clusters
@@ -275,9 +276,11 @@ template <int BN>
 int launch_persistent(const CUtensorMap &ma, const CUtensorMap &mb SF_GEMM_TAIL_P, __nv_bfloat16 *C, int M, int N, int K,
 		      int splits, int units, cudaStream_t stream)
 {
-#if SF_GEMM_V10 /* version 10 (gemm_bf16_sm90_hooks.cuh): the unsplit launches' epilogue through TMA stores */
-	if (v10_hook<BN>(ma, mb SF_GEMM_TAIL_A, C, M, N, K, splits, stream))
-		return SF_OK;
+#if SF_GEMM_V10 /* version 10 (gemm_bf16_sm90_hooks.cuh): the unsplit launches' epilogue through TMA stores (64-column
+		* chunks: not at version 17's width 96, which keeps the register stores) */
+	if constexpr (BN % 64 == 0)
+		if (v10_hook<BN>(ma, mb SF_GEMM_TAIL_A, C, M, N, K, splits, stream))
+			return SF_OK;
 #endif
 	if (wg_attr<BN, sfgemm::kWgPersistent>())
 		return SF_ERR_CUDA;
@@ -528,7 +531,8 @@ int launch_v6(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, 
 		cache[hit].M = M;
 		cache[hit].N = N;
 		cache[hit].K = K;
-		cache[hit].p = v6_plan(M, N, K, sm_count(), v3_max_clusters, SF_GEMM_V6_PIN_BN, SF_GEMM_V6_PIN_MODE);
+		cache[hit].p = v6_plan(M, N, K, sm_count(), v3_max_clusters, SF_GEMM_V6_PIN_BN, SF_GEMM_V6_PIN_MODE,
+				       SF_GEMM_V6_BN96);
 		next = (next + 1) % 8;
 		used = used < 8 ? used + 1 : 8;
 	}
@@ -537,6 +541,11 @@ int launch_v6(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, 
 	CUtensorMap ma, mb SF_GEMM_TAIL_A;
 	if (p.mode != kV6GlobalSplit && !SF_MAKE_A(A, M, K) && !make_map(&mb, B, N, K, p.bn)) {
 		const int tiles = ((M + 127) / 128) * ((N + p.bn - 1) / p.bn);
+#if SF_GEMM_V6_BN96 /* version 17: 128 x 96 persistent tiles (GEMM_NOTES_MID_M2.md "Version 17") */
+		if (p.mode == kV6Persistent && p.bn == 96)
+			rc = launch_persistent<96>(ma, mb SF_GEMM_TAIL_A, C, M, N, K, 1, tiles, stream);
+		else
+#endif
 		if (p.mode == kV6Persistent)
 			rc = p.bn == 256   ? launch_persistent<256>(ma, mb SF_GEMM_TAIL_A, C, M, N, K, 1, tiles, stream)
 			     : p.bn == 192 ? launch_persistent<192>(ma, mb SF_GEMM_TAIL_A, C, M, N, K, 1, tiles, stream)

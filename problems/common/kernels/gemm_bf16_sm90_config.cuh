@@ -146,6 +146,12 @@
 #ifndef SF_GEMM_V6_PIN_MODE /* v6: pin the schedule (0 persistent, 1 cluster split-K, 2 v2 split-K; -1: planned) */
 #define SF_GEMM_V6_PIN_MODE -1
 #endif
+#ifndef SF_GEMM_V6_BN96 /* version-17 candidate (GEMM_NOTES_MID_M2.md "Version 17"): 1 the v6 plan may also pick 128 x 96
+			 * persistent tiles (gemm_wgmma_kernel<96, kWgPersistent>, register stores) where they fill one wave
+			 * to >= 90% of the SMs and M <= 256 (6144 x 4096 M 193-256: 128 CTAs instead of 96); 2 the same at any
+			 * M the v6 plan takes; 0 (default): not compiled */
+#define SF_GEMM_V6_BN96 0
+#endif
 #ifndef SF_GEMM_V6_TRACE /* 1: print the v6 plan of each new shape to stderr (dev builds only) */
 #define SF_GEMM_V6_TRACE 0
 #endif

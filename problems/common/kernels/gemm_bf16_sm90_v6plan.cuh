@@ -3,6 +3,7 @@
  * SF_GEMM_V6): a small cost model that picks, per (M, N, K), the tile width (128 x 128, 128 x 192 or
  * 128 x 256) and the schedule among the wgmma kernel's existing modes: persistent and unsplit, one cluster
  * of s CTAs per tile reduced through DSMEM (kWgSplitCluster), or v2's global split-K (launch_wgmma).
+ * Version 17 (SF_GEMM_V6_BN96) adds persistent 128 x 96 tiles where they fill one wave (v6_w96_ok).
  * Plain host C++ (no CUDA types): tests/gemm/v6_plan_test.cpp compiles it with g++ alone.
  * The model, its calibration points and its predictions: GEMM_NOTES.md, "Version 6".
  */
@@ -99,29 +100,40 @@ static inline double v6_cost(int M, int N, int K, int sms, int bn, int s, int mo
 	return t;
 }
 
+/* Version 17 (GEMM_NOTES_MID_M2.md "Version 17"): whether persistent 128 x 96 tiles are a v6 candidate: w96 > 0, their
+ * tiles fill one wave to >= 90% of the SMs (0.9 sms <= tiles <= sms: 6144-row weights at M 129-256, 128 CTAs on 132 SMs),
+ * and M <= 256 unless w96 is 2. */
+static inline bool v6_w96_ok(int M, int N, int sms, int w96)
+{
+	const long tiles = (long)((M + 127) / 128) * ((N + 95) / 96);
+	return w96 > 0 && (w96 == 2 || M <= 256) && tiles <= sms && 10 * tiles >= 9L * sms;
+}
+
 /*
  * The v6 plan: the cheapest schedule by v6_cost over persistent unsplit widths 128 / 192 / 256, cluster
  * split-K widths 128 / 192 / 256 with s = 2..8 (no empty split, clusters resident per max_clusters(bn, s);
- * < 1: not launchable) and v2's global split-K at its own split count (width 256). pin_bn (0: any) and
+ * < 1: not launchable) and v2's global split-K at its own split count (width 256); w96 (version 17,
+ * SF_GEMM_V6_BN96; 0: never) adds persistent width 96 where v6_w96_ok allows it. pin_bn (0: any) and
  * pin_mode (-1: any) restrict the choice (candidates that measure one family). Ties keep the earlier
- * candidate: v2's schedule, then widths 256, 192, 128, each with s = 1..8. Always returns a runnable
+ * candidate: v2's schedule, then widths 256, 192, 128, 96, each with s = 1..8. Always returns a runnable
  * plan: v2's schedule when the pins exclude everything else.
  */
-static inline V6Plan v6_plan(int M, int N, int K, int sms, int (*max_clusters)(int bn, int s), int pin_bn, int pin_mode)
+static inline V6Plan v6_plan(int M, int N, int K, int sms, int (*max_clusters)(int bn, int s), int pin_bn, int pin_mode,
+			     int w96 = 0)
 {
-	const int widths[3] = { 256, 192, 128 }; /* not static: a function-local static of an inline function is an
-						  * STB_GNU_UNIQUE symbol, shared between libraries (GEMM_NOTES.md, midm anomaly) */
+	const int widths[4] = { 256, 192, 128, 96 }; /* not static: a function-local static of an inline function is an
+						      * STB_GNU_UNIQUE symbol, shared between libraries (GEMM_NOTES.md, midm anomaly) */
 	V6Plan best = { 256, 1, kV6GlobalSplit, 0, -1.0 };
 	const int s2 = v6_v2_splits(M, N, K, sms);
 	best.splits = s2;
 	best.us = v6_cost(M, N, K, sms, 256, s2, kV6GlobalSplit, 0, &best.ctas) * 1e6;
 	const bool v2_allowed = (pin_bn == 0 || pin_bn == 256) && (pin_mode < 0 || pin_mode == kV6GlobalSplit);
 	bool have = v2_allowed;
-	for (int w = 0; w < 3; w++) {
+	for (int w = 0; w < 4; w++) {
 		const int bn = widths[w];
-		if (pin_bn && bn != pin_bn)
+		if ((pin_bn && bn != pin_bn) || (bn == 96 && !v6_w96_ok(M, N, sms, w96)))
 			continue;
-		for (int s = 1; s <= 8; s++) {
+		for (int s = 1; s <= (bn == 96 ? 1 : 8); s++) { /* width 96: persistent only (no cluster instance) */
 			const int mode = s == 1 ? kV6Persistent : kV6Cluster;
 			if (pin_mode >= 0 && mode != pin_mode)
 				continue;
