@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# knob_builds.sh - the opt-in candidates the next GPU call will time, built exactly as `solforge eval` builds a
+# solution (nvcc -std=c++17 -O3 sm_90a -shared -cudart shared, with the knob's -D), ptxas with -warn-spills: an
+# off-by-default macro whose code only the CPU emulation ever compiled (SF_EMU_H) can hide a host-pass error that
+# first shows up as COMPILE_ERROR on the GPU machine (session 16: DEC_B1_TMA's mbarrier helpers used the emulator's
+# std::mutex in nvcc's host pass). Skips (0 passed, 0 failed) where nvcc is missing. ~5-10 s per line.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+out=${BUILD:-build}/suites/knob_builds
+mkdir -p "$out"
+nvcc=${NVCC:-nvcc}
+if ! command -v "$nvcc" >/dev/null 2>&1; then
+	echo "skip: nvcc not found"
+	echo "0 passed, 0 failed"
+	exit 0
+fi
+# solution (under problems/) and its -D list; keep to the candidates still opt-in and pending a GPU number
+list=$(
+	cat <<'LIST'
+llama/gqa_paged_decode_h32_kv8_d128_ps1 -DDEC_B1_TMA=1
+llama/gqa_paged_decode_h32_kv8_d128_ps16 -DDEC_B1_TMA=1 -DDEC_B1_ITEMS=16
+llama/silu_and_mul_i14336 -DSM_SILU=2 -DSM_HINT=7
+llama/gemm_bf16_n6144_k4096 -DSF_GEMM_V6_BN96=2
+LIST
+)
+pass=0 fail=0 i=0
+while read -r prob defs; do
+	[ -n "$prob" ] || continue
+	i=$((i + 1))
+	log=$out/$i.log
+	# shellcheck disable=SC2086 # defs: a list of -D flags
+	if "$nvcc" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Xcompiler -fPIC -shared -Iinclude -cudart shared \
+		-Xptxas -warn-spills,-Werror $defs "problems/$prob/solutions/fast.cu" -o "$out/$i.so" >"$log" 2>&1; then
+		echo "ok $prob $defs"
+		pass=$((pass + 1))
+	else
+		echo "FAIL $prob $defs: $(grep -m2 -i error "$log" | tr '\n' ' ')"
+		fail=$((fail + 1))
+	fi
+done <<<"$list"
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
