@@ -110,7 +110,8 @@
 #           <2, 8> does with A fragments from ld.shared (1 global load per K step instead of 3; GEMM_NOTES_MID_M2.md
 #           "M 9-16: A staged in shared memory"); 4096-row weights unchanged (gemm_smallm16_kernel); precheck $MS_S16
 #           (named barriers: a protocol slip hangs)
-#   s16m    the defaults + -DSF_GEMM_SM16_MIDM=1: M 9..16 on weights with more 128-row bands than SMs (28672 x 4096) through
+#   s16s    -DSF_GEMM_SM16_MIDM=0: the control of s16m's flip (session 16, call 3): M 9-16 on the small-M kernels everywhere
+#   s16m    (the default since session 16's third call) -DSF_GEMM_SM16_MIDM=1: M 9..16 on weights with more 128-row bands than SMs (28672 x 4096) through
 #           the mid-M path (v4's two-CTA plan, 32-token tile) instead of gemm_smallm_kernel<2, U>; precheck $MS_S16
 #   sm16a16 sm16a with -DSF_GEMM_SM_AS_U=16: 16 B loads per warp per batch (128 KB of B in flight per SM, twice today's)
 #   v12     the defaults + -DSF_GEMM_MIDM_MC=1 (+ _TRACE=1): v4's one-CTA-per-SM plans (M 17..128) on clusters of two
@@ -319,6 +320,7 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"sm16a|-DSF_GEMM_SM_ASMEM=1|9-16|$MS_S16"
 	"sm16a16|-DSF_GEMM_SM_ASMEM=1 -DSF_GEMM_SM_AS_U=16|9-16|$MS_S16"
 	"s16m|-DSF_GEMM_SM16_MIDM=1 -DSF_GEMM_MIDM_TRACE=1|9-16|$MS_S16"
+	"s16s|-DSF_GEMM_SM16_MIDM=0|9-16|"
 	"v12|-DSF_GEMM_MIDM_MC=1 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V12"
 	"v12n|-DSF_GEMM_MIDM_MC=2 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V12"
 	"v12w|-DSF_GEMM_MIDM_MC=1 -DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_TRACE=1|17-256|$MS_V12W"

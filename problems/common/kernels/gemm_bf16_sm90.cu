@@ -801,7 +801,7 @@ SF_EXPORT int run(const sf_call *call)
 		return launch_small5(A, B, C, (int)M, (int)N, (int)K, stream);
 #endif
 #if SF_GEMM_MIDM && SF_GEMM_SM16_MIDM
-	/* session 16 candidate: M 9..16 on the multi-wave weights (more 128-row bands than SMs: 28672 x 4096) through the
+	/* session 16 (default since its third call): M 9..16 on the multi-wave weights (more 128-row bands than SMs: 28672 x 4096) through the
 	 * mid-M path (v4's two-CTA plan, 32-token tile, M-row activation box) instead of gemm_smallm_kernel<2, U>, whose
 	 * A reloads throttle the LSU there (GEMM_NOTES_MID_M2.md "M 9-16 on the mid-M path") */
 	if (fast && SF_GEMM_LARGE == 2 && M > 8 && M <= 16 && M <= kSmallMaxM && midm_bands((int)N) > sm_count())

@@ -207,10 +207,11 @@
 			 * the default's register stores in the version-10 kernel */
 #define SF_GEMM_V10_EPI 1
 #endif
-#ifndef SF_GEMM_SM16_MIDM /* session-16 candidate: 1 = M 9..16 on the mid-M path (v4's two-CTA plan, 32-token tile) where
-			   * the weight has more 128-row bands than SMs (28672 x 4096: M 32 runs 67.6 us there through the
-			   * eval, M 16 on gemm_smallm_kernel<2, U> 69.9); 0 = the small-M kernels */
-#define SF_GEMM_SM16_MIDM 0
+#ifndef SF_GEMM_SM16_MIDM /* 1 (default since session 16's third call: 28672 x 4096 M 16 70.8 -> 68.2 us, M 12 68.8 -> 67.8,
+			   * events) = M 9..16 on the mid-M path (v4's two-CTA plan, 32-token tile) where the weight has more
+			   * 128-row bands than SMs; 0 = the small-M kernels (gemm_smallm_kernel<2, U> there: its A reloads
+			   * throttle the LSU) */
+#define SF_GEMM_SM16_MIDM 1
 #endif
 #ifndef SF_GEMM_SMALL_MAX_M /* 16: M 17..64 go to wgmma (see GEMM_NOTES.md, version 2) */
 #define SF_GEMM_SMALL_MAX_M 16
