@@ -163,7 +163,8 @@
 #           fill one wave to >= 90% and M <= 256: 6144x4096 M 193..256 on 128 CTAs instead of v10's 96 x 128-wide
 #           (GEMM_NOTES_MID_M2.md "Version 17"); trace "v6 plan 6144x4096 M=256: bn 96 splits 1 mode persistent ctas 128";
 #           every other plan unchanged; precheck $MS_V17 (odd tails 65..127 rows, the new kernel under a timeout)
-#   v17x    -DSF_GEMM_V6_BN96=2: v17 at any v6 M, so also 4096^2 and 4096x14336 M 257..384 (43 x 3 = 129 CTAs instead of
+#   v17o    -DSF_GEMM_V6_BN96=0: the control of version 17's flip (session 16, call 4): no 96-wide tiles
+#   v17x    (the default since session 16's fourth call) -DSF_GEMM_V6_BN96=2: v17 at any v6 M, so also 4096^2 and 4096x14336 M 257..384 (43 x 3 = 129 CTAs instead of
 #           96 of 128-wide tiles); precheck $MS_V17X
 #   dflt    the solution's defaults as they are (no -D but the trace): since session 10 v3a + v6 + v10; v3a and v2
 #           pin v10 off (-DSF_GEMM_V10=0) so they stay the session-9 controls
@@ -341,9 +342,10 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"v16w|-DSF_GEMM_MIDM_MAX_M=256 -DSF_GEMM_MIDM_TRACE=1|193-256|$MS_V16W"
 	"v16o|-DSF_GEMM_MIDM_FIT=0 -DSF_GEMM_MIDM_TRACE=1|65-192|"
 	"v17|-DSF_GEMM_V6_BN96=1 -DSF_GEMM_V6_TRACE=1 -DSF_GEMM_V3_TRACE=1|193-256|$MS_V17"
+	"v17o|-DSF_GEMM_V6_BN96=0 -DSF_GEMM_V6_TRACE=1|193-384|"
 	"v17x|-DSF_GEMM_V6_BN96=2 -DSF_GEMM_V6_TRACE=1 -DSF_GEMM_V3_TRACE=1|193-384|$MS_V17X")
 # the candidates whose ptxas report (registers, spills per kernel) and SASS counts (HGMMA, TMA) are printed
-WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o sm16a sm16a16 s16m v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw v16w v17 v17x dflt"
+WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o sm16a sm16a16 s16m v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw v16w v17 v17x v17o dflt"
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	names=" "

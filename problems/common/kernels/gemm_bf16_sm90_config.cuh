@@ -146,11 +146,13 @@
 #ifndef SF_GEMM_V6_PIN_MODE /* v6: pin the schedule (0 persistent, 1 cluster split-K, 2 v2 split-K; -1: planned) */
 #define SF_GEMM_V6_PIN_MODE -1
 #endif
-#ifndef SF_GEMM_V6_BN96 /* version-17 candidate (GEMM_NOTES_MID_M2.md "Version 17"): 1 the v6 plan may also pick 128 x 96
-			 * persistent tiles (gemm_wgmma_kernel<96, kWgPersistent>, register stores) where they fill one wave
-			 * to >= 90% of the SMs and M <= 256 (6144 x 4096 M 193-256: 128 CTAs instead of 96); 2 the same at any
-			 * M the v6 plan takes; 0 (default): not compiled */
-#define SF_GEMM_V6_BN96 0
+#ifndef SF_GEMM_V6_BN96 /* version 17 (GEMM_NOTES_MID_M2.md "Version 17"): 1 the v6 plan may also pick 128 x 96 persistent
+			 * tiles (gemm_wgmma_kernel<96, kWgPersistent>, register stores) where they fill one wave to >= 90%
+			 * of the SMs and M <= 256 (6144 x 4096 M 193-256: 128 CTAs instead of 96); 2 (default since session
+			 * 16's fourth call) the same at any M the v6 plan takes (also the 4096-row weights at M 257-384:
+			 * 4096 x 14336 M 300-384 75.3-77.0 -> 64.4-66.6 us, 4096^2 26.0-26.8 vs 27.5-28.4, 6144 M 200-224
+			 * 28.0-28.2 vs 29.5-30.0, events); 0: not compiled */
+#define SF_GEMM_V6_BN96 2
 #endif
 #ifndef SF_GEMM_V6_TRACE /* 1: print the v6 plan of each new shape to stderr (dev builds only) */
 #define SF_GEMM_V6_TRACE 0
