@@ -152,6 +152,19 @@ static void tests()
 	emu_resident = 16;
 	emu_smem_optin = 6144;
 	emu_l2_bytes = 128 << 10;
+#ifdef EMU_GN_CL_QUICK
+	/* CI's line for the default build's cluster path (session 16: GN_CLUSTER 1, GN_CL_STREAM 0), with
+	 * -DGN_CL_MAX_HW=4096 so that both sides of the H x W rule run: the shapes below up to hw 2160 on the
+	 * cluster path, hw 22800 on the split path */
+	test_gn(1, 128, 8, 8, 0, 2);     /* workload: 32 vectors per group, cs 1, 16 clusters x 2 groups */
+	test_gn(3, 64, 16, 16, 0, 2);    /* 96 groups, cs 1, 6 rounds */
+	test_gn(1, 32, 45, 48, 0, 3);    /* 270 vectors: cs 4 (68 + 68 + 68 + 66), parts 2-3 empty, 3 calls */
+	test_gn(1, 2048, 4, 6, 0);       /* 64 channels of hw 24 per group (< one stride: the division path) */
+	test_gn(1, 64, 32, 32, 0);       /* hw 1024 >= the stride of 512 values: one subtraction per step */
+	test_gn(2, 512, 16, 16, 0);      /* workload: 64 groups of 512 vectors, cs 8 */
+	test_gn(1, 32, 152, 150, 0);     /* hw 22800 over the line's GN_CL_MAX_HW: the split path */
+	return;
+#endif
 	test_gn(1, 128, 8, 8, 0, 2);     /* workload: 32 vectors per group, cs 1, 16 clusters x 2 groups */
 	test_gn(3, 64, 16, 16, 0, 2);    /* 96 groups, cs 1, 6 rounds */
 	test_gn(1, 32, 45, 48, 0, 3);    /* 270 vectors: cs 4 (68 + 68 + 68 + 66), parts 2-3 empty, 3 calls */

@@ -186,6 +186,7 @@ EMU_GEMMA problems/gemma/gemma_rmsnorm_h5376/solutions/fast.cu -Iproblems/gemma/
 EMU_QK problems/qwen/qk_rmsnorm_h32_kv4_d128/solutions/fast.cu
 EMU_QK problems/qwen/qk_rmsnorm_h32_kv4_d128/solutions/fast.cu -DQKN_RPT=2 -DQKN_WAVES=1
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions
+EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DEMU_GN_CL -DEMU_GN_CL_QUICK -DGN_CL_MAX_HW=4096 -DGN_CL_THREADS=64 -DGN_FUSED_MAX=0
 EMU_FLUX problems/flux/flux_adaln_layernorm_modulate_h3072/solutions/fast.cu
 EMU_COPY tools/calibration/copy/solutions/copy.cu
 EMU_COPY tools/calibration/copy/solutions/copy.cu -DCOPY_SMALL_BYTES=0
@@ -242,7 +243,7 @@ EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Ipro
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_L2CHUNK_KB=64 -DGN_CLR=0 -DGN_FUSED_MAX=0 -DEMU_GN_L2CHUNK MUTANT=gn_l2chunk
 EMU_CONV problems/mamba/causal_conv1d_silu_d4_mamba2/solutions/fast.cu -DCC_FLAT=0 -DCC_VU=1 -DCC_IDX32=0 -DCC_SMALL_NV=0 -DCC_SCALAR_N=0
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DEMU_GN_BIG
-EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_CLUSTER=1 -DEMU_GN_CL -DGN_CL_THREADS=64 -DGN_FUSED_MAX=0
+EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_CLUSTER=1 -DGN_CL_STREAM=1 -DGN_CL_MAX_HW=1000000000 -DEMU_GN_CL -DGN_CL_THREADS=64 -DGN_FUSED_MAX=0
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2 -DDECODE_MMA=0
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDECODE_V1=1 -DDEC_MIN_CHUNK=64 -DDEC_ITEMS=100000
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_CLUSTER=4 -DDEC_CLUSTER_MAXB=4 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_SCAN_PASS=2

@@ -6,11 +6,12 @@
  * Strategies, picked per shape (NOTES.md has the byte floors and measurements):
  *  - fused (cnt <= GN_FUSED_MAX = 8192): one block per group holds the group in registers, exact
  *    two-pass statistics from the registers, one read.
- *  - odd (v6, GN_ODD, off by default; cnt % 8 != 0 or unaligned, cnt <= 8192): one block per group,
+ *  - odd (v6, GN_ODD, default since session 13; cnt % 8 != 0 or unaligned, cnt <= 8192): one block per group,
  *    2-byte loads into registers, one launch (gn_odd.cuh).
- *  - register cluster (v6, GN_CLR, off by default; 8192 < cnt <= GN_CLR_MAX): one non-persistent cluster
+ *  - register cluster (v6, GN_CLR, default since session 13; 8192 < cnt <= GN_CLR_MAX): one non-persistent cluster
  *    of up to 16 CTAs per group, the slices in registers, DSMEM statistics (gn_clreg.cuh).
- *  - cluster (v5, GN_CLUSTER, off by default; larger groups that fit a cluster's shared memory): a
+ *  - cluster (v5, GN_CLUSTER, the default since session 16; groups over GN_CLR_MAX held whole in a cluster's
+ *    shared memory, H x W <= GN_CL_MAX_HW): a
  *    thread-block cluster per group holds it in shared memory, exchanges slice statistics through
  *    DSMEM and writes y from shared memory: one read, no global waits (gn_cluster.cuh).
  *  - L2 window (v4, GN_L2WIN, off by default; larger groups): a persistent grid reads each chunk for
@@ -28,7 +29,7 @@
  * needs more (in practice once, in the first call).
  * Knobs (-D): GN_THREADS / GN_VPT split chunk shape, GN_FUSED_MAX, GN_ODD, GN_CLR (+ GN_CLR_THREADS,
  * GN_CLR_MAXCS, GN_CLR_MAX), GN_CLUSTER (+ GN_CL_THREADS, GN_CL_MAXCS,
- * GN_CL_HALF, GN_CL_PARTS), GN_L2WIN (+ GN_L2W_KB,
+ * GN_CL_HALF, GN_CL_PARTS, GN_CL_STREAM, GN_CL_MAX_HW), GN_L2WIN (+ GN_L2W_KB,
  * GN_L2W_THREADS, GN_L2W_VPT, GN_L2W_MINB, GN_L2W_CS), GN_SPLIT_FAST (the split apply's math), GN_RING (+ GN_RING_SLOTS,
  * GN_RING_SLOT_VALUES, GN_RING_THREADS, GN_RING_PER_CTA), GN_COOP (+ GN_COOP_VPT), GN_ST_CS 1 =
  * streaming stores.

@@ -38,7 +38,9 @@
 #define GN_CLUSTER_CUH
 
 #ifndef GN_CLUSTER
-#define GN_CLUSTER 0 /* 1: the cluster path (v5) for groups over GN_FUSED_MAX that fit a cluster; unmeasured */
+#define GN_CLUSTER 1 /* 1 (default since session 16: NOTES.md "Session 16"): the cluster path (v5) for groups over
+		     * GN_FUSED_MAX and GN_CLR_MAX held whole in a cluster's shared memory (GN_CL_STREAM 0) with
+		     * H x W <= GN_CL_MAX_HW; 0: those take the split path */
 #endif
 #ifndef GN_CL_THREADS
 #define GN_CL_THREADS 512
@@ -53,8 +55,13 @@
 #define GN_CL_PARTS 4 /* commit groups per slice (1..8) */
 #endif
 #ifndef GN_CL_STREAM
-#define GN_CL_STREAM 1 /* 1: groups over a cluster's shared memory hold what fits and stream the rest twice (the
-			* second read from L2, if it is still there); 0: those take the split path */
+#define GN_CL_STREAM 0 /* 1: groups over a cluster's shared memory hold what fits and stream the rest twice (the
+			* second read from L2, if it is still there; measured slower than the split path at 512x512,
+			* sessions 5-6); 0 (default since session 16): those take the split path */
+#endif
+#ifndef GN_CL_MAX_HW
+#define GN_CL_MAX_HW 65536 /* largest H x W on the cluster path: measured faster than the default of the time at 128x128,
+			    * 256x256 and 200x300, slower at 512x512 (n2-c128, 0.977x, session 16; 0.965x in session 6) */
 #endif
 #ifndef GN_CL_L2_PCT
 #define GN_CL_L2_PCT 75 /* streaming only while the resident clusters' streamed bytes fit this share of the L2 */
@@ -337,7 +344,8 @@ static int gn_plan_cl(int64_t cnt, int64_t groups, int64_t cpg, int64_t hw, stru
 			sms = -1;
 		}
 	}
-	if (sms < 0 || hw % 8 != 0 || cnt % 8 != 0 || cpg > GN_CL_MAXC || cnt > 2147483647 || groups > 2147483647)
+	if (sms < 0 || hw % 8 != 0 || cnt % 8 != 0 || cpg > GN_CL_MAXC || cnt > 2147483647 || groups > 2147483647 ||
+	    hw > GN_CL_MAX_HW)
 		return 0;
 	const int64_t nvec = cnt / 8;
 	const int64_t lim_full = optin - 2048, lim_half = (optin + 1024) / 2 - 2048;
