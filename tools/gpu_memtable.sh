@@ -160,6 +160,12 @@ one_eval() {
 		echo "$name: not run (deadline)" >>"$logs/times.txt"
 		return
 	fi
+	# a ':' filter list applies to the bundled and the held-out folder alike: a folder none of whose workloads
+	# matches this filter is skipped, not run into eval's "no workload" error
+	if [ -n "${3:-}" ] && [ -f "$dir/workload.jsonl" ] && ! grep -qF -- "$only" "$dir/workload.jsonl"; then
+		echo "$name: no workload matches '$only' (skipped)" >>"$logs/times.txt"
+		return
+	fi
 	s0=$(date +%s)
 	timeout "$left" "$S" eval "$dir" "$(sol_of "$dir")" "${defs[@]}" ${copyc[@]+"${copyc[@]}"} --rounds "$rounds" \
 		--budget-ms "$budget" ${SAMPLE:+--sample "$SAMPLE"} ${only:+--only "$only"} --json -o "$logs/$tag.$name.jsonl" >/dev/null 2>"$logs/$tag.$name.err"
