@@ -18,12 +18,8 @@
  * scalar kernel (one element per thread), correct for any shape. Small T (since session 11):
  * SM_NARROW_MAX > 0 sends T * I <= it to the narrow kernel (SM_NARROW_EPT values per thread, 2-8 byte
  * accesses, SM_NARROW_THREADS-thread CTAs: more CTAs for one token, as torch.compile's kernel at t1).
- * Session 16 knobs (NOTES.md "Version 5"; defaults unchanged): SM_SILU = the silu's math (0 __expf +
- * __fdividef, 1 ex2 / rcp .approx.ftz, 2 the reciprocal by Newton steps on the FMA pipe: one MUFU op per
- * element, 3 half the elements as 1, half as 2); SM_HINT 6-8 = more load hints (6 ld.L2::256B, 7 an L2
- * evict_first policy on the loads only, 8 ld.nc.L1::no_allocate.L2::256B; plain stores).
  */
-// solforge-tune: UNROLL=1,2,4 THREADS=128,256,512 SM_HINT=1,0,2,3,4,5,6,7,8 SM_GRID=0,1,2 SM_SILU=0,1,2,3
+// solforge-tune: UNROLL=1,2,4 THREADS=128,256,512 SM_HINT=1,0,2,3,4,5 SM_GRID=0,1,2
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <stdint.h>
@@ -38,6 +34,9 @@
 #endif
 #ifndef SM_HINT
 #define SM_HINT 0
+#endif
+#if defined(SM_SILU) || SM_HINT > 5 /* session 16's knobs, measured within +-1.3% of the default and removed */
+#error "SM_SILU and SM_HINT 6-8 were removed in session 16 (NOTES.md \"Session 16 measured\"; commit eca4273 holds them)"
 #endif
 #ifndef SM_GRID
 #define SM_GRID 1
@@ -56,18 +55,15 @@
 #ifndef SM_NARROW_THREADS
 #define SM_NARROW_THREADS 128
 #endif
-#ifndef SM_SILU
-#define SM_SILU 0 /* the silu's math: 0 __expf + __fdividef, 1 ex2 / rcp .approx.ftz, 2 ex2 + a Newton reciprocal (one MUFU op), 3 mixed (see sm_silu_m) */
-#endif
 #ifndef SM_BPS
 #define SM_BPS 8 /* blocks per SM of SM_GRID 2 (-D only: not in the tune space) */
 #endif
 
-/* the L2 evict_first policy of SM_HINT 3 and 7 (0, unused, otherwise) */
+/* the L2 evict_first policy of SM_HINT 3 (0, unused, otherwise) */
 static __device__ __forceinline__ uint64_t sm_policy(void)
 {
 	uint64_t pol = 0;
-#if (SM_HINT == 3 || SM_HINT == 7) && defined(__CUDA_ARCH__)
+#if SM_HINT == 3 && defined(__CUDA_ARCH__)
 	asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
 #endif
 	return pol;
@@ -85,16 +81,10 @@ static __device__ __forceinline__ uint4 sm_ld(const uint4 *p, uint64_t pol)
 	asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
 	    : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
 	    : "l"(p));
-#elif SM_HINT == 3 || SM_HINT == 7
+#elif SM_HINT == 3
 	asm("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
 	    : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
 	    : "l"(p), "l"(pol));
-#elif SM_HINT == 6
-	asm("ld.global.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-#elif SM_HINT == 8
-	asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-	    : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-	    : "l"(p));
 #else
 	asm("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
 #endif
@@ -122,65 +112,9 @@ static __device__ __forceinline__ void sm_st(uint4 *p, uint4 v, uint64_t pol)
  * rtol 1e-2, atol 1e-5 on outputs ~1); for g < -88.7 exp(-g) = inf and __fdividef(g, inf) = g * 0 = -0,
  * as the oracle's g / inf. The IEEE expf and division cost ~25 instructions per element, enough to
  * make the issue rate, not HBM, the limit. */
-static __device__ __forceinline__ float sm_silu0(float g)
-{
-	return __fdividef(g, 1.0f + __expf(-g));
-}
-
-/* 2^x by ex2.approx.ftz (one MUFU op; exp2f in the CPU emulation) */
-static __device__ __forceinline__ float sm_ex2(float x)
-{
-#ifdef __CUDA_ARCH__
-	float y;
-	asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-	return y;
-#else
-	return exp2f(x);
-#endif
-}
-
-/* 1 / y by rcp.approx.ftz (one MUFU op; the division in the CPU emulation) */
-static __device__ __forceinline__ float sm_rcp(float y)
-{
-#ifdef __CUDA_ARCH__
-	float r;
-	asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(y));
-	return r;
-#else
-	return 1.0f / y;
-#endif
-}
-
-/* 1 / y for y in [1, 2^100] on the FMA pipe, no MUFU: the seed 0x7EF311C3 - bits(y) (relative error
- * <= 5.1e-2 over that range) and two Newton steps r += r (1 - y r) (<= 6.6e-6, measured over every
- * 7th float32 of the range; one step would leave ~2.6e-3) */
-static __device__ __forceinline__ float sm_rcp_nr(float y)
-{
-	float r = __uint_as_float(0x7EF311C3u - __float_as_uint(y));
-	r = fmaf(r, fmaf(-y, r, 1.0f), r);
-	return fmaf(r, fmaf(-y, r, 1.0f), r);
-}
-
-/* silu(g) by method M (SM_SILU): 0 sm_silu0 (the default); 1 g * rcp(1 + ex2(-g log2 e)), both .ftz
- * (g < -88.7: ex2 = inf, rcp = 0, -0 as the oracle's g / inf); 2 the same with the Newton reciprocal,
- * the exponent clamped at 100 so 1 + ex2 stays in its range (g < -69.3: |result| < 1e-28, the oracle's
- * < 1e-28 too) */
-template <int M> static __device__ __forceinline__ float sm_silu_m(float g)
-{
-	if (M == 1)
-		return g * sm_rcp(1.0f + sm_ex2(g * -1.44269504088896341f));
-	if (M == 2)
-		return g * sm_rcp_nr(1.0f + sm_ex2(fminf(g * -1.44269504088896341f, 100.0f)));
-	return sm_silu0(g);
-}
-/* the method of the even (A) and odd (B) element of a bf16 pair: SM_SILU 3 splits the MUFU ops of a vector
- * between the SFU (A: 2 per element) and the FMA pipe (B: 1 per element) */
-#define SM_SILU_A (SM_SILU == 3 ? 1 : SM_SILU)
-#define SM_SILU_B (SM_SILU == 3 ? 2 : SM_SILU)
-/* the scalar and narrow kernels' silu */
 static __device__ __forceinline__ float sm_silu(float g)
 {
-	return sm_silu_m<SM_SILU_A>(g);
+	return __fdividef(g, 1.0f + __expf(-g));
 }
 
 /* 8 gate/up pairs packed as bf16x2 words -> 8 outputs */
@@ -193,7 +127,7 @@ static __device__ __forceinline__ uint4 sm_vec(uint4 g, uint4 u)
 		__nv_bfloat162 gb = *reinterpret_cast<const __nv_bfloat162 *>(&gw[j]);
 		__nv_bfloat162 ub = *reinterpret_cast<const __nv_bfloat162 *>(&uw[j]);
 		float2 gf = __bfloat1622float2(gb), uf = __bfloat1622float2(ub);
-		__nv_bfloat162 o = __floats2bfloat162_rn(sm_silu_m<SM_SILU_A>(gf.x) * uf.x, sm_silu_m<SM_SILU_B>(gf.y) * uf.y);
+		__nv_bfloat162 o = __floats2bfloat162_rn(sm_silu(gf.x) * uf.x, sm_silu(gf.y) * uf.y);
 		ow[j] = *reinterpret_cast<uint32_t *>(&o);
 	}
 	return make_uint4(ow[0], ow[1], ow[2], ow[3]);
