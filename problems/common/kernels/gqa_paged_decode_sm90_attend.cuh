@@ -254,6 +254,20 @@ attend_range(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restric
  * PRE 1 (the batch-1 path, -DDEC_B1_IDS): pre[s][j] already holds the page id of row t / 16 + 16 j of
  * step s < DEC_STAGES (what DEC_FETCH_IDS would load); the ring's first copies are issued from it.
  */
+#if DEC_DIAG_GATHER && defined(SF_EMU_H)
+/* tests/emu only: how often the diagnostic copied each 16-B chunk of K (batch 1), set by the test */
+static unsigned *dec_diag_hits;
+static const __nv_bfloat16 *dec_diag_base;
+#define DEC_DIAG_NOTE(p_)                                                                                  \
+	do {                                                                                               \
+		if (PRE && dec_diag_hits)                                                                  \
+			__atomic_fetch_add(&dec_diag_hits[((p_) - dec_diag_base) / 8], 1u, __ATOMIC_RELAXED); \
+	} while (0)
+#else
+#define DEC_DIAG_NOTE(p_) \
+	do {              \
+	} while (0)
+#endif
 #if DECODE_MMA
 #define DEC_SWZ(r, c) ((c) ^ ((r) & 7))
 #else
@@ -293,6 +307,7 @@ attend_range_cp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__rest
 			const int p_ = min(p_begin + (s_) * ROWS + r_, p_end - 1);                 \
 			const size_t off_ = DEC_ROW_OFF(ids[j], p_) + col * 8;                      \
 			cp_async16(kb_ + r_ * COLS + DEC_SWZ(r_, col), k_cache + off_);            \
+			DEC_DIAG_NOTE(k_cache + off_);                                             \
 			cp_async16(kb_ + (ROWS + r_) * COLS + DEC_SWZ(r_, col), v_cache + off_);   \
 		}                                                                                  \
 	} while (0)
@@ -384,6 +399,7 @@ attend_range_cp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__rest
 #undef DEC_FETCH_IDS
 #undef DEC_ISSUE
 #undef DEC_ROW_OFF
+#undef DEC_DIAG_NOTE
 	cp_async_wait<0>();
 	__syncthreads(); /* sm_acc may alias the ring */
 #if DECODE_MMA && DEC_DIAG_GATHER
