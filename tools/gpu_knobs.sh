@@ -16,7 +16,9 @@
 #                                            with ENV:SF_RUNNER_DIAG=primer for the timing-parity runner,
 #                                            built here by `make diag-runner` when a line names build/diag)
 #
-# Env: BUDGET_S (default 240: no eval starts after it), EVAL_TIMEOUT (default 60 s per eval), SEED (the
+# Env: DIAG_TIME_FAILED=1 (diagnostic knobs whose outputs are wrong by design, e.g. decode's DEC_DIAG_GATHER:
+# every eval gets --diag-time-failed, so a failing line still shows its time, marked '*' in the table (its def/set the
+# default's time over it); PASSED lines are unaffected), BUDGET_S (default 240: no eval starts after it), EVAL_TIMEOUT (default 60 s per eval), SEED (the
 # evaluations' --seed; default gpu_round's ROUND_SEED or one drawn per run), OUT
 # (default build/gpu-knobs). Output: $OUT/summary.txt (a table: problem, workload, knob set, status,
 # T_k us, copy us, fraction of copy, and the ratio default / set per workload), logs in
@@ -78,15 +80,19 @@ for f in sorted(glob.glob(os.path.join(sys.argv[1], "[0-9][0-9]_*.jsonl"))):
         s = e.get("solforge", {})
         tk = e.get("performance", {}).get("latency_ms")
         wl = t["workload"]["uuid"]
-        rows.append((wl, label, e["status"], tk, s.get("copy_ms"), s.get("bw_fraction_of_copy")))
+        diag = tk is None and s.get("diag_unchecked_latency_ms") is not None  # DIAG_TIME_FAILED: wrong outputs
+        rows.append((wl, label, e["status"], s.get("diag_unchecked_latency_ms") if diag else tk, s.get("copy_ms"),
+                     s.get("bw_fraction_of_copy"), diag))
         if label.endswith("_default") and tk:
             default[wl] = tk
 print("%-44s %-44s %-8s %9s %9s %6s %8s" % ("workload", "knob set (problem_label)", "status", "T_k us", "copy us",
                                            "frac", "def/set"))
-for wl, label, st, tk, cp, fr in rows:
+for wl, label, st, tk, cp, fr, diag in rows:
     ratio = "%.3f" % (default[wl] / tk) if tk and wl in default else "-"
-    print("%-44s %-44s %-8s %9s %9s %6s %8s" % (wl, label, st, "-" if not tk else "%.2f" % (tk * 1e3),
+    print("%-44s %-44s %-8s %9s %9s %6s %8s" % (wl, label, st[:8], "-" if not tk else "%.2f%s" % (tk * 1e3, "*" if diag else ""),
           "-" if not cp else "%.2f" % (cp * 1e3), "-" if fr is None else "%.3f" % fr, ratio))
+if any(r[6] for r in rows):
+    print("* diagnostic time of a build whose outputs are wrong by design (--diag-time-failed; its frac is copy / it)")
 PY
 }
 status=0
@@ -123,6 +129,7 @@ while read -r prob label regex defines; do
 		*) flags+=("$tok") ;;
 		esac
 	done
+	[ "${DIAG_TIME_FAILED:-0}" = 1 ] && flags+=(--diag-time-failed)
 	timeout "${EVAL_TIMEOUT:-60}" env "${envs[@]}" build/solforge eval "$tmp/$i/$name" "problems/$prob/solutions/fast.cu" --backend cuda \
 		--copy-ceiling --no-torch --rounds 1 --budget-ms 200 --seed "$seed" "${flags[@]}" \
 		-o "$logs/$(printf '%02d' $i)_${name}_$label.jsonl" >"$logs/$(printf '%02d' $i)_${name}_$label.txt" 2>&1

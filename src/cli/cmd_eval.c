@@ -265,7 +265,10 @@ static void usage(FILE *f)
 		   "  --copy-ceiling       also time the calibration copy at each workload's own byte count (read +\n"
 		   "                       write = the SOL bytes) in the same run: copy_ms and bw_fraction_of_copy\n"
 		   "  --read-ceiling       also time the calibration read (the maximum of each 16 KiB row) at each\n"
-		   "                       workload's SOL bytes, all read: read_ms and bw_fraction_of_read\n",
+		   "                       workload's SOL bytes, all read: read_ms and bw_fraction_of_read\n"
+		   "  --diag-time-failed   diagnostic builds whose outputs are wrong by design: keep the failing\n"
+		   "                       status, and report the timed calls' median as diag_unchecked_latency_ms\n"
+		   "                       (and the ceilings beside it); never a performance result\n",
 		cli_eval_options_help);
 }
 
@@ -311,6 +314,8 @@ int cmd_eval(int argc, char **argv)
 			copy_ceiling = 1;
 		} else if (!strcmp(argv[i], "--read-ceiling")) {
 			read_ceiling = 1;
+		} else if (!strcmp(argv[i], "--diag-time-failed")) {
+			o.diag_time_failed = 1;
 		} else if (!strcmp(argv[i], "--prepare-only")) {
 			prepare_only = 1;
 		} else if (!strcmp(argv[i], "-o")) {

@@ -46,6 +46,9 @@ typedef struct sf_eval_opts {
 	int no_torch;                 /* leave the PyTorch baselines out (--no-torch) */
 	int xval;                     /* also run the definition's PyTorch reference through the bridge and
 				         check it against the C oracle (docs/bridge.md) */
+	int diag_time_failed;         /* --diag-time-failed (diagnostic builds only): a candidate whose outputs are
+				         wrong keeps its failing status, and its timed calls' median is reported
+				         as solforge.diag_unchecked_latency_ms (with the copy / read ceilings) */
 } sf_eval_opts;
 
 void sf_eval_opts_default(sf_eval_opts *o);
@@ -75,6 +78,7 @@ typedef struct sf_wresult {
 	double read_s;                /* the calibration read of the workload's SOL bytes, same run (NaN without --read-ceiling) */
 	double read_fraction;         /* (bytes / T_k) / (bytes / read_s) = read_s / T_k, or NaN */
 	double read_bytes;            /* bytes the read took in (the SOL bytes rounded to 16386-byte rows), 0 without it */
+	double unchecked_ms;          /* --diag-time-failed: median time of a candidate whose outputs were wrong, or NaN */
 	double wall_s;                /* evaluation wall time of this workload */
 	int rounds;                   /* correctness rounds run */
 	char timestamp[32];

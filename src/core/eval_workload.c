@@ -215,7 +215,7 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 	r->w = w;
 	r->score = r->speedup = r->sol_measured_s = r->score_measured = r->clock_ms = NAN;
 	r->copy_s = r->bw_fraction = NAN;
-	r->read_s = r->read_fraction = NAN;
+	r->read_s = r->read_fraction = r->unchecked_ms = NAN;
 	sf_iso8601(r->timestamp);
 	double t0 = sf_now();
 	char err[SF_ERRLEN];
@@ -356,6 +356,12 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 			r->status = SF_RUNTIME_ERROR;
 			set_log(r, "the runner returned no timing samples");
 		}
+		/* --diag-time-failed: the wrong outputs' timing, kept apart from every verdict (no performance block) */
+		if (o->diag_time_failed && r->status != SF_PASSED && r->have_check && so.n_samples > 0) {
+			sf_stats st;
+			sf_stats_compute(so.samples, so.n_samples, &st);
+			r->unchecked_ms = st.median;
+		}
 	}
 	sf_runner_out_free(&so);
 	free(sol_dir);
@@ -449,6 +455,10 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 			if (!isnan(r->sol_measured_s))
 				r->score_measured = sf_sol_score(tk, r->tb.median * 1e-3, r->sol_measured_s);
 		}
+	} else if (!isnan(r->unchecked_ms) && r->unchecked_ms > 0 && r->have_sol && r->sol.bytes > 0) {
+		/* the diagnostic's time beside the same-byte ceilings (its fractions are of the unchecked time) */
+		time_ceiling(r, o->copy_ceiling, r->unchecked_ms * 1e-3, &r->copy_s, &r->bw_fraction, &r->copy_bytes);
+		time_ceiling(r, o->read_ceiling, r->unchecked_ms * 1e-3, &r->read_s, &r->read_fraction, &r->read_bytes);
 	}
 done:
 	r->wall_s = sf_now() - t0;

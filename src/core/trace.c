@@ -112,6 +112,8 @@ void sf_trace_line(const sf_eval *e, const sf_wresult *r, const char *backend, s
 		num_field(b, "sol_measured_ms", r->sol_measured_s * 1e3);
 		num_field(b, "sol_score_measured", r->score_measured);
 	}
+	if (!isnan(r->unchecked_ms)) /* --diag-time-failed: never a performance result */
+		num_field(b, "diag_unchecked_latency_ms", r->unchecked_ms);
 	if (!isnan(r->copy_s)) {
 		num_field(b, "copy_ms", r->copy_s * 1e3);
 		num_field(b, "copy_bytes", r->copy_bytes);

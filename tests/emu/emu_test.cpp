@@ -476,6 +476,40 @@ static void test_decode(const std::vector<int> &lens, int ps, int calls, const s
 		}
 
 	std::string why;
+#if DEC_DIAG_GATHER
+	/* the gather diagnostic (outputs wrong by design): batch 1 copies exactly the intended K rows, every
+	 * 16-B chunk of them, nothing else; per CTA whole steps of 64 rows (clamped rows repeat the last) */
+	if (B == 1 && lens[0] > 0) {
+		std::vector<unsigned> hits(k.bytes / 16, 0u), want(k.bytes / 16, 0u);
+		dec_diag_hits = hits.data();
+		dec_diag_base = (const __nv_bfloat16 *)k.data();
+		why = call_run(in, scal, out);
+		dec_diag_hits = nullptr;
+		for (int p = 0; p < lens[0]; p++)
+			for (int h = 0; h < HK; h++) {
+				const size_t row = DEC_DIAG_GATHER == 2   ? (size_t)h * lens[0] + p
+						   : DEC_DIAG_GATHER == 3 ? (size_t)p * HK + h
+									  : ((size_t)perm[p / ps] * ps + p % ps) * HK + h;
+				for (int c = 0; c < Dn / 8; c++)
+					want[row * (Dn / 8) + c] = 1u;
+			}
+		size_t total = 0;
+		for (size_t i = 0; why.empty() && i < hits.size(); i++) {
+			total += hits[i];
+			if ((hits[i] > 0) != (want[i] > 0))
+				why = "chunk " + std::to_string(i) + (hits[i] ? " copied, not intended" : " intended, not copied");
+		}
+		/* the host's batch-1 chunk (gqa_paged_decode_sm90.cu): DEC_B1_ITEMS chunks aimed at, whole steps */
+		const int chunk = std::max(DEC_MIN_CHUNK, (lens[0] + DEC_B1_ITEMS - 1) / DEC_B1_ITEMS + 63) / 64 * 64;
+		size_t steps = 0;
+		for (int p0 = 0; p0 < lens[0]; p0 += chunk)
+			steps += (std::min(lens[0], p0 + chunk) - p0 + 63) / 64;
+		if (why.empty() && total != steps * 64 * HK * (Dn / 8))
+			why = "copied " + std::to_string(total) + " chunks, want " + std::to_string(steps * 64 * HK * (Dn / 8));
+		report("decode-diag" + std::to_string(DEC_DIAG_GATHER) + "-ps" + std::to_string(ps) + "-" + tag, why);
+		return;
+	}
+#endif
 	std::vector<unsigned char> first;
 	for (int call = 0; call < calls && why.empty(); call++) {
 		memset(o.data(), 0xFF, o.bytes);
@@ -539,6 +573,12 @@ static void tests()
 	/* the list lines set a small chunk: several chunks per sequence (v2: 256 positions = 4 steps of
 	 * 64, one more than the 3 ring buffers, so the ring wraps; v1: 64) */
 	const int C = DEC_MIN_CHUNK;
+#if DEC_DIAG_GATHER /* the gather diagnostic's lines: the rows decode_b1 copies (ring wraps, ps16, a short chunk) */
+	test_decode({ 4 * C + 77 }, 1, 1, "chunks");
+	test_decode({ 3 * C + 5 }, 16, 1, "ps16");
+	test_decode({ 130 }, 1, 1, "short");
+	return;
+#endif
 #ifdef EMU_DECODE_TMA_ONLY /* (the TMA mutant's line: one case that reaches decode_b1tma) */
 	test_decode({ 2 * C + 130 }, 1, 1, "tma-odd");
 	return;

@@ -9,7 +9,7 @@
 # (no copy timed); the read problem's cpu kernel against its oracle (and a mutant that reads half of each
 # row, which must fail), the read against itself, the read fields on a norm problem (bytes rounded to
 # whole 16386-byte rows) and both ceilings' columns in one table; the ceilings built without the candidate's
-# -D defines, and no scratch folder of theirs left by an unwritable -o or a SIGINT.
+# -D defines, and no scratch folder of theirs left by an unwritable -o or a SIGINT; --diag-time-failed on a wrong read.
 # Prints ok/FAIL per case and "N passed, M failed"; BUILD selects the build folder.
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -210,6 +210,26 @@ kill -INT "$spid" 2>/dev/null
 wait "$spid" 2>/dev/null
 if [ -z "$(ls -A "$SOLFORGE_SCRATCH")" ]; then ok sigint_no_scratch_left; else
 	fail sigint_no_scratch_left "left: $(ls "$SOLFORGE_SCRATCH" | tr '\n' ' ')"; fi
+
+# --diag-time-failed: a read whose outputs are wrong (each maximum's low bit flipped) stays
+# INCORRECT_NUMERICAL with no performance block, and carries diag_unchecked_latency_ms with the copy beside
+# it (fraction = copy / that time); without the option, no such field
+sed 's/y\[b\] = mb;/y[b] = (uint16_t)(mb ^ 1u);/' $READ/solutions/read.c >"$TMP/wrong.c"
+if cmp -s $READ/solutions/read.c "$TMP/wrong.c"; then
+	fail diag_time_failed "the wrong-output mutation does not apply to read.c"
+elif "$SF" eval $READ "$TMP/wrong.c" "${FAST[@]}" --copy-ceiling --diag-time-failed --only '=read-b64' --json \
+	>"$TMP/diag.jsonl" 2>"$TMP/diag.err" ; [ -s "$TMP/diag.jsonl" ] &&
+	check "$TMP/diag.jsonl" '
+len(ts) == 1 and ts[0]["evaluation"]["status"] == "INCORRECT_NUMERICAL" and "performance" not in ts[0]["evaluation"]
+and sf[0]["diag_unchecked_latency_ms"] > 0 and sf[0]["copy_ms"] > 0
+and abs(sf[0]["bw_fraction_of_copy"] - sf[0]["copy_ms"] / sf[0]["diag_unchecked_latency_ms"]) < 1e-9' &&
+	"$SF" eval $READ "$TMP/wrong.c" "${FAST[@]}" --copy-ceiling --only '=read-b64' --json >"$TMP/nodiag.jsonl" 2>/dev/null ;
+	[ -s "$TMP/nodiag.jsonl" ] && check "$TMP/nodiag.jsonl" '
+ts[0]["evaluation"]["status"] == "INCORRECT_NUMERICAL" and "diag_unchecked_latency_ms" not in sf[0]'; then
+	ok diag_time_failed
+else
+	fail diag_time_failed "$(tail -3 "$TMP/diag.err")"
+fi
 
 echo "$P passed, $F failed"
 [ "$F" = 0 ]

@@ -152,10 +152,12 @@ PY
 declare -A mutation_file=(
 	[tma_pitch]=problems/common/kernels/gqa_paged_decode_sm90_b1tma.cuh
 	[tma_bytes]=problems/common/kernels/gqa_paged_decode_sm90_b1tma.cuh
+	[diag_off]=problems/common/kernels/gqa_paged_decode_sm90_attend.cuh
 )
 declare -A mutations=(
 	[tma_pitch]='s/[+] tid [*] DEC_TMA_PITCH, src/+ tid * (D \/ 8), src/'
 	[tma_bytes]='s/tma_bar_expect[(]bar, DEC_TMA_STEP_BYTES[)]/tma_bar_expect(bar, DEC_TMA_STEP_BYTES \/ 2)/'
+	[diag_off]='s/[(]size_t[)][(]p_[)] [*] HKV [+] kvh [+]/(size_t)(p_) * HKV + kvh \/ 2 +/'
 
 	[ds2_group_tie]='s/h0 < g [?] 1u : 0u/h0 > g ? 1u : 0u/'
 	[ds2_dup]='s/m [&]= m - 1u;/m |= 0u;/'
@@ -214,6 +216,10 @@ EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/ke
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DEMU_DECODE_HELDOUT
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_B1_TMA=1 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=2 -DDEC_SCAN_PASS=2
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_B1_TMA=1 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=2 -DDEC_SCAN_PASS=2 -DEMU_DECODE_TMA_ONLY MUTANT=tma_pitch
+EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=2 -DDEC_SCAN_PASS=2 -DDEC_DIAG_GATHER=1
+EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=2 -DDEC_SCAN_PASS=2 -DDEC_DIAG_GATHER=2
+EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=2 -DDEC_SCAN_PASS=2 -DDEC_DIAG_GATHER=3
+EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=2 -DDEC_SCAN_PASS=2 -DDEC_DIAG_GATHER=3 MUTANT=diag_off
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=1 -DDS2_PREFETCH=0 -DDS2_THREADS=64 -DDS2_BPS=1 -DEMU_DS_QUICK
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=1 MUTANT=ds2_group_tie -DEMU_DS_QUICK

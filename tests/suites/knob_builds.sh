@@ -20,6 +20,9 @@ list=$(
 llama/gqa_paged_decode_h32_kv8_d128_ps1 -DDEC_B1_TMA=1
 llama/gqa_paged_decode_h32_kv8_d128_ps16 -DDEC_B1_TMA=1 -DDEC_B1_ITEMS=16
 llama/gemm_bf16_n6144_k4096 -DSF_GEMM_V6_BN96=0 -DSF_GEMM_SM16_MIDM=0
+llama/gqa_paged_decode_h32_kv8_d128_ps1 -DDEC_DIAG_GATHER=1
+llama/gqa_paged_decode_h32_kv8_d128_ps1 -DDEC_DIAG_GATHER=2
+llama/gqa_paged_decode_h32_kv8_d128_ps16 -DDEC_DIAG_GATHER=3
 LIST
 )
 pass=0 fail=0 i=0

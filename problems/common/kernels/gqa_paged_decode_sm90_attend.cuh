@@ -254,6 +254,20 @@ attend_range(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restric
  * PRE 1 (the batch-1 path, -DDEC_B1_IDS): pre[s][j] already holds the page id of row t / 16 + 16 j of
  * step s < DEC_STAGES (what DEC_FETCH_IDS would load); the ring's first copies are issued from it.
  */
+#if DEC_DIAG_GATHER && defined(SF_EMU_H)
+/* tests/emu only: how often the diagnostic copied each 16-B chunk of K (batch 1), set by the test */
+static unsigned *dec_diag_hits;
+static const __nv_bfloat16 *dec_diag_base;
+#define DEC_DIAG_NOTE(p_)                                                                                  \
+	do {                                                                                               \
+		if (PRE && dec_diag_hits)                                                                  \
+			__atomic_fetch_add(&dec_diag_hits[((p_) - dec_diag_base) / 8], 1u, __ATOMIC_RELAXED); \
+	} while (0)
+#else
+#define DEC_DIAG_NOTE(p_) \
+	do {              \
+	} while (0)
+#endif
 #if DECODE_MMA
 #define DEC_SWZ(r, c) ((c) ^ ((r) & 7))
 #else
@@ -264,7 +278,11 @@ __device__ __forceinline__ void
 attend_range_cp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k_cache,
 		const __nv_bfloat16 *__restrict__ v_cache, const int32_t *__restrict__ pages, int ps, float scale_log2,
 		int b, int kvh, int p_begin, int p_end, uint4 *ring, float (*sm_m)[GRP], float (*sm_l)[GRP],
-		float (*sm_acc)[GRP][D], const int (*pre)[POS_PER_STEP * (D / 8) / ATT_THREADS] = nullptr)
+		float (*sm_acc)[GRP][D], const int (*pre)[POS_PER_STEP * (D / 8) / ATT_THREADS] = nullptr
+#if DEC_DIAG_GATHER
+		, int diag_len = 0
+#endif
+)
 {
 	constexpr int ROWS = POS_PER_STEP, COLS = D / 8;          /* 64 rows of 16 x 16 B per tensor */
 	constexpr int RPT = ROWS * COLS / ATT_THREADS;            /* rows per thread per tensor: 4 */
@@ -287,11 +305,23 @@ attend_range_cp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__rest
 		{                                                                                  \
 			const int r_ = row0 + 16 * j;                                              \
 			const int p_ = min(p_begin + (s_) * ROWS + r_, p_end - 1);                 \
-			const size_t off_ = (((size_t)ids[j] * ps + p_ % ps) * HKV + kvh) * D + col * 8; \
+			const size_t off_ = DEC_ROW_OFF(ids[j], p_) + col * 8;                      \
 			cp_async16(kb_ + r_ * COLS + DEC_SWZ(r_, col), k_cache + off_);            \
+			DEC_DIAG_NOTE(k_cache + off_);                                             \
 			cp_async16(kb_ + (ROWS + r_) * COLS + DEC_SWZ(r_, col), v_cache + off_);   \
 		}                                                                                  \
 	} while (0)
+	/* the element offset of row (position p_, kv head kvh) whose page id is id_ (DEC_DIAG_GATHER: the
+	 * variant's address, the id kept live as + (id_ < 0), never true; batch 1 only) */
+#if DEC_DIAG_GATHER == 2
+#define DEC_ROW_OFF(id_, p_) \
+	((PRE ? (size_t)kvh * diag_len + (p_) + ((id_) < 0) : ((size_t)(id_) * ps + (p_) % ps) * HKV + kvh) * D)
+#elif DEC_DIAG_GATHER == 3
+#define DEC_ROW_OFF(id_, p_) \
+	((PRE ? (size_t)(p_) * HKV + kvh + ((id_) < 0) : ((size_t)(id_) * ps + (p_) % ps) * HKV + kvh) * D)
+#else
+#define DEC_ROW_OFF(id_, p_) ((((size_t)(id_) * ps + (p_) % ps) * HKV + kvh) * D)
+#endif
 	int pg[RPT];
 	{
 		/* the first DEC_STAGES steps: every page id load first, then every copy (one latency) */
@@ -325,6 +355,9 @@ attend_range_cp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__rest
 	uint32_t qa[D / 16][2];
 	float o[D / 16][4], m, l;
 	mma_init(q, b, kvh, qa, m, l, o);
+#if DEC_DIAG_GATHER
+	uint32_t diag_x = 0u; /* the XOR of every chunk this thread copied (batch 1: replaces mma_step) */
+#endif
 #else
 	float qf[GRP][8], acc[GRP][8], m[GRP], l[GRP];
 	init_state(q, b, kvh, sub, scale_log2, qf, m, l, acc);
@@ -335,7 +368,18 @@ attend_range_cp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__rest
 		cp_async_wait<DEC_STAGES - 1>(); /* this thread's copies of step s have landed */
 		__syncthreads();                 /* everyone's */
 		const uint4 *kb = ring + (size_t)(s % DEC_STAGES) * 2 * ROWS * COLS;
-#if DECODE_MMA
+#if DECODE_MMA && DEC_DIAG_GATHER
+		if constexpr (PRE) { /* no math: the thread's own 2 x RPT chunks of this step, XORed */
+#pragma unroll
+			for (int j = 0; j < RPT; j++) {
+				const int r_ = row0 + 16 * j;
+				const uint4 a_ = kb[r_ * COLS + DEC_SWZ(r_, col)], b_ = kb[(ROWS + r_) * COLS + DEC_SWZ(r_, col)];
+				diag_x ^= a_.x ^ a_.y ^ a_.z ^ a_.w ^ b_.x ^ b_.y ^ b_.z ^ b_.w;
+			}
+		} else {
+			mma_step(kb, p_begin + s * ROWS, p_end, scale_log2, qa, m, l, o);
+		}
+#elif DECODE_MMA
 		mma_step(kb, p_begin + s * ROWS, p_end, scale_log2, qa, m, l, o);
 #else
 		const int r = warp * 2 * POS_PER_GROUP + (lane >> 4) * POS_PER_GROUP;
@@ -354,8 +398,20 @@ attend_range_cp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__rest
 	}
 #undef DEC_FETCH_IDS
 #undef DEC_ISSUE
+#undef DEC_ROW_OFF
+#undef DEC_DIAG_NOTE
 	cp_async_wait<0>();
 	__syncthreads(); /* sm_acc may alias the ring */
+#if DECODE_MMA && DEC_DIAG_GATHER
+	if constexpr (PRE) { /* the warp's XOR into the output (finite, wrong by design): nothing is dead */
+#pragma unroll
+		for (int x_ = 16; x_ > 0; x_ >>= 1)
+			diag_x ^= __shfl_xor_sync(0xffffffffu, diag_x, x_);
+		m = 0.0f;
+		l = 1.0f;
+		o[0][0] = (float)(diag_x & 0xffu);
+	}
+#endif
 #if DECODE_MMA
 	mma_state_store(m, l, o, sm_m, sm_l, sm_acc);
 #else
