@@ -112,8 +112,8 @@
 #define DEC_B1_TMA 0 /* 1 (candidate, session 16): batch 1 runs decode_b1tma (the ring filled by TMA bulk copies) */
 #endif
 #ifndef DEC_DIAG_GATHER
-#define DEC_DIAG_GATHER 0 /* diagnostic (session 17; outputs WRONG by design): decode_b1 without its math, K/V rows at
-			   * 1 the page table's addresses, 2 contiguous 16-KiB runs, 3 the identity table (DECODE_NOTES.md) */
+#define DEC_DIAG_GATHER 0 /* diagnostic (session 16; outputs WRONG by design): decode_b1 without its math, K/V rows at
+			   * 1 the page table's addresses, 2 contiguous 16-KiB runs, 3 the identity table (DECODE_NOTES_B1.md) */
 #endif
 #if DEC_DIAG_GATHER && (DEC_B1_TMA || DEC_B1_DYN || !DEC_B1 || !DECODE_MMA)
 #error "DEC_DIAG_GATHER replaces decode_b1's math: it needs decode_b1 (DEC_B1, DECODE_MMA, not DEC_B1_TMA / DEC_B1_DYN)"

@@ -3,7 +3,7 @@
  * (-DDEC_B1_TMA=1, candidate of session 16, off by default): the kernel decode_b1tma, which
  * gqa_paged_decode_sm90.cu launches instead of decode_b1 when the call's batch is 1 (this file is included
  * at the end of gqa_paged_decode_sm90_b1.cuh and uses its macros and helpers). Notes:
- * problems/llama/DECODE_NOTES.md, "Session 16".
+ * problems/llama/DECODE_NOTES_B1.md, "Session 16".
  *
  * Why: decode_b1 requests 64-96 KiB per CTA as 2048 16-byte cp.async per 32-KiB step (24 outstanding per
  * thread), each an LSU request tracked in the SM's L1 miss path; here a step is 128 bulk copies of one
