@@ -47,7 +47,9 @@
  * SF_GEMM_SMALLM_V (2: the v5 small-M kernel for M <= 16, gemm_bf16_sm90_smallm_v5.cuh, "Version 5"),
  * SF_GEMM_SM5_RING_KB, SF_GEMM_SM5_MIN_RB, SF_GEMM_SM5_RELEASE (v5; "Version 5: the ring race"), SF_GEMM_V6,
  * SF_GEMM_V6_MIN_M, SF_GEMM_V6_MAX_M, SF_GEMM_V6_PIN_BN, SF_GEMM_V6_PIN_MODE (v6, "Version 6"), SF_GEMM_V6_BN96
- * (candidate: 128 x 96 persistent tiles in the v6 plan, GEMM_NOTES_MID_M2.md "Version 17"), SF_GEMM_WG_CL_RT,
+ * (default 2 since session 16: 128 x 96 persistent tiles in the v6 plan, GEMM_NOTES_MID_M2.md "Version 17"),
+ * SF_GEMM_MIDM_TT_TOP_M (M 193-256 on two token tiles) and SF_GEMM_SM16_MIDM (M 9-16 on 28672-row weights through
+ * the mid-M path; both session 16, GEMM_NOTES_MID_M2.md), SF_GEMM_WG_CL_RT,
  * SF_GEMM_WG_PREFETCH (gemm_bf16_sm90_wgmma.cuh), SF_GEMM_PINGPONG, SF_GEMM_PP_WM, SF_GEMM_PP_MIN_M (candidate:
  * M >= SF_GEMM_PP_MIN_M on the ping-pong kernel, gemm_bf16_sm90_pingpong.cuh, "Version 7"), SF_GEMM_MCAST,
  * SF_GEMM_MCAST_MIN_M, SF_GEMM_MCAST_FENCE, SF_GEMM_MCAST_SHARE (candidate: v3a's large-M plan on 2-CTA clusters
@@ -801,9 +803,10 @@ SF_EXPORT int run(const sf_call *call)
 		return launch_small5(A, B, C, (int)M, (int)N, (int)K, stream);
 #endif
 #if SF_GEMM_MIDM && SF_GEMM_SM16_MIDM
-	/* session 16 (default since its third call): M 9..16 on the multi-wave weights (more 128-row bands than SMs: 28672 x 4096) through the
-	 * mid-M path (v4's two-CTA plan, 32-token tile, M-row activation box) instead of gemm_smallm_kernel<2, U>, whose
-	 * A reloads throttle the LSU there (GEMM_NOTES_MID_M2.md "M 9-16 on the mid-M path") */
+	/* session 16 (default since its third call): M 9..16 on the multi-wave weights (more 128-row bands than SMs:
+	 * 28672 x 4096) through the mid-M path (v4's two-CTA plan, 32-token tile, M-row activation box) instead of
+	 * gemm_smallm_kernel<2, U>, whose A reloads throttle the LSU there (GEMM_NOTES_MID_M2.md "M 9-16 on the mid-M
+	 * path") */
 	if (fast && SF_GEMM_LARGE == 2 && M > 8 && M <= 16 && M <= kSmallMaxM && midm_bands((int)N) > sm_count())
 		return launch_midm(A, B, C, (int)M, (int)N, (int)K, stream);
 #endif
