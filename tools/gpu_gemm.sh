@@ -166,6 +166,13 @@
 #   v17o    -DSF_GEMM_V6_BN96=0: the control of version 17's flip (session 16, call 4): no 96-wide tiles
 #   v17x    (the default since session 16's fourth call) -DSF_GEMM_V6_BN96=2: v17 at any v6 M, so also 4096^2 and 4096x14336 M 257..384 (43 x 3 = 129 CTAs instead of
 #           96 of 128-wide tiles); precheck $MS_V17X
+#   v18     the defaults + -DSF_GEMM_MIDM_MW=1 (+ MIDM / V6 traces): where the weight has more 128-row bands than SMs
+#           (28672 x 4096) and M is 129..192, v4's full-band swap-AB kernel (gemm_midm_kernel<192, 1>, 224 CTAs, unsplit,
+#           M-row activation box) instead of the v6 plan's 224 v10 tiles of 128 tokens x 256 (25% less MMA per SM at the same
+#           2 waves; GEMM_NOTES_MID_M2.md "Version 18"); trace "midm plan 28672x4096 M=129: nt 192 cps 1 splits 1 ctas 224:
+#           launched"; every other shape and M unchanged (host code only); precheck $MS_V18 (odd M: stale box rows 129..191)
+#   v18h    -DSF_GEMM_MIDM_MW=2: v18's dispatch with the half-band hook on (448 CTAs of 64 weight rows x M rounded up to
+#           16 tokens; trace "midm hb plan 28672x4096 M=129: nt 144 splits 1 ttiles 1 ctas 448"); precheck $MS_V18
 #   dflt    the solution's defaults as they are (no -D but the trace): since session 10 v3a + v6 + v10; v3a and v2
 #           pin v10 off (-DSF_GEMM_V10=0) so they stay the session-9 controls
 #   sm5old  sm5 with the first, racy release order (-DSF_GEMM_SM5_RELEASE=0): the control, expected to FAIL
@@ -197,6 +204,8 @@
 #   'CANDS=dflt+v16+v16t,MS=77+100+129+144+145+160+176+192,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
 # The M 9-16 candidate (GEMM_NOTES_MID_M.md "M 9-16 candidate"; dflt = the defaults, M 8 the reference row):
 #   'CANDS=dflt+v17,MS=200+224+256+333,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:150' (version 17: 128 x 96 tiles)
+#   'CANDS=dflt+v18+v18h,MS=129+144+160+176+192+200,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240' (version 18:
+#   28672 x 4096 M 129..192 on swap-AB token tiles; v18 / v18h timed at M 129..192 only, M 200 the dflt / cuBLASLt anchor)
 #   'CANDS=dflt+s16,MS=8+9+12+16,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
 # The M 9-16 A-in-shared-memory candidate (GEMM_NOTES_MID_M2.md "M 9-16: A staged in shared memory"; M 8 the reference row):
 #   'CANDS=dflt+sm16a+sm16a16,MS=8+9+12+16,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:180'
@@ -258,6 +267,8 @@ MS_V17=${MS_V17:-193,200,224,255,256} # v17 precheck: 128 x 96 tiles with tails 
 MS_V17=${MS_V17//+/,}
 MS_V17X=${MS_V17X:-193,256,257,300,333,384} # v17x precheck: also 3 token tile rows on the 4096-row shapes
 MS_V17X=${MS_V17X//+/,}
+MS_V18=${MS_V18:-129,143,160,175,191,192,193} # v18 precheck: the full band's 192-token tile at odd M (stale box rows), 193 not taken
+MS_V18=${MS_V18//+/,}
 MS_MID=${MS_MID//+/,} # every M list may use '+' (a gpu_round.sh spec), gemm_check.py wants commas
 MS_MIDM=${MS_MIDM//+/,}
 MS_MIDM2=${MS_MIDM2//+/,}
@@ -343,9 +354,11 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"v16o|-DSF_GEMM_MIDM_FIT=0 -DSF_GEMM_MIDM_TRACE=1|65-192|"
 	"v17|-DSF_GEMM_V6_BN96=1 -DSF_GEMM_V6_TRACE=1 -DSF_GEMM_V3_TRACE=1|193-256|$MS_V17"
 	"v17o|-DSF_GEMM_V6_BN96=0 -DSF_GEMM_V6_TRACE=1|193-384|"
-	"v17x|-DSF_GEMM_V6_BN96=2 -DSF_GEMM_V6_TRACE=1 -DSF_GEMM_V3_TRACE=1|193-384|$MS_V17X")
+	"v17x|-DSF_GEMM_V6_BN96=2 -DSF_GEMM_V6_TRACE=1 -DSF_GEMM_V3_TRACE=1|193-384|$MS_V17X"
+	"v18|-DSF_GEMM_MIDM_MW=1 -DSF_GEMM_MIDM_TRACE=1 -DSF_GEMM_V6_TRACE=1|129-192|$MS_V18"
+	"v18h|-DSF_GEMM_MIDM_MW=2 -DSF_GEMM_MIDM_TRACE=1 -DSF_GEMM_V6_TRACE=1|129-192|$MS_V18")
 # the candidates whose ptxas report (registers, spills per kernel) and SASS counts (HGMMA, TMA) are printed
-WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o sm16a sm16a16 s16m v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw v16w v17 v17x v17o dflt"
+WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o sm16a sm16a16 s16m v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw v16w v17 v17x v17o v18 v18h dflt"
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	names=" "

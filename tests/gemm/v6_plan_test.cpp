@@ -10,6 +10,8 @@
  * Version 17 (w96, SF_GEMM_V6_BN96): width 96 only persistent and only where v6_w96_ok allows it, in the brute
  * force too; on the H200-like GPU, w96 1 moves exactly 6144x4096 M 193..256 of the Llama plans (to 96 persistent,
  * 128 CTAs) and w96 2 also 4096-row M 257..384, nothing else.
+ * Version 18 (mw_route, SF_GEMM_MIDM_MW): taken exactly at 128 < M <= min(max_m, 192) where the bands outnumber the
+ * SMs (random GPUs), on the Llama shapes only 28672 x 4096 M 129..192, with fewer outputs per SM than the v6 plan there.
  * Then prints the model's calibration cases (measured CUPTI times beside the prediction) and the plan with
  * its prediction for the four Llama shapes on an H200-like GPU, for GEMM_NOTES.md "Version 6".
  * Prints "N passed, M failed"; exit status 1 on a failure. Argument: a random seed (optional).
@@ -217,6 +219,52 @@ static void llama_plans(void)
 	       mode_name(c.mode), c.ctas, c.us, v6_plan(256, 6144, 4096, 132, fake_clusters, 0, -1).us);
 }
 
+/* Version 18 (SF_GEMM_MIDM_MW, mw_route): the route is taken exactly at 128 < M <= min(max_m, 192) on weights of more
+ * 128-row bands than SMs, with mw 1 or 2, and gives mw; where mw 1 takes a case, v4's full-band tiles (the token tile
+ * midm_plan picks: 192 up to M 192, else 256) compute at most 0.75x the outputs per SM of v10's 128 x 256 tiles (the v6
+ * plan there); on the H200-like GPU it moves exactly 28672 x 4096 M 129..192 of the Llama shapes, at <= 0.8x the v6 plan's
+ * outputs per SM (mw 1) and <= 1.0x (mw 2: half bands, 64 x M rounded up to 16). */
+static void mw_checks(void)
+{
+	for (int iter = 0; iter < 20000; iter++) {
+		const int M = 1 + (int)rnd(600), N = 8 + 2 * (int)rnd(30000), sms = 16 + (int)rnd(185);
+		const int mw = (int)rnd(4), max_m = 96 + (int)rnd(161);
+		const int r = mw_route(M, N, sms, mw, max_m);
+		const long bands = (N + 127) / 128;
+		const bool want = (mw == 1 || mw == 2) && M > 128 && M <= max_m && M <= 192 && bands > sms;
+		const V6Plan none = { 0, 0, 0, 0, 0.0 };
+		expect(r == (want ? mw : 0), "version 18: route exactly where allowed", M, N, mw, sms, none);
+		if (r == 1) {
+			const int nt = M <= 192 ? 192 : 256; /* midm_plan's token tile above 128 */
+			const long a4 = mw_sm_area(bands, 128, nt, sms), a10 = mw_sm_area(2L * ((N + 255) / 256), 128, 256, sms);
+			expect(4 * a4 <= 3 * a10, "version 18: v4 full bands <= 0.75x v10's outputs per SM", M, N, mw, sms, none);
+		}
+	}
+	h200();
+	const int shapes[4][2] = { { 4096, 4096 }, { 6144, 4096 }, { 28672, 4096 }, { 4096, 14336 } };
+	for (int sh = 0; sh < 4; sh++)
+		for (int M = 1; M <= 512; M++)
+			for (int mw = 0; mw <= 2; mw++) {
+				const int N = shapes[sh][0], K = shapes[sh][1];
+				const int want = mw && N == 28672 && M > 128 && M <= 192 ? mw : 0;
+				const V6Plan p = v6_plan(M, N, K, 132, fake_clusters, 0, -1, 2); /* the default build's plan */
+				const int r192 = mw_route(M, N, 132, mw, 192), r256 = mw_route(M, N, 132, mw, 256);
+				expect(r192 == want && r256 == want, "version 18: Llama routes (MIDM_MAX_M 192 / 256)", M, N, K, 132, p);
+				if (!want)
+					continue;
+				const long tiles = (long)((M + 127) / 128) * ((N + p.bn - 1) / p.bn) * p.splits;
+				const long a6 = mw_sm_area(tiles, 128, p.bn, 132);
+				const long a = mw == 1 ? mw_sm_area((N + 127) / 128, 128, 192, 132)
+						       : mw_sm_area((N + 63) / 64, 64, (M + 15) / 16 * 16, 132);
+				expect(mw == 1 ? 5 * a <= 4 * a6 : a <= a6, "version 18: fewer outputs per SM than the v6 plan", M, N,
+				       K, 132, p);
+				if (mw == 1 && (M == 129 || M == 192))
+					printf("version 18 plan %dx%d M=%d: v4 192 x %d CTAs, %ld outputs per SM vs v6 %dx%d%s %ld "
+					       "(%d CTAs, predicted %.1f us)\n",
+					       N, K, M, (N + 127) / 128, a, p.bn, p.splits, mode_name(p.mode), a6, p.ctas, p.us);
+			}
+}
+
 int main(int argc, char **argv)
 {
 	g_rng = argc > 1 ? strtoull(argv[1], 0, 10) | 1 : 88172645463325252ull;
@@ -224,6 +272,7 @@ int main(int argc, char **argv)
 	h200();
 	calibration();
 	llama_plans();
+	mw_checks();
 	expect(g_w96_plans > 0, "random draws reach width 96", 0, 0, 0, 0, V6Plan{ 0, 0, 0, 0, 0.0 });
 	printf("%d passed, %d failed (%d random plans at width 96)\n", passed, failed, g_w96_plans);
 	return failed ? 1 : 0;

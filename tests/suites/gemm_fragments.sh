@@ -42,7 +42,9 @@
 # once, expect_tx = the bytes landed; mutations grp16, tok0, mlo, row0, tx16 and three illegal tiles caught) and its compile
 # (tests/gemm/midm_fit_compile.cu: NT 144 and 80, FIT 2, no spill) and its plan in C++ (v3_plan_test.cu's midm_fit_checks:
 # midm_plan_hb with fit 0 / 1 / 2 on random shapes and GPUs, the Llama plans); the version-17 candidate (SF_GEMM_V6_BN96:
-# 128 x 96 persistent tiles in the v6 plan; emulate_wgmma.py's check_w96 and v6_plan_test.cpp's width-96 checks). Version 14 (token
+# 128 x 96 persistent tiles in the v6 plan; emulate_wgmma.py's check_w96 and v6_plan_test.cpp's width-96 checks); the
+# version-18 candidate (SF_GEMM_MIDM_MW: 28672 x 4096 M 129..192 on the mid-M path; emulate_wgmma.py's check_mw: v4's NT 192
+# plan, odd M with stale box rows, mutation txnt; v6_plan_test.cpp's mw_checks: mw_route's range, outputs per SM). Version 14 (token
 # pairs) was removed in session 14 (measured slower than the default), its emulation and compile check with it.
 # No GPU needed. Ends with "N passed, M failed".
 set -u

@@ -321,7 +321,8 @@ def run_midm(A, B, nt, splits, cps=1, hb=False, mutate=None, xrows=False, stale=
                 box_rows = M if xrows else nt
             if acct is not None:  # kTxBytes (16t build: weight + min(M, NT) rows; XROWS: M rows) vs the boxes' bytes
                 for _ in range(kb0, kb1):
-                    tx_rows = M if mutate == 'tx16' else min(M, nt)  # 'tx16': the version-13 kTxBytes (M rows)
+                    # 'tx16': the version-13 kTxBytes (M rows); 'txnt': the pre-TAILROWS kTxBytes (NT rows, an M-row box)
+                    tx_rows = M if mutate == 'tx16' else (nt if mutate == 'txnt' else min(M, nt))
                     acct.append((rows * BK * 2 + tx_rows * BK * 2 if (xrows or ttiles > 1) else (rows + nt) * BK * 2,
                                  rows * BK * 2 + box_rows * BK * 2))
             tile = partial_tile(B, Ax, band, 0, nt, kb0, kb1, bm=rows)
@@ -540,8 +541,45 @@ def check_w96(rng):
     return bad
 
 
+def check_mw(rng):
+    """Version 18 (SF_GEMM_MIDM_MW 1, GEMM_NOTES_MID_M2.md): where the weight has more 128-row bands than SMs and M is
+    129..192, the mid-M path runs v4's plan unsplit on full bands: midm_plan gives (192, 1 CTA per SM, 1 split) for
+    28672 x 4096 on 132 SMs at every such M; gemm_midm_kernel<192, 1> with the SF_GEMM_TAILROWS M-row box (stale stage
+    rows M..191 as 1e6 or NaN), N not a multiple of 128, odd K: every output written once and exact, expect_tx = the
+    bytes landed per stage; mutation txnt (kTxBytes of NT rows while the box lands M) caught. Returns the failure count."""
+    bad = 0
+    plans = {midm_plan(M, 28672, 4096, 132, two_cta=1) for M in range(129, 193)}
+    ok = plans == {(192, 1, 1)}
+    print("mw plans 28672x4096 M 129..192 (two_cta: bands > SMs): %s: %s" % (sorted(plans), "ok" if ok else "FAILED"))
+    bad += not ok
+    for (M, N, K, stale) in [(129, 390, 136, 1e6), (143, 200, 72, np.nan), (175, 130, 264, 1e6), (191, 256, 520, np.nan),
+                             (192, 300, 136, np.nan)]:
+        A = rng.standard_normal((M, K))
+        B = rng.standard_normal((N, K))
+        acct = []
+        C, writes = run_midm(A, B, 192, 1, 1, xrows=True, stale=stale, acct=acct)
+        err = np.abs(C - A @ B.T).max()
+        once = bool((writes == 1).all())
+        tx = all(e == l for e, l in acct)
+        print("mw v4 NT 192 M=%d N=%d K=%d stale=%s max err %.2e, every output written once: %s, expect_tx = landed: %s" %
+              (M, N, K, stale, err, once, tx))
+        bad += not (err <= 1e-9 and once and tx)
+    A = rng.standard_normal((143, 72))
+    B = rng.standard_normal((200, 72))
+    acct = []
+    run_midm(A, B, 192, 1, 1, xrows=True, acct=acct, mutate='txnt')
+    caught = not all(e == l for e, l in acct)
+    print("mw mutation txnt: %s" % ("caught" if caught else "NOT CAUGHT"))
+    bad += not caught
+    return bad
+
+
 def main():
     rng = np.random.default_rng()
+    if "--mw" in sys.argv:  # version 18 only
+        bad = check_mw(rng)
+        print("emulate_wgmma --mw: %s" % ("FAILED" if bad else "ok"))
+        return 1 if bad else 0
     bad = 0
     if "--fit" in sys.argv:  # version 16 only
         bad = check_fit(rng)
@@ -642,6 +680,7 @@ def main():
                     bad += 1
     bad += check_fit(rng)  # version 16 (SF_GEMM_MIDM_FIT)
     bad += check_w96(rng)  # version 17 (SF_GEMM_V6_BN96)
+    bad += check_mw(rng)  # version 18 (SF_GEMM_MIDM_MW)
     print("emulate_wgmma: %s" % ("FAILED" if bad else "ok"))
     return 1 if bad else 0
 

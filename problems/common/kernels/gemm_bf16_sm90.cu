@@ -49,7 +49,8 @@
  * SF_GEMM_V6_MIN_M, SF_GEMM_V6_MAX_M, SF_GEMM_V6_PIN_BN, SF_GEMM_V6_PIN_MODE (v6, "Version 6"), SF_GEMM_V6_BN96
  * (default 2 since session 16: 128 x 96 persistent tiles in the v6 plan, GEMM_NOTES_MID_M2.md "Version 17"),
  * SF_GEMM_MIDM_TT_TOP_M (M 193-256 on two token tiles) and SF_GEMM_SM16_MIDM (M 9-16 on 28672-row weights through
- * the mid-M path; both session 16, GEMM_NOTES_MID_M2.md), SF_GEMM_WG_CL_RT,
+ * the mid-M path; both session 16, GEMM_NOTES_MID_M2.md), SF_GEMM_MIDM_MW (candidate: 28672-row weights at M
+ * 129..192 on the mid-M path, "Version 18"), SF_GEMM_WG_CL_RT,
  * SF_GEMM_WG_PREFETCH (gemm_bf16_sm90_wgmma.cuh), SF_GEMM_PINGPONG, SF_GEMM_PP_WM, SF_GEMM_PP_MIN_M (candidate:
  * M >= SF_GEMM_PP_MIN_M on the ping-pong kernel, gemm_bf16_sm90_pingpong.cuh, "Version 7"), SF_GEMM_MCAST,
  * SF_GEMM_MCAST_MIN_M, SF_GEMM_MCAST_FENCE, SF_GEMM_MCAST_SHARE (candidate: v3a's large-M plan on 2-CTA clusters
@@ -600,10 +601,13 @@ int midm_bands(int N)
 
 /* Whether the v4 mid-M path takes this M (the dispatch rule measured on the H200, GEMM_NOTES.md "Version 4
  * measured"): M <= SF_GEMM_MIDM_MAX_M, and above 96 tokens only when the bands fit one wave (with more
- * bands than SMs, 28672 x 4096 at M 97..128, v2 was 2% faster). */
+ * bands than SMs, 28672 x 4096 at M 97..128, v2 was 2% faster), or where the version-18 candidate routes the
+ * multi-wave case here (SF_GEMM_MIDM_MW, mw_route: M 129..192). */
 bool midm_takes(int M, int N)
 {
-	return M <= SF_GEMM_MIDM_MAX_M && (M <= 96 || midm_bands(N) <= sm_count());
+	return M <= SF_GEMM_MIDM_MAX_M &&
+	       (M <= 96 || midm_bands(N) <= sm_count() ||
+		sfgemm::mw_route(M, N, sm_count(), SF_GEMM_MIDM_MW, SF_GEMM_MIDM_MAX_M) != 0);
 }
 
 #if SF_GEMM_MIDM_HB
@@ -710,8 +714,10 @@ int launch_midm(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C
 	using namespace sfgemm;
 	const int two = SF_GEMM_MIDM_2CTA == 2 || (SF_GEMM_MIDM_2CTA == 1 && midm_bands(N) > sm_count());
 	const MidmPlan p = midm_plan(M, N, K, sm_count(), SF_GEMM_MIDM_SPLITS, two, midm_max_clusters);
-#if SF_GEMM_MIDM_HB /* version 13 (GEMM_NOTES_MID_M.md): half bands where they give more CTAs */
-	if (midm_hb_hook(A, B, C, M, N, K, p, stream))
+#if SF_GEMM_MIDM_HB /* version 13 (GEMM_NOTES_MID_M.md): half bands where they give more CTAs; not where version 18's
+		    * candidate (SF_GEMM_MIDM_MW 1) routed a multi-wave case to v4's full bands */
+	if (sfgemm::mw_route(M, N, sm_count(), SF_GEMM_MIDM_MW, SF_GEMM_MIDM_MAX_M) != 1 &&
+	    midm_hb_hook(A, B, C, M, N, K, p, stream))
 		return SF_OK;
 #endif
 #if SF_GEMM_MIDM_MC /* version 12 (GEMM_NOTES_MID_M.md): the plan on band-pair clusters sharing the activations */

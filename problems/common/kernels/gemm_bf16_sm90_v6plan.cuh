@@ -3,7 +3,8 @@
  * SF_GEMM_V6): a small cost model that picks, per (M, N, K), the tile width (128 x 128, 128 x 192 or
  * 128 x 256) and the schedule among the wgmma kernel's existing modes: persistent and unsplit, one cluster
  * of s CTAs per tile reduced through DSMEM (kWgSplitCluster), or v2's global split-K (launch_wgmma).
- * Version 17 (SF_GEMM_V6_BN96) adds persistent 128 x 96 tiles where they fill one wave (v6_w96_ok).
+ * Version 17 (SF_GEMM_V6_BN96) adds persistent 128 x 96 tiles where they fill one wave (v6_w96_ok). Version 18's
+ * candidate route (mw_route, SF_GEMM_MIDM_MW) decides which multi-wave mid-M cases leave this plan for the mid-M path.
  * Plain host C++ (no CUDA types): tests/gemm/v6_plan_test.cpp compiles it with g++ alone.
  * The model, its calibration points and its predictions: GEMM_NOTES.md, "Version 6".
  */
@@ -107,6 +108,28 @@ static inline bool v6_w96_ok(int M, int N, int sms, int w96)
 {
 	const long tiles = (long)((M + 127) / 128) * ((N + 95) / 96);
 	return w96 > 0 && (w96 == 2 || M <= 256) && tiles <= sms && 10 * tiles >= 9L * sms;
+}
+
+/* Version 18 candidate (SF_GEMM_MIDM_MW; GEMM_NOTES_MID_M2.md "Version 18"): which mid-M kernel takes a weight of more
+ * 128-row bands than SMs (28672 rows on 132 SMs: the v6 plan runs 224 tiles of 128 tokens x 256 there, 2 rounds, the
+ * second token tile 1..64 real rows) at 128 < M <= min(max_m, kMwMaxM). Returns 0 (not taken: the v6 / v10 plan as
+ * before), 1 (mw 1: v4's full-band kernel, token tile 192, unsplit, one CTA per band: 25% less MMA per SM at the same
+ * wave count) or 2 (mw 2: the same dispatch, v13's half bands with exact-fit token tiles). Above kMwMaxM the swap tile is
+ * 256 tokens, the v10 tile's area: no gain. At M <= 128 v4 measured 2% behind v2 (GEMM_NOTES.md "Version 4 measured"). */
+const int kMwMaxM = 192;
+static inline int mw_route(int M, int N, int sms, int mw, int max_m)
+{
+	const long bands = ((long)N + 127) / 128;
+	if (mw < 1 || mw > 2 || M <= 128 || M > max_m || M > kMwMaxM || bands <= sms)
+		return 0;
+	return mw;
+}
+
+/* Outputs computed per SM (rounds x tile area; MMA work per SM up to the constant 2 K) of `units` equal tiles of rows x cols
+ * at one CTA per SM on sms SMs: the measure by which version 18 (mw_route) beats the v6 plan (plan tests only). */
+static inline long mw_sm_area(long units, int rows, int cols, int sms)
+{
+	return (units + sms - 1) / sms * (long)rows * cols;
 }
 
 /*
