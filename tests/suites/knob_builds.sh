@@ -21,6 +21,10 @@ llama/gqa_paged_decode_h32_kv8_d128_ps1 -DDEC_B1_TMA=1
 llama/gqa_paged_decode_h32_kv8_d128_ps16 -DDEC_B1_TMA=1 -DDEC_B1_ITEMS=16
 llama/silu_and_mul_i14336 -DSM_SILU=2 -DSM_HINT=7
 llama/gemm_bf16_n6144_k4096 -DSF_GEMM_V6_BN96=0 -DSF_GEMM_SM16_MIDM=0
+llama/gemm_bf16_n4096_k4096 -DSF_GEMM_SM_PF=1
+llama/gemm_bf16_n4096_k4096 -DSF_GEMM_SM_PF=2
+llama/gemm_bf16_n6144_k4096 -DSF_GEMM_SM_PF=1 -DSF_GEMM_SM_PF_OP=1
+llama/gemm_bf16_n4096_k4096 -DSF_GEMM_SM_LDPF=256
 LIST
 )
 pass=0 fail=0 i=0
