@@ -172,6 +172,9 @@
 #           gemm_smallm16_kernel at 4096^2 M 9-16)
 #   smpfb   -DSF_GEMM_SM_PF=1 -DSF_GEMM_SM_PF_OP=1: smpf1's ranges as cp.async.bulk.prefetch.L2 (one per row, the TMA unit)
 #   sm256   -DSF_GEMM_SM_LDPF=256: the weight loads carry .L2::256B (ld.global.nc.L1::no_allocate.L2::256B)
+#   smxpf   smpf1 + -DSF_GEMM_SM_XPF=1: gemm_smallm_kernel's warps also prefetch, behind their first batch, their K slice of
+#           the block one generation (2 x SMs blocks) later, on grids of <= 4 generations of <= 24 MB (4096^2, 6144 x 4096
+#           at M <= 8 and 6144 at M 9-16; not 28672 / 4096 x 14336): the whole weight requested in the first generation
 #   v17x    (the default since session 16's fourth call) -DSF_GEMM_V6_BN96=2: v17 at any v6 M, so also 4096^2 and 4096x14336 M 257..384 (43 x 3 = 129 CTAs instead of
 #           96 of 128-wide tiles); precheck $MS_V17X
 #   dflt    the solution's defaults as they are (no -D but the trace): since session 10 v3a + v6 + v10; v3a and v2
@@ -207,7 +210,7 @@
 #   'CANDS=dflt+v17,MS=200+224+256+333,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:150' (version 17: 128 x 96 tiles)
 #   'CANDS=dflt+s16,MS=8+9+12+16,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
 # The M <= 16 L2-prefetch candidates (GEMM_NOTES_MID_M2.md "M <= 16: ramp and tail"; dflt = the defaults; ~3-4 min):
-#   'CANDS=dflt+smpf1+smpf2+smpfb+sm256,MS=1+2+4+8+16,STEPS=build+sass+check@tools/gpu_gemm.sh:300'
+#   'CANDS=dflt+smpf1+smpf2+smxpf+sm256,MS=1+2+4+8+16,STEPS=build+sass+check@tools/gpu_gemm.sh:300' (smpfb: the bulk op)
 # The M 9-16 A-in-shared-memory candidate (GEMM_NOTES_MID_M2.md "M 9-16: A staged in shared memory"; M 8 the reference row):
 #   'CANDS=dflt+sm16a+sm16a16,MS=8+9+12+16,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:180'
 # The v5 small-M run (GEMM_NOTES.md "Version 5"; ~3 min on one H200):
@@ -357,9 +360,10 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"smpf1|-DSF_GEMM_SM_PF=1|1-16|"
 	"smpf2|-DSF_GEMM_SM_PF=2|1-16|"
 	"smpfb|-DSF_GEMM_SM_PF=1 -DSF_GEMM_SM_PF_OP=1|1-16|"
-	"sm256|-DSF_GEMM_SM_LDPF=256|1-16|")
+	"sm256|-DSF_GEMM_SM_LDPF=256|1-16|"
+	"smxpf|-DSF_GEMM_SM_PF=1 -DSF_GEMM_SM_XPF=1|1-16|")
 # the candidates whose ptxas report (registers, spills per kernel) and SASS counts (HGMMA, TMA) are printed
-WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o sm16a sm16a16 s16m v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw v16w v17 v17x v17o smpf1 smpf2 smpfb sm256 dflt"
+WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o sm16a sm16a16 s16m v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw v16w v17 v17x v17o smpf1 smpf2 smpfb sm256 smxpf dflt"
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	names=" "

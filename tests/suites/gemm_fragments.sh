@@ -46,7 +46,9 @@
 # pairs) was removed in session 14 (measured slower than the default), its emulation and compile check with it. The
 # small-M L2 prefetch candidate (SF_GEMM_SM_PF = D: tools/gemm_dev/emulate_smallm_pf.py, ~3 s: both kernels' batch loops
 # and smallm_prefetch's lane map, lines and bulk; every prefetch inside B, each later batch prefetched once, D batches
-# ahead, never a batch the warp does not load, every byte of the batch covered; mutations lim, pro and line caught).
+# ahead, never a batch the warp does not load, every byte of the batch covered; mutations lim, pro and line caught; and
+# the cross-block lookahead SF_GEMM_SM_XPF: exactly the whole-step bytes the same warp of block b + 2 SMs loads, inside B,
+# on the grids the rule admits; mutations xrow and xlim caught).
 # No GPU needed. Ends with "N passed, M failed".
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2

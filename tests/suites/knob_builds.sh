@@ -25,6 +25,7 @@ llama/gemm_bf16_n4096_k4096 -DSF_GEMM_SM_PF=1
 llama/gemm_bf16_n4096_k4096 -DSF_GEMM_SM_PF=2
 llama/gemm_bf16_n6144_k4096 -DSF_GEMM_SM_PF=1 -DSF_GEMM_SM_PF_OP=1
 llama/gemm_bf16_n4096_k4096 -DSF_GEMM_SM_LDPF=256
+llama/gemm_bf16_n6144_k4096 -DSF_GEMM_SM_PF=1 -DSF_GEMM_SM_XPF=1
 LIST
 )
 pass=0 fail=0 i=0

@@ -119,6 +119,77 @@ def check(kind, N, K, U, D, op, RG=1, ilv=False, mutate=None):
     return probs
 
 
+def prefetch_next(blk, grid, nsm, bpsm, rows_per_block, rg8, N, K, s0, lim, op, mutate=None):
+    """smallm_prefetch_next<bpsm> of one warp (SF_GEMM_SM_XPF): (row, first byte, byte address, bytes) per request,
+    [] where the rule declines (no next block, too many generations, a generation over SF_GEMM_SM_XPF_MB)."""
+    L = bpsm * nsm
+    nxt = blk + L
+    if lim <= s0 or nxt >= grid or grid > XPF_WAVES * L or L * rows_per_block * K * 2 > XPF_MB << 20:
+        return []
+    r0 = nxt * rows_per_block + (0 if mutate == 'xrow' else rg8)
+    out = []
+    if op == 0:
+        lpr = ((lim - s0) * 64 + 127) // 128
+        for lane in range(32):
+            for i in range(lane, 8 * lpr, 32):
+                row = min(r0 + i // lpr, N - 1)
+                o = s0 * 64 + (i % lpr) * 128
+                a = row * 2 * K + o
+                out.append((row, o, a - a % 128, 128))
+    else:
+        for lane in range(8):
+            row = min(r0 + lane, N - 1)
+            out.append((row, s0 * 64, row * 2 * K + s0 * 64, (lim - s0) * 64))
+    return out
+
+
+XPF_WAVES, XPF_MB = 4, 24  # the header's defaults of SF_GEMM_SM_XPF_WAVES / _MB
+
+
+def check_xpf(N, K, U, RG, nsm, op, mutate=None):
+    """gemm_smallm_kernel with SF_GEMM_SM_XPF=1 (contiguous slices): every block's warps, at their first batch, prefetch
+    exactly the whole-step bytes [64 s0, 64 lim) of the rows that the same warp of block b + L loads, inside B;
+    returns (problems, number of blocks that prefetched)."""
+    KS = 8 // RG
+    steps, full = (K + 31) // 32, K // 32
+    per = (steps + KS - 1) // KS
+    grid = (N + 8 * RG - 1) // (8 * RG)
+    probs, active = [], 0
+    for blk in range(grid):
+        did = False
+        for w in range(8):
+            rg, ks = w % RG, w // RG
+            s0 = ks * per
+            rend = min(s0 + per, steps)
+            lim = min(rend, full)
+            if s0 + U > lim:  # no whole batch: the loop (and its prefetch) never runs
+                continue
+            reqs = prefetch_next(blk, grid, nsm, 2, 8 * RG, rg * 8, N, K, s0, rend if mutate == 'xlim' else lim, op,
+                                 mutate)
+            if not reqs:
+                continue
+            did = True
+            cover = {}
+            for row, o, a, n in reqs:
+                if not (0 <= row < N and 0 <= o and o + (n if op else 1) <= 2 * K):
+                    probs.append("blk %d warp %d: prefetch row %d byte %d outside B" % (blk, w, row, o))
+                cover.setdefault(row, set()).update(range(a - row * 2 * K, a - row * 2 * K + n))
+            want = {min((blk + 2 * nsm) * 8 * RG + rg * 8 + g, N - 1) for g in range(8)}
+            if set(cover) != want:
+                probs.append("blk %d warp %d: prefetched rows %s, block %d's warp loads %s" %
+                             (blk, w, sorted(cover), blk + 2 * nsm, sorted(want)))
+            for row in want:
+                got = cover.get(row, set())
+                need = set(range(s0 * 64, lim * 64))
+                if (2 * K) % 128 == 0 or op == 1:
+                    if need - got:
+                        probs.append("blk %d warp %d row %d: %d bytes not prefetched" % (blk, w, row, len(need - got)))
+                if op == 1 and got - need:
+                    probs.append("blk %d warp %d row %d: %d bytes past its whole steps" % (blk, w, row, len(got - need)))
+        active += did
+    return probs, active
+
+
 def main():
     bad = 0
     cases = []
@@ -148,6 +219,24 @@ def main():
                    ('line', ('smallm16', 4096, 4096, 4, 1, 0, 1, False)), ('lim', ('smallm16', 30, 4104, 4, 2, 1, 1, False))]:
         caught = bool(check(*c, mutate=mut))
         print("prefetch mutation %s on %s N=%d K=%d: %s" % (mut, c[0], c[1], c[2], "caught" if caught else "NOT CAUGHT"))
+        bad += not caught
+    # the cross-block lookahead (SF_GEMM_SM_XPF=1): on 132 SMs it runs on 4096^2 and 6144 x 4096 (1.94 / 2.91 generations of
+    # 17 MB), not on 28672 x 4096 (13.6 generations) nor 4096 x 14336 (60 MB a generation); K tails and RG 2 on small SM counts
+    for (N, K, U, RG, nsm, op, want) in [(4096, 4096, 8, 1, 132, 0, 248), (4096, 4096, 8, 1, 132, 1, 248),
+                                         (6144, 4096, 8, 1, 132, 0, 504), (28672, 4096, 8, 1, 132, 0, 0),
+                                         (4096, 14336, 8, 1, 132, 1, 0), (104, 4104, 8, 1, 3, 0, 7), (100, 1288, 4, 2, 2, 1, 3),
+                                         (34, 1032, 2, 1, 1, 0, 3)]:
+        probs, active = check_xpf(N, K, U, RG, nsm, op)
+        if probs or active != want:
+            print("xpf N=%d K=%d U=%d RG=%d SMs %d op %d FAILED: %d blocks prefetched (want %d) %s" %
+                  (N, K, U, RG, nsm, op, active, want, probs[:1]))
+            bad += 1
+        else:
+            print("xpf N=%d K=%d U=%d RG=%d SMs %d op %d: %d blocks prefetch the next generation, max err 0" %
+                  (N, K, U, RG, nsm, op, active))
+    for mut, c in [('xrow', (100, 1288, 4, 2, 2, 1)), ('xlim', (104, 4104, 8, 1, 3, 1))]:
+        caught = bool(check_xpf(*c, mutate=mut)[0])
+        print("xpf mutation %s N=%d K=%d: %s" % (mut, c[0], c[1], "caught" if caught else "NOT CAUGHT"))
         bad += not caught
     print("emulate_smallm_pf: %s" % ("FAILED" if bad else "ok"))
     return 1 if bad else 0

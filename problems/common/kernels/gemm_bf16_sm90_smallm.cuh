@@ -39,7 +39,8 @@
  * warp's batch D ahead into L2 (smallm_prefetch) as they issue a batch's loads, so a warp's later batches come from L2
  * instead of a second DRAM round trip (no registers: the bytes in flight per SM are no longer capped at 64 KB);
  * SF_GEMM_SM_PF_OP picks prefetch.global.L2 lines (0) or cp.async.bulk.prefetch.L2 rows (1). SF_GEMM_SM_LDPF=n
- * (candidate): the streaming loads of B carry .L2::<n>B.
+ * (candidate): the streaming loads of B carry .L2::<n>B. SF_GEMM_SM_XPF=1 (candidate): gemm_smallm_kernel's warps also
+ * prefetch their K slice of the block one generation ahead (smallm_prefetch_next) on small grids (4096 x 4096, 6144 x 4096).
  *
  * SF_GEMM_SM_ASMEM=1 (candidate, default 0): M 9..16 where <2, U> runs (the multi-wave grids) on gemm_smallm_as_kernel,
  * gemm_bf16_sm90_smallm_as.cuh (A staged once per SM in shared memory, persistent 16-warp blocks).
@@ -74,6 +75,19 @@
 #endif
 #ifndef SF_GEMM_SM_LDPF /* 64, 128 or 256 (candidate): the streaming loads of B carry .L2::<n>B; 0: no prefetch-size qualifier */
 #define SF_GEMM_SM_LDPF 0
+#endif
+#ifndef SF_GEMM_SM_XPF /* 1 (candidate): gemm_smallm_kernel's warps also prefetch their K slice of the block one generation
+			* (2 x SMs blocks) later into L2, on grids of <= SF_GEMM_SM_XPF_WAVES generations of <= SF_GEMM_SM_XPF_MB */
+#define SF_GEMM_SM_XPF 0
+#endif
+#ifndef SF_GEMM_SM_XPF_WAVES
+#define SF_GEMM_SM_XPF_WAVES 4
+#endif
+#ifndef SF_GEMM_SM_XPF_MB
+#define SF_GEMM_SM_XPF_MB 24
+#endif
+#if SF_GEMM_SM_XPF && (SF_GEMM_SM_PIPE || SF_GEMM_SM_ILV)
+#error "SF_GEMM_SM_XPF: written for the contiguous K slices of the single-buffer batch loop only"
 #endif
 #if SF_GEMM_SM_PF && SF_GEMM_SM_PIPE
 #error "SF_GEMM_SM_PF and SF_GEMM_SM_PIPE: the prefetch is written for the single-buffer batch loop only"
@@ -130,6 +144,41 @@ __device__ __forceinline__ void smallm_prefetch(const __nv_bfloat16 *B, int n0, 
 	if (lane < R) {
 		const __nv_bfloat16 *p = B + (size_t)min(n0 + lane, N - 1) * K + (size_t)s * 32;
 		asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(U * 64) : "memory");
+	}
+#endif
+}
+#endif
+
+#if SF_GEMM_SM_XPF
+/*
+ * Cross-block lookahead (candidate SF_GEMM_SM_XPF; GEMM_NOTES_MID_M2.md "M <= 16: ramp and tail"): the whole K steps
+ * [s0, lim) of the 8 weight rows r0 .. r0 + 7 (clamped to N - 1) into L2 — the bytes the warp of the same (row group,
+ * K slice) in block blockIdx.x + L loads, L = the blocks resident at once (bpsm x %nsmid), so that block, one
+ * generation later, finds its weights in L2. Only on grids of at most SF_GEMM_SM_XPF_WAVES generations whose one
+ * generation holds at most SF_GEMM_SM_XPF_MB MB of weights (the lookahead stays well inside the 50 MB L2). Op as
+ * smallm_prefetch: 128-byte lines (op 0) or one bulk prefetch per row (op 1). A hint: no result depends on it.
+ */
+template <int bpsm>
+__device__ __forceinline__ void smallm_prefetch_next(const __nv_bfloat16 *B, int rows_per_block, int rg8, int N, int K,
+						     int s0, int lim, int lane)
+{
+	unsigned nsm;
+	asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
+	const unsigned L = bpsm * nsm, next = blockIdx.x + L;
+	if (lim <= s0 || next >= gridDim.x || gridDim.x > SF_GEMM_SM_XPF_WAVES * L ||
+	    (size_t)L * rows_per_block * K * 2 > ((size_t)SF_GEMM_SM_XPF_MB << 20))
+		return;
+	const int r0 = (int)next * rows_per_block + rg8;
+#if SF_GEMM_SM_PF_OP == 0
+	const int lpr = ((lim - s0) * 64 + 127) / 128; /* 128-byte lines per row */
+	for (int i = lane; i < 8 * lpr; i += 32) {
+		const char *p = (const char *)(B + (size_t)min(r0 + i / lpr, N - 1) * K + (size_t)s0 * 32) + (i % lpr) * 128;
+		asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+	}
+#else
+	if (lane < 8) {
+		const __nv_bfloat16 *p = B + (size_t)min(r0 + lane, N - 1) * K + (size_t)s0 * 32;
+		asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"((lim - s0) * 64) : "memory");
 	}
 #endif
 }
@@ -256,6 +305,10 @@ __global__ void __launch_bounds__(kSmWarps * 32, MH <= 2 ? 2 : 1)
 			smallm_prefetch<U, 8>(B, n0, N, K, st + SF_GEMM_SM_PF * stride, lane);
 #endif
 		smallm_load<MH, U>(bv, av, brow, arow, st);
+#if SF_GEMM_SM_XPF
+		if (st == s0) /* behind this warp's own first batch */
+			smallm_prefetch_next<MH <= 2 ? 2 : 1>(B, kSmRows, rg * 8, N, K, s0, lim, lane);
+#endif
 #pragma unroll
 		for (int u = 0; u < U; u++)
 			smallm_step<MH>(acc[u & 1], av[u], bv[u]);
