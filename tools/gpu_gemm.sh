@@ -164,6 +164,17 @@
 #           (GEMM_NOTES_MID_M2.md "Version 17"); trace "v6 plan 6144x4096 M=256: bn 96 splits 1 mode persistent ctas 128";
 #           every other plan unchanged; precheck $MS_V17 (odd tails 65..127 rows, the new kernel under a timeout)
 #   v17o    -DSF_GEMM_V6_BN96=0: the control of version 17's flip (session 16, call 4): no 96-wide tiles
+#   smpf1   the defaults + -DSF_GEMM_SM_PF=1: the small-M kernels (M <= 16 where launch_small runs: gemm_smallm_kernel<1, 8>
+#           at M <= 8, gemm_smallm16_kernel / <2, 8> at M 9-16 outside 28672) prefetch each warp's next batch of B into L2
+#           (prefetch.global.L2, one 128-byte line per lane) as they load a batch: at K 4096 a warp's whole 8 KB requested
+#           at its start (GEMM_NOTES_MID_M2.md "M <= 16: ramp and tail"); no clusters, no precheck
+#   smpf2   -DSF_GEMM_SM_PF=2: two batches ahead (differs from smpf1 only where a warp has > 2 batches: 4096 x 14336,
+#           gemm_smallm16_kernel at 4096^2 M 9-16)
+#   smpfb   -DSF_GEMM_SM_PF=1 -DSF_GEMM_SM_PF_OP=1: smpf1's ranges as cp.async.bulk.prefetch.L2 (one per row, the TMA unit)
+#   sm256   -DSF_GEMM_SM_LDPF=256: the weight loads carry .L2::256B (ld.global.nc.L1::no_allocate.L2::256B)
+#   smxpf   smpf1 + -DSF_GEMM_SM_XPF=1: gemm_smallm_kernel's warps also prefetch, behind their first batch, their K slice of
+#           the block one generation (2 x SMs blocks) later, on grids of <= 4 generations of <= 24 MB (4096^2, 6144 x 4096
+#           at M <= 8 and 6144 at M 9-16; not 28672 / 4096 x 14336): the whole weight requested in the first generation
 #   v17x    (the default since session 16's fourth call) -DSF_GEMM_V6_BN96=2: v17 at any v6 M, so also 4096^2 and 4096x14336 M 257..384 (43 x 3 = 129 CTAs instead of
 #           96 of 128-wide tiles); precheck $MS_V17X
 #   v18     the defaults + -DSF_GEMM_MIDM_MW=1 (+ MIDM / V6 traces): where the weight has more 128-row bands than SMs
@@ -207,6 +218,8 @@
 #   'CANDS=dflt+v18+v18h,MS=129+144+160+176+192+200,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240' (version 18:
 #   28672 x 4096 M 129..192 on swap-AB token tiles; v18 / v18h timed at M 129..192 only, M 200 the dflt / cuBLASLt anchor)
 #   'CANDS=dflt+s16,MS=8+9+12+16,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
+# The M <= 16 L2-prefetch candidates (GEMM_NOTES_MID_M2.md "M <= 16: ramp and tail"; dflt = the defaults; ~3-4 min):
+#   'CANDS=dflt+smpf1+smpf2+smxpf+sm256,MS=1+2+4+8+16,STEPS=build+sass+check@tools/gpu_gemm.sh:300' (smpfb: the bulk op)
 # The M 9-16 A-in-shared-memory candidate (GEMM_NOTES_MID_M2.md "M 9-16: A staged in shared memory"; M 8 the reference row):
 #   'CANDS=dflt+sm16a+sm16a16,MS=8+9+12+16,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:180'
 # The v5 small-M run (GEMM_NOTES.md "Version 5"; ~3 min on one H200):
@@ -356,9 +369,14 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"v17o|-DSF_GEMM_V6_BN96=0 -DSF_GEMM_V6_TRACE=1|193-384|"
 	"v17x|-DSF_GEMM_V6_BN96=2 -DSF_GEMM_V6_TRACE=1 -DSF_GEMM_V3_TRACE=1|193-384|$MS_V17X"
 	"v18|-DSF_GEMM_MIDM_MW=1 -DSF_GEMM_MIDM_TRACE=1 -DSF_GEMM_V6_TRACE=1|129-192|$MS_V18"
-	"v18h|-DSF_GEMM_MIDM_MW=2 -DSF_GEMM_MIDM_TRACE=1 -DSF_GEMM_V6_TRACE=1|129-192|$MS_V18")
+	"v18h|-DSF_GEMM_MIDM_MW=2 -DSF_GEMM_MIDM_TRACE=1 -DSF_GEMM_V6_TRACE=1|129-192|$MS_V18"
+	"smpf1|-DSF_GEMM_SM_PF=1|1-16|"
+	"smpf2|-DSF_GEMM_SM_PF=2|1-16|"
+	"smpfb|-DSF_GEMM_SM_PF=1 -DSF_GEMM_SM_PF_OP=1|1-16|"
+	"sm256|-DSF_GEMM_SM_LDPF=256|1-16|"
+	"smxpf|-DSF_GEMM_SM_PF=1 -DSF_GEMM_SM_XPF=1|1-16|")
 # the candidates whose ptxas report (registers, spills per kernel) and SASS counts (HGMMA, TMA) are printed
-WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o sm16a sm16a16 s16m v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw v16w v17 v17x v17o v18 v18h dflt"
+WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o sm16a sm16a16 s16m v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw v16w v17 v17x v17o v18 v18h smpf1 smpf2 smpfb sm256 smxpf dflt"
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	names=" "
@@ -427,7 +445,7 @@ if has sass; then
 		[ -f "$dev/$name.so" ] || continue
 		cuobjdump --dump-sass "$dev/$name.so" >"$logs/sass_$name.txt" 2>&1
 		n=$(grep -c HGMMA "$logs/sass_$name.txt")
-		note "sass $name: HGMMA $n (64x128x16: $(grep -c 'HGMMA.64x128x16' "$logs/sass_$name.txt")) UTMALDG $(grep -c UTMALDG "$logs/sass_$name.txt") (MULTICAST $(grep -c 'UTMALDG.*MULTICAST' "$logs/sass_$name.txt"), MEMBAR.ALL.GPU $(grep -c 'MEMBAR.ALL.GPU' "$logs/sass_$name.txt")) HMMA $(grep -c 'HMMA\.' "$logs/sass_$name.txt") LDG.E.NA.128 $(grep -c 'LDG.E.NA.128' "$logs/sass_$name.txt") UTMASTG $(grep -c 'UTMASTG' "$logs/sass_$name.txt") LDS.128 $(grep -c 'LDS.128' "$logs/sass_$name.txt") LDGSTS $(grep -c 'LDGSTS' "$logs/sass_$name.txt")"
+		note "sass $name: HGMMA $n (64x128x16: $(grep -c 'HGMMA.64x128x16' "$logs/sass_$name.txt")) UTMALDG $(grep -c UTMALDG "$logs/sass_$name.txt") (MULTICAST $(grep -c 'UTMALDG.*MULTICAST' "$logs/sass_$name.txt"), MEMBAR.ALL.GPU $(grep -c 'MEMBAR.ALL.GPU' "$logs/sass_$name.txt")) HMMA $(grep -c 'HMMA\.' "$logs/sass_$name.txt") LDG.E.NA.128 $(grep -c 'LDG.E.NA.128' "$logs/sass_$name.txt") UTMASTG $(grep -c 'UTMASTG' "$logs/sass_$name.txt") LDS.128 $(grep -c 'LDS.128' "$logs/sass_$name.txt") LDGSTS $(grep -c 'LDGSTS' "$logs/sass_$name.txt") CCTL (prefetch.global) $(grep -c 'CCTL' "$logs/sass_$name.txt") UBLKPF $(grep -c 'UBLKPF' "$logs/sass_$name.txt")"
 		[ "${n:-0}" -gt 0 ] || { note "sass: no HGMMA in $name"; status=1; }
 	done
 fi

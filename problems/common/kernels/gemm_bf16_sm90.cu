@@ -42,6 +42,8 @@
  * SF_GEMM_V3_AUTO, SF_GEMM_V3_AUTO_PCT (v3's width only past a predicted margin, "v3 width: a margin"),
  * SF_GEMM_MIDM, SF_GEMM_MIDM_MAX_M, SF_GEMM_MIDM_SPLITS, SF_GEMM_MIDM_2CTA (v4, "Version 4 (mid M)"),
  * SF_GEMM_SM16 (1, the default: M 9..16 on gemm_smallm16_kernel where its grid is one wave; 0: never),
+ * SF_GEMM_SM_PF, SF_GEMM_SM_PF_OP, SF_GEMM_SM_LDPF (candidates, default 0: the small-M kernels prefetch each warp's batch D
+ * ahead into L2 / the weight loads carry .L2::<n>B; GEMM_NOTES_MID_M2.md "M <= 16: ramp and tail"),
  * SF_GEMM_SM_ASMEM (candidate, default 0: M 9..16 on the multi-wave grids on gemm_smallm_as_kernel, A staged once per
  * SM in shared memory, gemm_bf16_sm90_smallm_as.cuh; GEMM_NOTES_MID_M2.md "M 9-16: A staged in shared memory"),
  * SF_GEMM_SMALLM_V (2: the v5 small-M kernel for M <= 16, gemm_bf16_sm90_smallm_v5.cuh, "Version 5"),
