@@ -104,16 +104,7 @@
 #           GEMM_NOTES_MID_M.md "M 9-16 measured"); checked and timed at M 9..16 only; its precheck ($MS_S16,
 #           untimed) covers odd M and every M-row clamp
 #   s16o    the control of that flip, -DSF_GEMM_SM16=0: M 9..16 on the 8-row kernel gemm_smallm_kernel<2, U>
-#   sm16a   the defaults + -DSF_GEMM_SM_ASMEM=1: M 9..16 where the default runs gemm_smallm_kernel<2, U> (the multi-wave
-#           grids: 6144 x 4096, 28672 x 4096) on gemm_smallm_as_kernel (gemm_bf16_sm90_smallm_as.cuh): one persistent
-#           16-warp block per SM stages A (16 rows x K, 132 KB) in shared memory once, then streams 8-row tiles of B as
-#           <2, 8> does with A fragments from ld.shared (1 global load per K step instead of 3; GEMM_NOTES_MID_M2.md
-#           "M 9-16: A staged in shared memory"); 4096-row weights unchanged (gemm_smallm16_kernel); precheck $MS_S16
-#           (named barriers: a protocol slip hangs)
-#   s16s    -DSF_GEMM_SM16_MIDM=0: the control of s16m's flip (session 16, call 3): M 9-16 on the small-M kernels everywhere
-#   s16m    (the default since session 16's third call) -DSF_GEMM_SM16_MIDM=1: M 9..16 on weights with more 128-row bands than SMs (28672 x 4096) through
-#           the mid-M path (v4's two-CTA plan, 32-token tile) instead of gemm_smallm_kernel<2, U>; precheck $MS_S16
-#   sm16a16 sm16a with -DSF_GEMM_SM_AS_U=16: 16 B loads per warp per batch (128 KB of B in flight per SM, twice today's)
+#   (sm16a / sm16a16, A staged in shared memory at M 9-16: measured slower in session 16, removed)
 #   v12     the defaults + -DSF_GEMM_MIDM_MC=1 (+ _TRACE=1): v4's one-CTA-per-SM plans (M 17..128) on clusters of two
 #           weight bands x their K splits whose CTAs of one K range share the activation tile by TMA multicast (each
 #           loads half; gemm_bf16_sm90_midm_mc.cuh, GEMM_NOTES_MID_M.md "Version 12"); the trace line of a pair plan
@@ -220,8 +211,6 @@
 #   'CANDS=dflt+s16,MS=8+9+12+16,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
 # The M <= 16 L2-prefetch candidates (GEMM_NOTES_MID_M2.md "M <= 16: ramp and tail"; dflt = the defaults; ~3-4 min):
 #   'CANDS=dflt+smpf1+smpf2+smxpf+sm256,MS=1+2+4+8+16,STEPS=build+sass+check@tools/gpu_gemm.sh:300' (smpfb: the bulk op)
-# The M 9-16 A-in-shared-memory candidate (GEMM_NOTES_MID_M2.md "M 9-16: A staged in shared memory"; M 8 the reference row):
-#   'CANDS=dflt+sm16a+sm16a16,MS=8+9+12+16,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:180'
 # The v5 small-M run (GEMM_NOTES.md "Version 5"; ~3 min on one H200):
 #   CANDS=sm5,sm5c,sm5r,midm_s1 MS=1,2,3,4,7,8,9,12,16,17,64 MS_MIDM=17,64 STEPS=build,precheck,check tools/gpu_gemm.sh
 # Every build's .so is checked for STB_GNU_UNIQUE symbols (`nm` type u): gemm_check.py loads all variants
@@ -342,8 +331,6 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"v11m|-DSF_GEMM_MIDM_TMA=1 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V11M"
 	"s16|-DSF_GEMM_SM16=1|9-16|$MS_S16"
 	"s16o|-DSF_GEMM_SM16=0|9-16|$MS_S16"
-	"sm16a|-DSF_GEMM_SM_ASMEM=1|9-16|$MS_S16"
-	"sm16a16|-DSF_GEMM_SM_ASMEM=1 -DSF_GEMM_SM_AS_U=16|9-16|$MS_S16"
 	"s16m|-DSF_GEMM_SM16_MIDM=1 -DSF_GEMM_MIDM_TRACE=1|9-16|$MS_S16"
 	"s16s|-DSF_GEMM_SM16_MIDM=0|9-16|"
 	"v12|-DSF_GEMM_MIDM_MC=1 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V12"
@@ -376,7 +363,7 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"sm256|-DSF_GEMM_SM_LDPF=256|1-16|"
 	"smxpf|-DSF_GEMM_SM_PF=1 -DSF_GEMM_SM_XPF=1|1-16|")
 # the candidates whose ptxas report (registers, spills per kernel) and SASS counts (HGMMA, TMA) are printed
-WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o sm16a sm16a16 s16m v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw v16w v17 v17x v17o v18 v18h smpf1 smpf2 smpfb sm256 smxpf dflt"
+WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o s16m v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw v16w v17 v17x v17o v18 v18h smpf1 smpf2 smpfb sm256 smxpf dflt"
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	names=" "

@@ -25,10 +25,8 @@
 # kernel's addresses, the stage's place beside the reduction slab, clipped TMA boxes; four mutations) and its
 # compile (tests/gemm/midm_tma_compile.cu: 4 UTMASTG); the M 9-16 candidate of the small-M kernel (SF_GEMM_SM16=1:
 # emulate_fragments.py's smallm16, M 9..16, odd K and N, each output stored once, five mutations that must be caught)
-# and its compile (tests/gemm/smallm16_compile.cu: U 4 and 2, no spill); the M 9-16 candidate with A staged once per SM in
-# shared memory (SF_GEMM_SM_ASMEM=1: emulate_fragments.py's smallm_as, persistent 2-group blocks, M 9..16, odd K and N, 1..3
-# blocks, every output once, staged-slice ownership, bank-conflict-free A reads; six mutations that must be caught) and its
-# compile (tests/gemm/smallm_as_compile.cu: U 8 and 16, no spill); the version-12 mid-M candidate (SF_GEMM_MIDM_MC=1:
+# and its compile (tests/gemm/smallm16_compile.cu: U 4 and 2, no spill) (the A-in-shared-memory candidate SF_GEMM_SM_ASMEM,
+# its emulation and compile check were removed in session 16: measured slower); the version-12 mid-M candidate (SF_GEMM_MIDM_MC=1:
 # emulate_fragments.py's midm_pair, band-pair clusters with multicast activation halves, odd M 17..129, odd band counts,
 # N / K tails, 1..4 splits, the ring's byte and release accounting, the host rule; five mutations that must be caught)
 # and its compile (tests/gemm/midm_mc_compile.cu: 2 UTMALDG.2D.MULTICAST, no spill); the version-15 candidate (SF_GEMM_TAILROWS=1: the
@@ -148,8 +146,6 @@ kernel_compile v10_compile 'UTMASTG' 7
 kernel_compile midm_tma_compile 'UTMASTG' 4
 # the M 9..16 small-M candidate (SF_GEMM_SM16=1): batch depths 4 (launched) and 2 at two blocks per SM, no spill
 kernel_compile smallm16_compile
-# the M 9..16 candidate with A staged once per SM in shared memory (SF_GEMM_SM_ASMEM=1): U 8 (launched) and 16, no spill
-kernel_compile smallm_as_compile
 # the version-12 mid-M candidate (SF_GEMM_MIDM_MC=1): band-pair clusters, NT 64 and 128, one activation-half multicast each
 kernel_compile midm_mc_compile 'UTMALDG.2D.MULTICAST' 2
 # the version-15 candidate (SF_GEMM_TAILROWS=1): wgmma persistent / cluster / pair, v10, v4 two-CTA; two TMA loads each

@@ -114,7 +114,7 @@ def smallm(A, B, RG=1, U=8, ilv=False, warps=8):
 
 
 def k_loop(step, s0, lim, rend, U):
-    """The K order of gemm_smallm16_kernel and gemm_smallm_as_kernel: batches of U steps from s0 while a whole batch
+    """The K order of gemm_smallm16_kernel: batches of U steps from s0 while a whole batch
     fits below lim (step u on accumulator set u & 1, unpredicated), then the remaining steps below rend one by one on
     set 0, predicated (the partial last K step)."""
     st = s0
@@ -202,126 +202,6 @@ def smallm16(A, B, U=4, warps=8, mutate=None):
                     writes[g + 8][n] += 1
                     writes[g + 8][n + 1] += 1
     return C, writes
-
-
-def as_ld(K):
-    """as_ld: the staged A row stride in bf16 elements (K rounded up to 64, + 32)"""
-    return (K + 63) // 64 * 64 + 32
-
-
-def as_banks_ok(K, ld):
-    """the ld.shared.v4 of the A fragments (lane (g, q): row g or 8 + g, element st * 32 + 8 q, row stride ld)
-    conflict-free per quarter-warp (8 lanes x 16 B = the 32 four-byte banks once), for every K step"""
-    for st in range((K + 31) // 32):
-        for h in range(2):
-            for p in range(4):
-                banks = set()
-                for lane in range(8 * p, 8 * p + 8):
-                    g, q = lane >> 2, lane & 3
-                    word = ((h * 8 + g) * ld + st * 32 + q * 8) * 2 // 4
-                    banks.update((word + j) % 32 for j in range(4))
-                if len(banks) != 32:
-                    return False
-    return True
-
-
-def smallm_as(A, B, U=8, grid=3, warps=8, mutate=None):
-    """gemm_smallm_as_kernel (candidate SF_GEMM_SM_ASMEM=1, M 9..16): grid persistent blocks of 2 groups of `warps`
-    warps; group grp of block b takes 8-row tiles 2 b + grp, + 2 grid, ...; warp ks its contiguous K slice. Each warp
-    first stages A rows 8 grp .. 8 grp + 7 (clamped to M - 1) over its slice into the block's shared A (16 rows x
-    as_ld(K), NaN where never staged), recording the stager; its reads are checked to come from itself or its
-    partner (the same ks: the only warps its named barrier 3 + ks orders it with). Then the batches of U steps and
-    the predicated tail as gemm_smallm_kernel<2, U>, A fragments from shared memory; per tile red -> warp ks 0 sums in
-    slice order and stores. Returns (C, writes, problems).
-    mutate (must be caught): 'srow' group 1 stages A rows 0..7; 'koff' A read without the lane's 8 q offset; 'tile'
-    tiles strided by grid instead of 2 grid (written twice); 'pad' row stride K (bank conflicts at K % 64 == 0); 'kslice' a warp
-    stages slice (ks + 1) % warps (reads another pair's data: unordered); 'tail' the partial last step not staged."""
-    M, K = A.shape
-    N = B.shape[0]
-    assert 9 <= M <= 16 and K % 8 == 0 and N % 2 == 0
-    ld = K if mutate == 'pad' else as_ld(K)
-    steps, full = (K + 31) // 32, K // 32
-    per = (steps + warps - 1) // warps
-    tiles = (N + 7) // 8
-    assert grid <= (tiles + 1) // 2
-    C = np.full((M, N), np.nan)
-    writes = np.zeros((M, N), dtype=int)
-    problems = []
-    if not as_banks_ok(K, ld):
-        problems.append("A fragment reads conflict in shared memory banks (K %d, row stride %d)" % (K, ld))
-    for blk in range(grid):
-        sm = np.full(16 * ld, np.nan)
-        owner = np.full(16 * ld, -1)
-        for w in range(2 * warps):
-            grp, ks = w // warps, w % warps
-            sks = (ks + 1) % warps if mutate == 'kslice' else ks
-            s0 = sks * per
-            rend = min(s0 + per, steps)
-            k0 = s0 * 32
-            k1 = min(rend * 32, K) if mutate != 'tail' else min(min(rend, full) * 32, K)
-            nv = max(k1 - k0, 0) // 8
-            for lane in range(32):
-                for i in range(lane, 8 * nv, 32):
-                    r, k = 8 * grp + i // nv, k0 + i % nv * 8
-                    src = min(r % 8 if mutate == 'srow' else r, M - 1)
-                    assert r * ld + k + 8 <= (r + 1) * ld, "staged past the row"
-                    sm[r * ld + k:r * ld + k + 8] = A[src, k:k + 8]
-                    owner[r * ld + k:r * ld + k + 8] = ks
-        for grp in range(2):
-            t = 2 * blk + grp
-            while t < tiles:
-                n0 = t * 8
-                red = {}
-                for ks in range(warps):
-                    s0 = ks * per
-                    rend = min(s0 + per, steps)
-                    lim = min(rend, full)
-                    acc = [[[[0.0] * 4 for _ in range(32)]] for _ in range(2)]
-
-                    def lds(row, st, lane, ok):
-                        if not ok:
-                            return [0.0] * 8
-                        o = row * ld + st * 32 + (0 if mutate == 'koff' else (lane & 3) * 8)
-                        if (owner[o:o + 8] != ks).any() and not any("unordered" in p for p in problems):
-                            problems.append("warp ks %d reads A staged by slice %s (unordered)" % (ks, set(owner[o:o + 8])))
-                        return list(sm[o:o + 8])
-
-                    def step(st, accset, predicated):
-                        for half in range(2):
-                            a, b = [], []
-                            for lane in range(32):
-                                g, q = lane >> 2, lane & 3
-                                ok = (not predicated) or st * 32 + q * 8 < K
-                                if not predicated:
-                                    assert st * 32 + q * 8 + 8 <= K
-                                lo, hi = lds(g, st, lane, ok), lds(8 + g, st, lane, ok)
-                                k = st * 32 + q * 8
-                                row = min(n0 + g, N - 1)
-                                if not 0 <= row < N:
-                                    raise IndexError("B row %d" % row)
-                                bv = list(B[row, k:k + 8]) if ok else [0.0] * 8
-                                o = 4 * half
-                                a.append([lo[o:o + 2], hi[o:o + 2], lo[o + 2:o + 4], hi[o + 2:o + 4]])
-                                b.append([bv[o:o + 2], bv[o + 2:o + 4]])
-                            mma(acc[accset][0], a, b)
-                    k_loop(step, s0, lim, rend, U)
-                    red[ks] = [[acc[0][0][lane][e] + acc[1][0][lane][e] for e in range(4)] for lane in range(32)]
-                for lane in range(32):
-                    g, q = lane >> 2, lane & 3
-                    n = n0 + 2 * q
-                    if n >= N:
-                        continue
-                    s = [0.0] * 4
-                    for j in range(warps):
-                        for e in range(4):
-                            s[e] += red[j][lane][e]
-                    for m, (x, y) in ((g, (s[0], s[1])), (g + 8, (s[2], s[3]))):
-                        if m < M:
-                            C[m][n], C[m][n + 1] = x, y
-                            writes[m][n] += 1
-                            writes[m][n + 1] += 1
-                t += grid if mutate == 'tile' else 2 * grid
-    return C, writes, problems
 
 
 MIDM_ROWS, MIDM_BK, MIDM_MAX_SPLIT, MIDM_TRIP = 128, 64, 8, 4
@@ -553,28 +433,6 @@ def main():
         C, writes = smallm16(A, B, 4, mutate=mut)
         caught = not (np.abs(C - A @ B.T).max() <= 1e-9 and (writes == 1).all())
         print("smallm16 mutation %s M=%d N=%d K=%d: %s" % (mut, M, N, K, "caught" if caught else "NOT CAUGHT"))
-        bad += not caught
-    # the M 9..16 candidate with A staged once per SM in shared memory (SF_GEMM_SM_ASMEM=1): every M 9..16, K tails,
-    # warps with no K step (K = 8, 40), N not a multiple of 16, 1..3 blocks (groups with 0..4 tiles), U 8 / 16 / 2
-    for (M, N, K, U, grid) in [(9, 18, 1288, 8, 2), (10, 34, 136, 8, 2), (11, 20, 1064, 2, 1), (12, 16, 2056, 8, 1),
-                               (13, 2, 8, 8, 1), (14, 50, 520, 16, 3), (15, 10, 1032, 8, 1), (16, 64, 2048, 8, 3),
-                               (16, 30, 40, 8, 2), (16, 66, 4104, 16, 2)]:
-        A = rng.standard_normal((M, K))
-        B = rng.standard_normal((N, K))
-        C, writes, probs = smallm_as(A, B, U, grid)
-        err = np.abs(C - A @ B.T).max()
-        once = bool((writes == 1).all())
-        print("smallm_as M=%d N=%d K=%d U=%d grid=%d max err %.2e, every output stored once: %s%s" %
-              (M, N, K, U, grid, err, once, "; " + "; ".join(probs[:2]) if probs else ""))
-        bad += not (err <= 1e-9 and once and not probs)
-    bad += not all(as_banks_ok(k, as_ld(k)) for k in (4096, 14336))  # the Llama K
-    for mut, (M, N, K, grid) in [('srow', (16, 18, 136, 1)), ('koff', (12, 16, 136, 1)), ('tile', (10, 40, 136, 2)),
-                                 ('pad', (9, 16, 256, 1)), ('kslice', (16, 16, 1288, 1)), ('tail', (11, 16, 1288, 1))]:
-        A = rng.standard_normal((M, K))
-        B = rng.standard_normal((N, K))
-        C, writes, probs = smallm_as(A, B, 8, grid, mutate=mut)
-        caught = bool(probs) or not (np.abs(C - A @ B.T).max() <= 1e-9 and (writes == 1).all())
-        print("smallm_as mutation %s M=%d N=%d K=%d: %s" % (mut, M, N, K, "caught" if caught else "NOT CAUGHT"))
         bad += not caught
     # version 12 (SF_GEMM_MIDM_MC=1): band-pair clusters sharing the activation tile by multicast; odd M (17 .. 127),
     # odd band counts (a padded band), N and K tails, uneven K splits, unsplit, every token tile 32 .. 256

@@ -399,10 +399,11 @@ def hb_cfg_ok(nt):
 
 
 def hook_cases():
-    """the token tiles gemm_bf16_sm90.cu's half-band hook launches and queries (an SF_GEMM_MIDM_FIT build: every case)"""
+    """the token tiles the half-band hook (gemm_bf16_sm90_midm_host.cuh since session 16) launches and queries (an
+    SF_GEMM_MIDM_FIT build: every case)"""
     import re
     src = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "problems", "common", "kernels",
-                            "gemm_bf16_sm90.cu")).read()
+                            "gemm_bf16_sm90_midm_host.cuh")).read()
     launch = set(int(x) for x in re.findall(r"midm_launch_nt<(\d+), 1, 1>", src))
     query = set(int(x) for x in re.findall(r"midm_max_clusters_nt<(\d+), 1, 1>", src))
     return launch, query

@@ -44,8 +44,6 @@
  * SF_GEMM_SM16 (1, the default: M 9..16 on gemm_smallm16_kernel where its grid is one wave; 0: never),
  * SF_GEMM_SM_PF, SF_GEMM_SM_PF_OP, SF_GEMM_SM_LDPF (candidates, default 0: the small-M kernels prefetch each warp's batch D
  * ahead into L2 / the weight loads carry .L2::<n>B; GEMM_NOTES_MID_M2.md "M <= 16: ramp and tail"),
- * SF_GEMM_SM_ASMEM (candidate, default 0: M 9..16 on the multi-wave grids on gemm_smallm_as_kernel, A staged once per
- * SM in shared memory, gemm_bf16_sm90_smallm_as.cuh; GEMM_NOTES_MID_M2.md "M 9-16: A staged in shared memory"),
  * SF_GEMM_SMALLM_V (2: the v5 small-M kernel for M <= 16, gemm_bf16_sm90_smallm_v5.cuh, "Version 5"),
  * SF_GEMM_SM5_RING_KB, SF_GEMM_SM5_MIN_RB, SF_GEMM_SM5_RELEASE (v5; "Version 5: the ring race"), SF_GEMM_V6,
  * SF_GEMM_V6_MIN_M, SF_GEMM_V6_MAX_M, SF_GEMM_V6_PIN_BN, SF_GEMM_V6_PIN_MODE (v6, "Version 6"), SF_GEMM_V6_BN96
@@ -80,11 +78,8 @@
 #include <stdio.h>
 #include "solforge/solution.h"
 #include "gemm_bf16_sm90_smallm.cuh"
-#ifndef SF_GEMM_SM_ASMEM /* 1: M 9..16 where launch_small would run gemm_smallm_kernel<2, U>, on the A-in-smem kernel */
-#define SF_GEMM_SM_ASMEM 0
-#endif
-#if SF_GEMM_SM_ASMEM
-#include "gemm_bf16_sm90_smallm_as.cuh"
+#if defined(SF_GEMM_SM_ASMEM) || defined(SF_GEMM_SM_AS_U) /* measured slower on both multi-wave shapes, removed */
+#error "SF_GEMM_SM_ASMEM (A staged in shared memory, M 9-16) was removed in session 16: GEMM_NOTES_MID_M2.md, commit e00e89c holds it"
 #endif
 #include "gemm_bf16_sm90_mma.cuh"
 #include "gemm_bf16_sm90_wgmma.cuh"
@@ -183,21 +178,6 @@ int launch_small(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *
 	else if (M <= 16 && (N + kSm16Rows - 1) / kSm16Rows <= 2 * sm_count())
 		gemm_smallm16_kernel<(U >= 2 ? U / 2 : 1)><<<(unsigned)((N + kSm16Rows - 1) / kSm16Rows), kSmWarps * 32, 0,
 							      stream>>>(A, B, C, M, N, K);
-#endif
-#if SF_GEMM_SM_ASMEM
-	/* A staged once per SM (persistent, one 16-warp block per SM): one global load per K step instead of three */
-	else if (M <= 16 && asmem_bytes(K) <= (size_t)kAsMaxDyn) {
-		static bool as_attr = false;
-		if (!as_attr) {
-			if (cudaFuncSetAttribute(gemm_smallm_as_kernel<SF_GEMM_SM_AS_U>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-						 kAsMaxDyn) != cudaSuccess)
-				return SF_ERR_CUDA;
-			as_attr = true;
-		}
-		const int pairs = (int)((grid + 1) / 2), sms = sm_count();
-		gemm_smallm_as_kernel<SF_GEMM_SM_AS_U><<<(unsigned)(pairs < sms ? pairs : sms), kAsWarps * 32, asmem_bytes(K), stream>>>(
-			A, B, C, M, N, K);
-	}
 #endif
 	else if (M <= 16)
 		gemm_smallm_kernel<2, U><<<grid, kSmWarps * 32, 0, stream>>>(A, B, C, M, N, K);

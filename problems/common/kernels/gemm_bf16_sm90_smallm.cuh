@@ -42,8 +42,6 @@
  * (candidate): the streaming loads of B carry .L2::<n>B. SF_GEMM_SM_XPF=1 (candidate): gemm_smallm_kernel's warps also
  * prefetch their K slice of the block one generation ahead (smallm_prefetch_next) on small grids (4096 x 4096, 6144 x 4096).
  *
- * SF_GEMM_SM_ASMEM=1 (candidate, default 0): M 9..16 where <2, U> runs (the multi-wave grids) on gemm_smallm_as_kernel,
- * gemm_bf16_sm90_smallm_as.cuh (A staged once per SM in shared memory, persistent 16-warp blocks).
  *
  * Requirements (checked by the host): K % 8 == 0, A and B 16-byte aligned, N % 2 == 0, M >= 1.
  */
