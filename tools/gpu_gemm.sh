@@ -162,13 +162,14 @@
 #   smpf2   -DSF_GEMM_SM_PF=2: two batches ahead (differs from smpf1 only where a warp has > 2 batches: 4096 x 14336,
 #           gemm_smallm16_kernel at 4096^2 M 9-16)
 #   smpfb   -DSF_GEMM_SM_PF=1 -DSF_GEMM_SM_PF_OP=1: smpf1's ranges as cp.async.bulk.prefetch.L2 (one per row, the TMA unit)
-#   sm256   -DSF_GEMM_SM_LDPF=256: the weight loads carry .L2::256B (ld.global.nc.L1::no_allocate.L2::256B)
+#   sm256   (the default since session 17) -DSF_GEMM_SM_LDPF=256: the weight loads carry .L2::256B
+#           (ld.global.nc.L1::no_allocate.L2::256B); sm256o (-DSF_GEMM_SM_LDPF=0) the control of that flip
 #   smxpf   smpf1 + -DSF_GEMM_SM_XPF=1: gemm_smallm_kernel's warps also prefetch, behind their first batch, their K slice of
 #           the block one generation (2 x SMs blocks) later, on grids of <= 4 generations of <= 24 MB (4096^2, 6144 x 4096
 #           at M <= 8 and 6144 at M 9-16; not 28672 / 4096 x 14336): the whole weight requested in the first generation
 #   v17x    (the default since session 16's fourth call) -DSF_GEMM_V6_BN96=2: v17 at any v6 M, so also 4096^2 and 4096x14336 M 257..384 (43 x 3 = 129 CTAs instead of
 #           96 of 128-wide tiles); precheck $MS_V17X
-#   v18     the defaults + -DSF_GEMM_MIDM_MW=1 (+ MIDM / V6 traces): where the weight has more 128-row bands than SMs
+#   v18     (the default since session 17; v18o = -DSF_GEMM_MIDM_MW=0, the control) -DSF_GEMM_MIDM_MW=1 (+ MIDM / V6 traces): where the weight has more 128-row bands than SMs
 #           (28672 x 4096) and M is 129..192, v4's full-band swap-AB kernel (gemm_midm_kernel<192, 1>, 224 CTAs, unsplit,
 #           M-row activation box) instead of the v6 plan's 224 v10 tiles of 128 tokens x 256 (25% less MMA per SM at the same
 #           2 waves; GEMM_NOTES_MID_M2.md "Version 18"); trace "midm plan 28672x4096 M=129: nt 192 cps 1 splits 1 ctas 224:
@@ -361,9 +362,11 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"smpf2|-DSF_GEMM_SM_PF=2|1-16|"
 	"smpfb|-DSF_GEMM_SM_PF=1 -DSF_GEMM_SM_PF_OP=1|1-16|"
 	"sm256|-DSF_GEMM_SM_LDPF=256|1-16|"
+	"sm256o|-DSF_GEMM_SM_LDPF=0|1-16|"
+	"v18o|-DSF_GEMM_MIDM_MW=0 -DSF_GEMM_V6_TRACE=1|129-192|"
 	"smxpf|-DSF_GEMM_SM_PF=1 -DSF_GEMM_SM_XPF=1|1-16|")
 # the candidates whose ptxas report (registers, spills per kernel) and SASS counts (HGMMA, TMA) are printed
-WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o s16m v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw v16w v17 v17x v17o v18 v18h smpf1 smpf2 smpfb sm256 smxpf dflt"
+WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o s16m v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw v16w v17 v17x v17o v18 v18h v18o smpf1 smpf2 smpfb sm256 sm256o smxpf dflt"
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	names=" "

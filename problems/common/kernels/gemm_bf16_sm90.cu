@@ -42,15 +42,16 @@
  * SF_GEMM_V3_AUTO, SF_GEMM_V3_AUTO_PCT (v3's width only past a predicted margin, "v3 width: a margin"),
  * SF_GEMM_MIDM, SF_GEMM_MIDM_MAX_M, SF_GEMM_MIDM_SPLITS, SF_GEMM_MIDM_2CTA (v4, "Version 4 (mid M)"),
  * SF_GEMM_SM16 (1, the default: M 9..16 on gemm_smallm16_kernel where its grid is one wave; 0: never),
- * SF_GEMM_SM_PF, SF_GEMM_SM_PF_OP, SF_GEMM_SM_LDPF (candidates, default 0: the small-M kernels prefetch each warp's batch D
- * ahead into L2 / the weight loads carry .L2::<n>B; GEMM_NOTES_MID_M2.md "M <= 16: ramp and tail"),
+ * SF_GEMM_SM_PF, SF_GEMM_SM_PF_OP (candidates, default 0: the small-M kernels prefetch each warp's batch D ahead into
+ * L2), SF_GEMM_SM_LDPF (256 by default since session 17: the weight loads carry .L2::256B; GEMM_NOTES_MID_M2.md
+ * "M <= 16: ramp and tail"),
  * SF_GEMM_SMALLM_V (2: the v5 small-M kernel for M <= 16, gemm_bf16_sm90_smallm_v5.cuh, "Version 5"),
  * SF_GEMM_SM5_RING_KB, SF_GEMM_SM5_MIN_RB, SF_GEMM_SM5_RELEASE (v5; "Version 5: the ring race"), SF_GEMM_V6,
  * SF_GEMM_V6_MIN_M, SF_GEMM_V6_MAX_M, SF_GEMM_V6_PIN_BN, SF_GEMM_V6_PIN_MODE (v6, "Version 6"), SF_GEMM_V6_BN96
  * (default 2 since session 16: 128 x 96 persistent tiles in the v6 plan, GEMM_NOTES_MID_M2.md "Version 17"),
  * SF_GEMM_MIDM_TT_TOP_M (M 193-256 on two token tiles) and SF_GEMM_SM16_MIDM (M 9-16 on 28672-row weights through
- * the mid-M path; both session 16, GEMM_NOTES_MID_M2.md), SF_GEMM_MIDM_MW (candidate: 28672-row weights at M
- * 129..192 on the mid-M path, "Version 18"), SF_GEMM_WG_CL_RT,
+ * the mid-M path; both session 16, GEMM_NOTES_MID_M2.md), SF_GEMM_MIDM_MW (1 by default since session 17:
+ * 28672-row weights at M 129..192 on the mid-M path, "Version 18"), SF_GEMM_WG_CL_RT,
  * SF_GEMM_WG_PREFETCH (gemm_bf16_sm90_wgmma.cuh), SF_GEMM_PINGPONG, SF_GEMM_PP_WM, SF_GEMM_PP_MIN_M (candidate:
  * M >= SF_GEMM_PP_MIN_M on the ping-pong kernel, gemm_bf16_sm90_pingpong.cuh, "Version 7"), SF_GEMM_MCAST,
  * SF_GEMM_MCAST_MIN_M, SF_GEMM_MCAST_FENCE, SF_GEMM_MCAST_SHARE (candidate: v3a's large-M plan on 2-CTA clusters

@@ -104,12 +104,13 @@
 				* 24.4-24.8 on v6 / v10, measured as candidate v16w; GEMM_NOTES_MID_M2.md); <= MAX_M: off */
 #define SF_GEMM_MIDM_TT_TOP_M 256
 #endif
-#ifndef SF_GEMM_MIDM_MW /* version-18 candidate (GEMM_NOTES_MID_M2.md "Version 18"; mw_route in gemm_bf16_sm90_v6plan.cuh): where
-			 * the weight has more 128-row bands than SMs (28672 x 4096) and 128 < M <= min(SF_GEMM_MIDM_MAX_M, 192), the
-			 * mid-M path instead of the v6 plan's 224 persistent 128 x 256 tiles: 1 v4's full-band kernel, token tile
-			 * 192, unsplit (224 CTAs: 25% less MMA per SM at the same 2 waves), the half-band hook skipped; 2 the same
-			 * dispatch with the half bands (448 CTAs of 64 x M rounded up to 16); 0 (default): not taken. Host code only */
-#define SF_GEMM_MIDM_MW 0
+#ifndef SF_GEMM_MIDM_MW /* version 18 (GEMM_NOTES_MID_M2.md "Version 18"; mw_route in gemm_bf16_sm90_v6plan.cuh): where the
+			 * weight has more 128-row bands than SMs (28672 x 4096) and 128 < M <= min(SF_GEMM_MIDM_MAX_M, 192), the
+			 * mid-M path instead of the v6 plan's 224 persistent 128 x 256 tiles: 1 (default since session 17: 28672
+			 * M 129-192 95.3-97.2 -> 84.3-89.4 us, events) v4's full-band kernel, token tile 192, unsplit (224 CTAs:
+			 * 25% less MMA per SM at the same 2 waves), the half-band hook skipped; 2 the same dispatch with the half
+			 * bands (448 CTAs of 64 x M rounded up to 16; measured 5-13% behind 1); 0: not taken. Host code only */
+#define SF_GEMM_MIDM_MW 1
 #endif
 #ifndef SF_GEMM_TAILROWS /* version 15 (GEMM_NOTES_MID_M.md "Version 15"): 1 (default since session 14's second call: 4096^2
 			  * M 129 33.4 -> 24.6 us, M 200 27.3 -> 24.1, 28672 x 4096 M 33 80.4 -> 69.1) the last token tile's A box is
