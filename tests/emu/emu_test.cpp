@@ -485,7 +485,7 @@ static void test_decode(const std::vector<int> &lens, int ps, int calls, const s
 		dec_diag_base = (const __nv_bfloat16 *)k.data();
 		why = call_run(in, scal, out);
 		dec_diag_hits = nullptr;
-		for (int p = 0; p < lens[0]; p++)
+		for (int p = 0; p < lens[0] && DEC_DIAG_GATHER != 4; p++) /* 4 copies nothing */
 			for (int h = 0; h < HK; h++) {
 				const size_t row = DEC_DIAG_GATHER == 2   ? (size_t)h * lens[0] + p
 						   : DEC_DIAG_GATHER == 3 ? (size_t)p * HK + h
@@ -504,8 +504,9 @@ static void test_decode(const std::vector<int> &lens, int ps, int calls, const s
 		size_t steps = 0;
 		for (int p0 = 0; p0 < lens[0]; p0 += chunk)
 			steps += (std::min(lens[0], p0 + chunk) - p0 + 63) / 64;
-		if (why.empty() && total != steps * 64 * HK * (Dn / 8))
-			why = "copied " + std::to_string(total) + " chunks, want " + std::to_string(steps * 64 * HK * (Dn / 8));
+		const size_t want_total = DEC_DIAG_GATHER == 4 ? 0 : steps * 64 * HK * (Dn / 8);
+		if (why.empty() && total != want_total)
+			why = "copied " + std::to_string(total) + " chunks, want " + std::to_string(want_total);
 		report("decode-diag" + std::to_string(DEC_DIAG_GATHER) + "-ps" + std::to_string(ps) + "-" + tag, why);
 		return;
 	}

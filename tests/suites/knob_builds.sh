@@ -23,6 +23,10 @@ llama/gemm_bf16_n6144_k4096 -DSF_GEMM_V6_BN96=0 -DSF_GEMM_SM16_MIDM=0
 llama/gqa_paged_decode_h32_kv8_d128_ps1 -DDEC_DIAG_GATHER=1
 llama/gqa_paged_decode_h32_kv8_d128_ps1 -DDEC_DIAG_GATHER=2
 llama/gqa_paged_decode_h32_kv8_d128_ps16 -DDEC_DIAG_GATHER=3
+llama/gqa_paged_decode_h32_kv8_d128_ps1 -DDEC_DIAG_GATHER=4
+llama/gqa_paged_decode_h32_kv8_d128_ps1 -DDEC_DIAG_GATHER=5
+llama/gqa_paged_decode_h32_kv8_d128_ps16 -DDEC_DIAG_GATHER=5
+llama/gqa_paged_decode_h32_kv8_d128_ps1 -DDEC_DIAG_GATHER=6
 llama/gemm_bf16_n28672_k4096 -DSF_GEMM_MIDM_MW=0
 llama/gemm_bf16_n28672_k4096 -DSF_GEMM_MIDM_MW=2
 llama/gemm_bf16_n4096_k4096 -DSF_GEMM_SM_PF=1

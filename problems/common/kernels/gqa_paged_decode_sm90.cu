@@ -113,7 +113,9 @@
 #endif
 #ifndef DEC_DIAG_GATHER
 #define DEC_DIAG_GATHER 0 /* diagnostic (session 16; outputs WRONG by design): decode_b1 without its math, K/V rows at
-			   * 1 the page table's addresses, 2 contiguous 16-KiB runs, 3 the identity table (DECODE_NOTES_B1.md) */
+			   * 1 the page table's addresses, 2 contiguous 16-KiB runs, 3 the identity table; session 17, all at
+			   * 1's addresses: 4 no K/V copies at all (the chain alone), 5 the rows into registers by
+			   * ld.global.nc (no ring, no barriers), 6 the ring without the loop's barriers (DECODE_NOTES_B1.md) */
 #endif
 #if DEC_DIAG_GATHER && (DEC_B1_TMA || DEC_B1_DYN || !DEC_B1 || !DECODE_MMA)
 #error "DEC_DIAG_GATHER replaces decode_b1's math: it needs decode_b1 (DEC_B1, DECODE_MMA, not DEC_B1_TMA / DEC_B1_DYN)"

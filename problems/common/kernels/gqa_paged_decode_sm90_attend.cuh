@@ -258,15 +258,97 @@ attend_range(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restric
 /* tests/emu only: how often the diagnostic copied each 16-B chunk of K (batch 1), set by the test */
 static unsigned *dec_diag_hits;
 static const __nv_bfloat16 *dec_diag_base;
-#define DEC_DIAG_NOTE(p_)                                                                                  \
+#define DEC_DIAG_NOTE1(p_)                                                                                 \
 	do {                                                                                               \
-		if (PRE && dec_diag_hits)                                                                  \
+		if (dec_diag_hits)                                                                         \
 			__atomic_fetch_add(&dec_diag_hits[((p_) - dec_diag_base) / 8], 1u, __ATOMIC_RELAXED); \
 	} while (0)
-#else
-#define DEC_DIAG_NOTE(p_) \
-	do {              \
+#define DEC_DIAG_NOTE(p_)                 \
+	do {                              \
+		if (PRE)                  \
+			DEC_DIAG_NOTE1(p_); \
 	} while (0)
+#else
+#define DEC_DIAG_NOTE1(p_) \
+	do {               \
+	} while (0)
+#define DEC_DIAG_NOTE(p_) DEC_DIAG_NOTE1(p_)
+#endif
+#if DECODE_MMA && DEC_DIAG_GATHER
+/* The diagnostic's result (finite, wrong by design): the warp's XOR of what its threads read, so no load is dead. */
+__device__ __forceinline__ void dec_diag_fold(uint32_t x, float &m, float &l, float (*o)[4])
+{
+#pragma unroll
+	for (int s_ = 16; s_ > 0; s_ >>= 1)
+		x ^= __shfl_xor_sync(0xffffffffu, x, s_);
+	m = 0.0f;
+	l = 1.0f;
+	o[0][0] = (float)(x & 0xffu);
+}
+#endif
+#if DECODE_MMA && DEC_DIAG_GATHER == 5
+/*
+ * Diagnostic 5 (batch 1 only): the rows attend_range_cp would copy - the same thread -> (row, 16-B column)
+ * map, the same page-table addresses, the same DEC_STAGES steps in flight per thread (RPT rows of K and of V
+ * each) - loaded into registers by ld.global.nc instead of cp.async into the ring; no shared memory and no
+ * barrier in the loop; returns the XOR of every word loaded. pre: step s < DEC_STAGES's page ids (decode_b1's).
+ * The page ids of step s + DEC_STAGES are loaded one step before their rows are issued, as the ring loads
+ * them one wait ahead.
+ */
+template <int RPT>
+__device__ __forceinline__ uint32_t dec_diag_regs(const __nv_bfloat16 *__restrict__ k_cache,
+						  const __nv_bfloat16 *__restrict__ v_cache, const int32_t *__restrict__ pages,
+						  int ps, int kvh, int p_begin, int p_end, int nsteps, const int (*pre)[RPT])
+{
+	constexpr int ROWS = POS_PER_STEP, COLS = D / 8;
+	const int tid = threadIdx.x, col = tid % COLS, row0 = tid / COLS;
+	uint4 rk[DEC_STAGES][RPT], rv[DEC_STAGES][RPT];
+	int nxt[RPT]; /* the page ids of step s + DEC_STAGES, loaded during step s - 1 */
+	uint32_t x = 0u;
+	auto issue = [&](uint4 *k_, uint4 *v_, const int *ids, int s) {
+#pragma unroll
+		for (int j = 0; j < RPT; j++) {
+			const int p = min(p_begin + s * ROWS + row0 + 16 * j, p_end - 1);
+			const size_t off = (((size_t)ids[j] * ps + p % ps) * HKV + kvh) * D + col * 8;
+			k_[j] = ldg_nc(k_cache + off);
+			DEC_DIAG_NOTE1(k_cache + off);
+			v_[j] = ldg_nc(v_cache + off);
+		}
+	};
+	auto fetch = [&](int s) {
+#pragma unroll
+		for (int j = 0; j < RPT; j++)
+			nxt[j] = pages[min(p_begin + s * ROWS + row0 + 16 * j, p_end - 1) / ps];
+	};
+#pragma unroll
+	for (int k = 0; k < DEC_STAGES; k++)
+		if (k < nsteps)
+			issue(rk[k], rv[k], pre[k], k);
+	if (DEC_STAGES < nsteps)
+		fetch(DEC_STAGES);
+	for (int s0 = 0; s0 < nsteps; s0 += DEC_STAGES) {
+#pragma unroll
+		for (int k = 0; k < DEC_STAGES; k++) { /* step s = s0 + k lives in registers k (constant index) */
+			const int s = s0 + k;
+			if (s < nsteps) {
+#pragma unroll
+				for (int j = 0; j < RPT; j++)
+					x ^= rk[k][j].x ^ rk[k][j].y ^ rk[k][j].z ^ rk[k][j].w ^ rv[k][j].x ^ rv[k][j].y ^
+					     rv[k][j].z ^ rv[k][j].w;
+				if (s + DEC_STAGES < nsteps) {
+					int ids[RPT];
+#pragma unroll
+					for (int j = 0; j < RPT; j++)
+						ids[j] = nxt[j];
+					if (s + DEC_STAGES + 1 < nsteps)
+						fetch(s + DEC_STAGES + 1);
+					issue(rk[k], rv[k], ids, s + DEC_STAGES);
+				}
+			}
+		}
+	}
+	return x;
+}
 #endif
 #if DECODE_MMA
 #define DEC_SWZ(r, c) ((c) ^ ((r) & 7))
@@ -306,9 +388,13 @@ attend_range_cp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__rest
 			const int r_ = row0 + 16 * j;                                              \
 			const int p_ = min(p_begin + (s_) * ROWS + r_, p_end - 1);                 \
 			const size_t off_ = DEC_ROW_OFF(ids[j], p_) + col * 8;                      \
-			cp_async16(kb_ + r_ * COLS + DEC_SWZ(r_, col), k_cache + off_);            \
-			DEC_DIAG_NOTE(k_cache + off_);                                             \
-			cp_async16(kb_ + (ROWS + r_) * COLS + DEC_SWZ(r_, col), v_cache + off_);   \
+			if (!DEC_DIAG_NOCOPY) {                                                    \
+				cp_async16(kb_ + r_ * COLS + DEC_SWZ(r_, col), k_cache + off_);    \
+				DEC_DIAG_NOTE(k_cache + off_);                                     \
+				cp_async16(kb_ + (ROWS + r_) * COLS + DEC_SWZ(r_, col), v_cache + off_); \
+			} else {                                                                   \
+				(void)off_;                                                        \
+			}                                                                          \
 		}                                                                                  \
 	} while (0)
 	/* the element offset of row (position p_, kv head kvh) whose page id is id_ (DEC_DIAG_GATHER: the
@@ -321,6 +407,21 @@ attend_range_cp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__rest
 	((PRE ? (size_t)(p_) * HKV + kvh + ((id_) < 0) : ((size_t)(id_) * ps + (p_) % ps) * HKV + kvh) * D)
 #else
 #define DEC_ROW_OFF(id_, p_) ((((size_t)(id_) * ps + (p_) % ps) * HKV + kvh) * D)
+#endif
+	/* the diagnostic's variants of batch 1 (PRE): 4 copies nothing (the chain alone), 5 loads the rows into
+	 * registers instead (dec_diag_regs), 6 drops the loop's two barriers (each thread reads only its own chunks) */
+	constexpr bool DEC_DIAG_NOCOPY = PRE && DEC_DIAG_GATHER == 4;
+	constexpr bool DEC_DIAG_NOSYNC = PRE && DEC_DIAG_GATHER == 6;
+#if DEC_DIAG_GATHER == 5
+	if constexpr (PRE) {
+		const uint32_t x_ = dec_diag_regs<RPT>(k_cache, v_cache, pages, ps, kvh, p_begin, p_end, nsteps, pre);
+		uint32_t qa[D / 16][2];
+		float o[D / 16][4], m, l;
+		mma_init(q, b, kvh, qa, m, l, o);
+		dec_diag_fold(x_, m, l, o);
+		mma_state_store(m, l, o, sm_m, sm_l, sm_acc);
+		return;
+	}
 #endif
 	int pg[RPT];
 	{
@@ -366,7 +467,8 @@ attend_range_cp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__rest
 		if (s + DEC_STAGES < nsteps)
 			DEC_FETCH_IDS(pg, s + DEC_STAGES);
 		cp_async_wait<DEC_STAGES - 1>(); /* this thread's copies of step s have landed */
-		__syncthreads();                 /* everyone's */
+		if (!DEC_DIAG_NOSYNC)
+			__syncthreads(); /* everyone's */
 		const uint4 *kb = ring + (size_t)(s % DEC_STAGES) * 2 * ROWS * COLS;
 #if DECODE_MMA && DEC_DIAG_GATHER
 		if constexpr (PRE) { /* no math: the thread's own 2 x RPT chunks of this step, XORed */
@@ -391,7 +493,8 @@ attend_range_cp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__rest
 		}
 		consume_step(kr, vr, p_begin + s * ROWS + r, p_end, qf, m, l, acc, [] {});
 #endif
-		__syncthreads(); /* buffer s % DEC_STAGES is read: refill it */
+		if (!DEC_DIAG_NOSYNC)
+			__syncthreads(); /* buffer s % DEC_STAGES is read: refill it */
 		if (s + DEC_STAGES < nsteps)
 			DEC_ISSUE(pg, s + DEC_STAGES);
 		cp_async_commit();
@@ -403,14 +506,8 @@ attend_range_cp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__rest
 	cp_async_wait<0>();
 	__syncthreads(); /* sm_acc may alias the ring */
 #if DECODE_MMA && DEC_DIAG_GATHER
-	if constexpr (PRE) { /* the warp's XOR into the output (finite, wrong by design): nothing is dead */
-#pragma unroll
-		for (int x_ = 16; x_ > 0; x_ >>= 1)
-			diag_x ^= __shfl_xor_sync(0xffffffffu, diag_x, x_);
-		m = 0.0f;
-		l = 1.0f;
-		o[0][0] = (float)(diag_x & 0xffu);
-	}
+	if constexpr (PRE)
+		dec_diag_fold(diag_x, m, l, o);
 #endif
 #if DECODE_MMA
 	mma_state_store(m, l, o, sm_m, sm_l, sm_acc);
