@@ -155,18 +155,11 @@
 #           (GEMM_NOTES_MID_M2.md "Version 17"); trace "v6 plan 6144x4096 M=256: bn 96 splits 1 mode persistent ctas 128";
 #           every other plan unchanged; precheck $MS_V17 (odd tails 65..127 rows, the new kernel under a timeout)
 #   v17o    -DSF_GEMM_V6_BN96=0: the control of version 17's flip (session 16, call 4): no 96-wide tiles
-#   smpf1   the defaults + -DSF_GEMM_SM_PF=1: the small-M kernels (M <= 16 where launch_small runs: gemm_smallm_kernel<1, 8>
-#           at M <= 8, gemm_smallm16_kernel / <2, 8> at M 9-16 outside 28672) prefetch each warp's next batch of B into L2
-#           (prefetch.global.L2, one 128-byte line per lane) as they load a batch: at K 4096 a warp's whole 8 KB requested
-#           at its start (GEMM_NOTES_MID_M2.md "M <= 16: ramp and tail"); no clusters, no precheck
-#   smpf2   -DSF_GEMM_SM_PF=2: two batches ahead (differs from smpf1 only where a warp has > 2 batches: 4096 x 14336,
-#           gemm_smallm16_kernel at 4096^2 M 9-16)
-#   smpfb   -DSF_GEMM_SM_PF=1 -DSF_GEMM_SM_PF_OP=1: smpf1's ranges as cp.async.bulk.prefetch.L2 (one per row, the TMA unit)
+#   (smpf1 / smpf2 / smpfb / smxpf, the small-M L2 prefetch candidates SF_GEMM_SM_PF / _PF_OP / _XPF: measured slower
+#           in session 17, call 1, removed)
 #   sm256   (the default since session 17) -DSF_GEMM_SM_LDPF=256: the weight loads carry .L2::256B
-#           (ld.global.nc.L1::no_allocate.L2::256B); sm256o (-DSF_GEMM_SM_LDPF=0) the control of that flip
-#   smxpf   smpf1 + -DSF_GEMM_SM_XPF=1: gemm_smallm_kernel's warps also prefetch, behind their first batch, their K slice of
-#           the block one generation (2 x SMs blocks) later, on grids of <= 4 generations of <= 24 MB (4096^2, 6144 x 4096
-#           at M <= 8 and 6144 at M 9-16; not 28672 / 4096 x 14336): the whole weight requested in the first generation
+#           (ld.global.nc.L1::no_allocate.L2::256B; GEMM_NOTES_MID_M2.md "M <= 16: ramp and tail"); sm256o
+#           (-DSF_GEMM_SM_LDPF=0) the control of that flip
 #   v17x    (the default since session 16's fourth call) -DSF_GEMM_V6_BN96=2: v17 at any v6 M, so also 4096^2 and 4096x14336 M 257..384 (43 x 3 = 129 CTAs instead of
 #           96 of 128-wide tiles); precheck $MS_V17X
 #   v18     (the default since session 17; v18o = -DSF_GEMM_MIDM_MW=0, the control) -DSF_GEMM_MIDM_MW=1 (+ MIDM / V6 traces): where the weight has more 128-row bands than SMs
@@ -210,8 +203,6 @@
 #   'CANDS=dflt+v18+v18h,MS=129+144+160+176+192+200,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240' (version 18:
 #   28672 x 4096 M 129..192 on swap-AB token tiles; v18 / v18h timed at M 129..192 only, M 200 the dflt / cuBLASLt anchor)
 #   'CANDS=dflt+s16,MS=8+9+12+16,STEPS=build+sass+precheck+check@tools/gpu_gemm.sh:240'
-# The M <= 16 L2-prefetch candidates (GEMM_NOTES_MID_M2.md "M <= 16: ramp and tail"; dflt = the defaults; ~3-4 min):
-#   'CANDS=dflt+smpf1+smpf2+smxpf+sm256,MS=1+2+4+8+16,STEPS=build+sass+check@tools/gpu_gemm.sh:300' (smpfb: the bulk op)
 # The v5 small-M run (GEMM_NOTES.md "Version 5"; ~3 min on one H200):
 #   CANDS=sm5,sm5c,sm5r,midm_s1 MS=1,2,3,4,7,8,9,12,16,17,64 MS_MIDM=17,64 STEPS=build,precheck,check tools/gpu_gemm.sh
 # Every build's .so is checked for STB_GNU_UNIQUE symbols (`nm` type u): gemm_check.py loads all variants
@@ -358,15 +349,11 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"v17x|-DSF_GEMM_V6_BN96=2 -DSF_GEMM_V6_TRACE=1 -DSF_GEMM_V3_TRACE=1|193-384|$MS_V17X"
 	"v18|-DSF_GEMM_MIDM_MW=1 -DSF_GEMM_MIDM_TRACE=1 -DSF_GEMM_V6_TRACE=1|129-192|$MS_V18"
 	"v18h|-DSF_GEMM_MIDM_MW=2 -DSF_GEMM_MIDM_TRACE=1 -DSF_GEMM_V6_TRACE=1|129-192|$MS_V18"
-	"smpf1|-DSF_GEMM_SM_PF=1|1-16|"
-	"smpf2|-DSF_GEMM_SM_PF=2|1-16|"
-	"smpfb|-DSF_GEMM_SM_PF=1 -DSF_GEMM_SM_PF_OP=1|1-16|"
 	"sm256|-DSF_GEMM_SM_LDPF=256|1-16|"
 	"sm256o|-DSF_GEMM_SM_LDPF=0|1-16|"
-	"v18o|-DSF_GEMM_MIDM_MW=0 -DSF_GEMM_V6_TRACE=1|129-192|"
-	"smxpf|-DSF_GEMM_SM_PF=1 -DSF_GEMM_SM_XPF=1|1-16|")
+	"v18o|-DSF_GEMM_MIDM_MW=0 -DSF_GEMM_V6_TRACE=1|129-192|")
 # the candidates whose ptxas report (registers, spills per kernel) and SASS counts (HGMMA, TMA) are printed
-WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o s16m v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw v16w v17 v17x v17o v18 v18h v18o smpf1 smpf2 smpfb sm256 sm256o smxpf dflt"
+WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o s16m v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw v16w v17 v17x v17o v18 v18h v18o sm256 sm256o dflt"
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	names=" "

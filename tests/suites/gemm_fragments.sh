@@ -43,12 +43,9 @@
 # 128 x 96 persistent tiles in the v6 plan; emulate_wgmma.py's check_w96 and v6_plan_test.cpp's width-96 checks); the
 # version-18 candidate (SF_GEMM_MIDM_MW: 28672 x 4096 M 129..192 on the mid-M path; emulate_wgmma.py's check_mw: v4's NT 192
 # plan, odd M with stale box rows, mutation txnt; v6_plan_test.cpp's mw_checks: mw_route's range, outputs per SM). Version 14 (token
-# pairs) was removed in session 14 (measured slower than the default), its emulation and compile check with it. The
-# small-M L2 prefetch candidate (SF_GEMM_SM_PF = D: tools/gemm_dev/emulate_smallm_pf.py, ~3 s: both kernels' batch loops
-# and smallm_prefetch's lane map, lines and bulk; every prefetch inside B, each later batch prefetched once, D batches
-# ahead, never a batch the warp does not load, every byte of the batch covered; mutations lim, pro and line caught; and
-# the cross-block lookahead SF_GEMM_SM_XPF: exactly the whole-step bytes the same warp of block b + 2 SMs loads, inside B,
-# on the grids the rule admits; mutations xrow and xlim caught).
+# pairs) was removed in session 14 (measured slower than the default), its emulation and compile check with it; the
+# small-M L2 prefetch candidates (SF_GEMM_SM_PF / _PF_OP / _XPF) and their emulation (emulate_smallm_pf.py) in session 17
+# (measured slower).
 # No GPU needed. Ends with "N passed, M failed".
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
@@ -64,7 +61,7 @@ fail=0
 # emulate_mcast.py --quick: the v8 clustered kernel's schedule, W halves and wave rule, and its two-CTA ring
 # protocol (multicast landings, 16-arrival empty barriers, exit barrier) over all interleavings of small
 # cases, plus six mutations that must be caught (~4 s)
-for script in emulate_fragments.py emulate_smallm_pf.py emulate_wgmma.py emulate_smallm5.py "emulate_pingpong.py --quick" "emulate_mcast.py --quick" "emulate_coop.py --quick" "emulate_v10.py --quick" "emulate_midm_tma.py --quick" "emulate_tailrows.py --quick"; do
+for script in emulate_fragments.py emulate_wgmma.py emulate_smallm5.py "emulate_pingpong.py --quick" "emulate_mcast.py --quick" "emulate_coop.py --quick" "emulate_v10.py --quick" "emulate_midm_tma.py --quick" "emulate_tailrows.py --quick"; do
 	# shellcheck disable=SC2086
 	out=$(python3 tools/gemm_dev/$script 2>&1)
 	if [ $? = 0 ]; then

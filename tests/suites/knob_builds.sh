@@ -29,11 +29,7 @@ llama/gqa_paged_decode_h32_kv8_d128_ps16 -DDEC_DIAG_GATHER=5
 llama/gqa_paged_decode_h32_kv8_d128_ps1 -DDEC_DIAG_GATHER=6
 llama/gemm_bf16_n28672_k4096 -DSF_GEMM_MIDM_MW=0
 llama/gemm_bf16_n28672_k4096 -DSF_GEMM_MIDM_MW=2
-llama/gemm_bf16_n4096_k4096 -DSF_GEMM_SM_PF=1
-llama/gemm_bf16_n4096_k4096 -DSF_GEMM_SM_PF=2
-llama/gemm_bf16_n6144_k4096 -DSF_GEMM_SM_PF=1 -DSF_GEMM_SM_PF_OP=1
 llama/gemm_bf16_n4096_k4096 -DSF_GEMM_SM_LDPF=0
-llama/gemm_bf16_n6144_k4096 -DSF_GEMM_SM_PF=1 -DSF_GEMM_SM_XPF=1
 LIST
 )
 pass=0 fail=0 i=0

@@ -42,9 +42,9 @@
  * SF_GEMM_V3_AUTO, SF_GEMM_V3_AUTO_PCT (v3's width only past a predicted margin, "v3 width: a margin"),
  * SF_GEMM_MIDM, SF_GEMM_MIDM_MAX_M, SF_GEMM_MIDM_SPLITS, SF_GEMM_MIDM_2CTA (v4, "Version 4 (mid M)"),
  * SF_GEMM_SM16 (1, the default: M 9..16 on gemm_smallm16_kernel where its grid is one wave; 0: never),
- * SF_GEMM_SM_PF, SF_GEMM_SM_PF_OP (candidates, default 0: the small-M kernels prefetch each warp's batch D ahead into
- * L2), SF_GEMM_SM_LDPF (256 by default since session 17: the weight loads carry .L2::256B; GEMM_NOTES_MID_M2.md
- * "M <= 16: ramp and tail"),
+ * SF_GEMM_SM_LDPF (256 by default since session 17: the small-M kernels' weight loads carry .L2::256B;
+ * GEMM_NOTES_MID_M2.md "M <= 16: ramp and tail"; its L2 prefetch candidates SF_GEMM_SM_PF / _PF_OP / _XPF were
+ * removed in session 17),
  * SF_GEMM_SMALLM_V (2: the v5 small-M kernel for M <= 16, gemm_bf16_sm90_smallm_v5.cuh, "Version 5"),
  * SF_GEMM_SM5_RING_KB, SF_GEMM_SM5_MIN_RB, SF_GEMM_SM5_RELEASE (v5; "Version 5: the ring race"), SF_GEMM_V6,
  * SF_GEMM_V6_MIN_M, SF_GEMM_V6_MAX_M, SF_GEMM_V6_PIN_BN, SF_GEMM_V6_PIN_MODE (v6, "Version 6"), SF_GEMM_V6_BN96

@@ -35,13 +35,10 @@
  * where its grid is one wave (launch_small): each warp feeds its two A halves to two 8-row groups of B, so a lane loads as many A as B bytes
  * (as at M <= 8) instead of twice as many.
  *
- * SF_GEMM_SM_PF=D (candidate, default 0; GEMM_NOTES_MID_M2.md "M <= 16: ramp and tail"): both kernels prefetch the
- * warp's batch D ahead into L2 (smallm_prefetch) as they issue a batch's loads, so a warp's later batches come from L2
- * instead of a second DRAM round trip (no registers: the bytes in flight per SM are no longer capped at 64 KB);
- * SF_GEMM_SM_PF_OP picks prefetch.global.L2 lines (0) or cp.async.bulk.prefetch.L2 rows (1). SF_GEMM_SM_LDPF=n
- * (256 by default since session 17): the streaming loads of B carry .L2::<n>B. SF_GEMM_SM_XPF=1 (candidate): gemm_smallm_kernel's warps also
- * prefetch their K slice of the block one generation ahead (smallm_prefetch_next) on small grids (4096 x 4096, 6144 x 4096).
- *
+ * SF_GEMM_SM_LDPF=n (256 by default since session 17; GEMM_NOTES_MID_M2.md "M <= 16: ramp and tail"): the streaming
+ * loads of B carry .L2::<n>B. The L2 prefetch candidates of the same section (SF_GEMM_SM_PF / SF_GEMM_SM_PF_OP: a
+ * warp's batch D ahead; SF_GEMM_SM_XPF: one generation of blocks ahead) measured slower than the default in session 17,
+ * call 1, and were removed; setting one of their macros stops the build with an #error.
  *
  * Requirements (checked by the host): K % 8 == 0, A and B 16-byte aligned, N % 2 == 0, M >= 1.
  */
@@ -65,31 +62,13 @@
 #ifndef SF_GEMM_SM_PIPE /* 1: the next batch's loads are issued before this batch's mma.sync (candidate) */
 #define SF_GEMM_SM_PIPE 0
 #endif
-#ifndef SF_GEMM_SM_PF /* D > 0 (candidate): with a batch's loads, prefetch the warp's batch D ahead into L2 (M <= 16) */
-#define SF_GEMM_SM_PF 0
-#endif
-#ifndef SF_GEMM_SM_PF_OP /* the prefetch of SF_GEMM_SM_PF: 0 prefetch.global.L2 per 128-byte line, 1 cp.async.bulk.prefetch.L2 per row */
-#define SF_GEMM_SM_PF_OP 0
+#if defined(SF_GEMM_SM_PF) || defined(SF_GEMM_SM_PF_OP) || defined(SF_GEMM_SM_XPF) || defined(SF_GEMM_SM_XPF_WAVES) || \
+	defined(SF_GEMM_SM_XPF_MB) /* the small-M L2 prefetch candidates, measured slower than the default, removed */
+#error "SF_GEMM_SM_PF / _PF_OP / _XPF (small-M L2 prefetch, smpf1 / smpf2 / smpfb / smxpf) were removed in session 17: GEMM_NOTES_MID_M2.md \"Session 17, call 1 measured\"; commit ebf22e4 holds them"
 #endif
 #ifndef SF_GEMM_SM_LDPF /* 64, 128 or 256: the streaming loads of B carry .L2::<n>B; 0: no prefetch-size qualifier. 256 by
 			 * default since session 17 (M <= 16, 20 cases on the 4 shapes: 2.7% faster geomean, none slower by > 0.3%) */
 #define SF_GEMM_SM_LDPF 256
-#endif
-#ifndef SF_GEMM_SM_XPF /* 1 (candidate): gemm_smallm_kernel's warps also prefetch their K slice of the block one generation
-			* (2 x SMs blocks) later into L2, on grids of <= SF_GEMM_SM_XPF_WAVES generations of <= SF_GEMM_SM_XPF_MB */
-#define SF_GEMM_SM_XPF 0
-#endif
-#ifndef SF_GEMM_SM_XPF_WAVES
-#define SF_GEMM_SM_XPF_WAVES 4
-#endif
-#ifndef SF_GEMM_SM_XPF_MB
-#define SF_GEMM_SM_XPF_MB 24
-#endif
-#if SF_GEMM_SM_XPF && (SF_GEMM_SM_PIPE || SF_GEMM_SM_ILV)
-#error "SF_GEMM_SM_XPF: written for the contiguous K slices of the single-buffer batch loop only"
-#endif
-#if SF_GEMM_SM_PF && SF_GEMM_SM_PIPE
-#error "SF_GEMM_SM_PF and SF_GEMM_SM_PIPE: the prefetch is written for the single-buffer batch loop only"
 #endif
 
 namespace sfgemm {
@@ -118,70 +97,6 @@ __device__ __forceinline__ uint4 ld_stream16(const void *p)
 		     : "l"(p));
 	return v;
 }
-
-#if SF_GEMM_SM_PF
-/*
- * L2 prefetch of one batch (candidate SF_GEMM_SM_PF; GEMM_NOTES_MID_M2.md "M <= 16: ramp and tail"): the U K steps
- * from step s of the R weight rows n0 .. n0 + R - 1 (clamped to N - 1, as the loads are), i.e. bytes [64 s, 64 (s + U))
- * of each row. Op 0: lane i < R * LPR prefetches line i % LPR (128 bytes) of row i / LPR (32 lines = one warp
- * instruction for R 8, U 8 and R 16, U 4); op 1: lane r < R issues one cp.async.bulk.prefetch.L2 of the row's 64 U
- * bytes (16-byte aligned: K % 8 == 0 and B 16-byte aligned, as the host requires). The caller only asks for whole
- * batches inside K (s + U <= K / 32) that the same warp loads later, so no address leaves B and no byte is wasted.
- * A hint: no result depends on it.
- */
-template <int U, int R>
-__device__ __forceinline__ void smallm_prefetch(const __nv_bfloat16 *B, int n0, int N, int K, int s, int lane)
-{
-#if SF_GEMM_SM_PF_OP == 0
-	constexpr int LPR = (U * 64 + 127) / 128; /* 128-byte lines per row per batch */
-#pragma unroll
-	for (int i = lane; i < R * LPR; i += 32) {
-		const char *p = (const char *)(B + (size_t)min(n0 + i / LPR, N - 1) * K + (size_t)s * 32) + (i % LPR) * 128;
-		asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-	}
-#else
-	if (lane < R) {
-		const __nv_bfloat16 *p = B + (size_t)min(n0 + lane, N - 1) * K + (size_t)s * 32;
-		asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(U * 64) : "memory");
-	}
-#endif
-}
-#endif
-
-#if SF_GEMM_SM_XPF
-/*
- * Cross-block lookahead (candidate SF_GEMM_SM_XPF; GEMM_NOTES_MID_M2.md "M <= 16: ramp and tail"): the whole K steps
- * [s0, lim) of the 8 weight rows r0 .. r0 + 7 (clamped to N - 1) into L2 — the bytes the warp of the same (row group,
- * K slice) in block blockIdx.x + L loads, L = the blocks resident at once (bpsm x %nsmid), so that block, one
- * generation later, finds its weights in L2. Only on grids of at most SF_GEMM_SM_XPF_WAVES generations whose one
- * generation holds at most SF_GEMM_SM_XPF_MB MB of weights (the lookahead stays well inside the 50 MB L2). Op as
- * smallm_prefetch: 128-byte lines (op 0) or one bulk prefetch per row (op 1). A hint: no result depends on it.
- */
-template <int bpsm>
-__device__ __forceinline__ void smallm_prefetch_next(const __nv_bfloat16 *B, int rows_per_block, int rg8, int N, int K,
-						     int s0, int lim, int lane)
-{
-	unsigned nsm;
-	asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
-	const unsigned L = bpsm * nsm, next = blockIdx.x + L;
-	if (lim <= s0 || next >= gridDim.x || gridDim.x > SF_GEMM_SM_XPF_WAVES * L ||
-	    (size_t)L * rows_per_block * K * 2 > ((size_t)SF_GEMM_SM_XPF_MB << 20))
-		return;
-	const int r0 = (int)next * rows_per_block + rg8;
-#if SF_GEMM_SM_PF_OP == 0
-	const int lpr = ((lim - s0) * 64 + 127) / 128; /* 128-byte lines per row */
-	for (int i = lane; i < 8 * lpr; i += 32) {
-		const char *p = (const char *)(B + (size_t)min(r0 + i / lpr, N - 1) * K + (size_t)s0 * 32) + (i % lpr) * 128;
-		asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-	}
-#else
-	if (lane < 8) {
-		const __nv_bfloat16 *p = B + (size_t)min(r0 + lane, N - 1) * K + (size_t)s0 * 32;
-		asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"((lim - s0) * 64) : "memory");
-	}
-#endif
-}
-#endif
 
 __device__ __forceinline__ void mma_16816(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
 					  uint32_t b0, uint32_t b1)
@@ -290,24 +205,9 @@ __global__ void __launch_bounds__(kSmWarps * 32, MH <= 2 ? 2 : 1)
 		}
 	}
 #else
-#if SF_GEMM_SM_PF
-	/* batches st + stride .. st + (D - 1) stride now, batch st + D stride with batch st's loads: D batches ahead */
-#pragma unroll
-	for (int d = 1; d < SF_GEMM_SM_PF; d++)
-		if (st + d * stride + U <= lim)
-			smallm_prefetch<U, 8>(B, n0, N, K, st + d * stride, lane);
-#endif
 	for (; st + U <= lim; st += stride) {
 		uint4 bv[U], av[U][MH];
-#if SF_GEMM_SM_PF
-		if (st + SF_GEMM_SM_PF * stride + U <= lim)
-			smallm_prefetch<U, 8>(B, n0, N, K, st + SF_GEMM_SM_PF * stride, lane);
-#endif
 		smallm_load<MH, U>(bv, av, brow, arow, st);
-#if SF_GEMM_SM_XPF
-		if (st == s0) /* behind this warp's own first batch */
-			smallm_prefetch_next<MH <= 2 ? 2 : 1>(B, kSmRows, rg * 8, N, K, s0, lim, lane);
-#endif
 #pragma unroll
 		for (int u = 0; u < U; u++)
 			smallm_step<MH>(acc[u & 1], av[u], bv[u]);
@@ -397,22 +297,11 @@ __global__ void __launch_bounds__(kSmWarps * 32, 2)
 	}
 
 	int st = s0;
-#if SF_GEMM_SM_PF
-	/* as gemm_smallm_kernel: D batches of this warp's 16 rows ahead in L2 */
-#pragma unroll
-	for (int d = 1; d < SF_GEMM_SM_PF; d++)
-		if (st + d * U + U <= lim)
-			smallm_prefetch<U, kSm16Rows>(B, n0, N, K, st + d * U, lane);
-#endif
 	/* not unrolled: ptxas would otherwise (at the 128-register cap) overlap two batches and issue the first
 	 * mma.sync after 12 of the batch's 16 loads (SASS of an unpinned build), fewer bytes in flight */
 #pragma unroll 1
 	for (; st + U <= lim; st += U) {
 		uint4 bv[U][2], av[U][2];
-#if SF_GEMM_SM_PF
-		if (st + SF_GEMM_SM_PF * U + U <= lim)
-			smallm_prefetch<U, kSm16Rows>(B, n0, N, K, st + SF_GEMM_SM_PF * U, lane);
-#endif
 #pragma unroll
 		for (int u = 0; u < U; u++)
 #pragma unroll
