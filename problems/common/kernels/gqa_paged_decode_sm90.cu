@@ -111,6 +111,13 @@
 #ifndef DEC_B1_TMA
 #define DEC_B1_TMA 0 /* 1 (candidate, session 16): batch 1 runs decode_b1tma (the ring filled by TMA bulk copies) */
 #endif
+#ifndef DEC_B1_REG
+#define DEC_B1_REG 0 /* 1 (candidate, session 17): decode_b1 streams K / V into registers (attend_range_reg,
+		      * gqa_paged_decode_sm90_b1reg.cuh) instead of through the cp.async ring */
+#endif
+#if DEC_B1_REG && (DEC_B1_TMA || DEC_B1_DYN || !DEC_B1 || !DECODE_MMA)
+#error "DEC_B1_REG is decode_b1's register loop: it needs decode_b1 (DEC_B1, DECODE_MMA, not DEC_B1_TMA / DEC_B1_DYN)"
+#endif
 #ifndef DEC_DIAG_GATHER
 #define DEC_DIAG_GATHER 0 /* diagnostic (session 16; outputs WRONG by design): decode_b1 without its math, K/V rows at
 			   * 1 the page table's addresses, 2 contiguous 16-KiB runs, 3 the identity table; session 17, all at

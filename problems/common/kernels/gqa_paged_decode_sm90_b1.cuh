@@ -28,6 +28,9 @@
  */
 #ifndef SF_DECODE_B1_CUH
 #define SF_DECODE_B1_CUH
+#if DEC_B1_REG
+#include "gqa_paged_decode_sm90_b1reg.cuh"
+#endif
 
 #if DEC_STAGES == 0 || !DECODE_MMA || DEC_PERSIST
 #error "DEC_B1 needs version 3 (the cp.async ring and DECODE_MMA) and not DEC_PERSIST"
@@ -82,7 +85,19 @@ decode_b1(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__
 	int *sh_n = (int *)(extra + 2 * ATT_WARPS * GRP), *sh_last = sh_n + 1;
 	const int ps = PS ? PS : ps_rt, tid = threadIdx.x;
 	const int item = blockIdx.x / HKV, kvh = blockIdx.x % HKV, p_begin = item * chunk;
-#if DEC_B1_IDS
+#if DEC_B1_REG
+	/* version 6 (DEC_B1_REG): the first steps' page ids in attend_range_reg's order, guessed as below */
+	constexpr int FIRST = DEC_REG_STAGES;
+	int pre[DEC_REG_STAGES][DEC_REG_IDS], ppos[DEC_REG_STAGES][DEC_REG_IDS];
+#pragma unroll
+	for (int s = 0; s < DEC_REG_STAGES; s++) {
+		reg_positions(p_begin + s * POS_PER_STEP, ppos[s]);
+#pragma unroll
+		for (int x = 0; x < DEC_REG_IDS; x++)
+			pre[s][x] = n_idx > 0 ? kv_indices[min(ppos[s][x] / ps, n_idx - 1)] : 0;
+	}
+#elif DEC_B1_IDS
+	constexpr int FIRST = DEC_STAGES;
 	const int row0 = tid / (D / 8); /* attend_range_cp's rows of this thread: row0 + 16 j */
 	int pre[DEC_STAGES][DEC_RPT];
 	/* the guess kv_indptr[0] = 0: row p of the first steps at kv_indices[p / ps] */
@@ -91,15 +106,15 @@ decode_b1(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__
 #pragma unroll
 		for (int j = 0; j < DEC_RPT; j++)
 			pre[s][j] = n_idx > 0 ? kv_indices[min((p_begin + s * POS_PER_STEP + row0 + 16 * j) / ps, n_idx - 1)] : 0;
-#if DEC_B1_PF
+#endif
+#if (DEC_B1_IDS || DEC_B1_REG) && DEC_B1_PF
 	if (n_idx > 0) { /* the lines of ids after the first steps, to the chunk's end: one per thread */
-		const int i0 = min((p_begin + DEC_STAGES * POS_PER_STEP) / ps, n_idx);
+		const int i0 = min((p_begin + FIRST * POS_PER_STEP) / ps, n_idx);
 		const int i1 = min(n_idx, (p_begin + chunk - 1) / ps + 1);
 		for (uintptr_t a = ((uintptr_t)(kv_indices + i0) & ~(uintptr_t)127) + (uintptr_t)128 * tid;
 		     i0 < i1 && a < (uintptr_t)(kv_indices + i1); a += (uintptr_t)128 * ATT_THREADS)
 			dec_b1_prefetch((const void *)a);
 	}
-#endif
 #endif
 	const int base = kv_indptr[0];
 	const int kv_len = kv_len_of(kv_indptr, last_len, ps, 0);
@@ -118,7 +133,15 @@ decode_b1(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__
 		sh_n[0] = n;
 	const int p_end = min(kv_len, p_begin + chunk);
 	const int32_t *pages = kv_indices + base;
-#if DEC_B1_IDS
+#if DEC_B1_REG
+#pragma unroll
+	for (int s = 0; s < DEC_REG_STAGES; s++)
+#pragma unroll
+		for (int x = 0; x < DEC_REG_IDS; x++) /* the dependent load where the guess cannot be used (as below) */
+			if (p_begin + s * POS_PER_STEP < p_end && (n_idx <= 0 || base != 0 || ppos[s][x] >= p_end))
+				pre[s][x] = pages[min(ppos[s][x], p_end - 1) / ps];
+	attend_range_reg<PS>(q, k_cache, v_cache, pages, ps, scale_log2, kvh, p_begin, p_end, sm_m, sm_l, sm_acc, pre);
+#elif DEC_B1_IDS
 #pragma unroll
 	for (int s = 0; s < DEC_STAGES; s++)
 #pragma unroll
