@@ -150,17 +150,21 @@ PY
 # (DEC_B1_TMA): the bulk copies write the ring rows at pitch 16 while mma_step reads them at 17 (CI); each stage's
 # mbarrier expects half the step's bytes (EMU_EXTRA: the emulated wait never completes and aborts after 20 s). The gather
 # diagnostic: diag_off (variant 3's rows at kv head h / 2), diag_regs (variant 5's register loads at half the column).
+# Decode's session-17 candidate (-DDEC_B1_REG=1, K / V in registers): one CI line (chunks of up to 11 steps); the line
+# with 4-step chunks and the reg_prmt mutant (V's second dim of each pair taken from the first) in EMU_EXTRA.
 declare -A mutation_file=(
 	[tma_pitch]=problems/common/kernels/gqa_paged_decode_sm90_b1tma.cuh
 	[tma_bytes]=problems/common/kernels/gqa_paged_decode_sm90_b1tma.cuh
 	[diag_off]=problems/common/kernels/gqa_paged_decode_sm90_attend.cuh
 	[diag_regs]=problems/common/kernels/gqa_paged_decode_sm90_attend.cuh
+	[reg_prmt]=problems/common/kernels/gqa_paged_decode_sm90_b1reg.cuh
 )
 declare -A mutations=(
 	[tma_pitch]='s/[+] tid [*] DEC_TMA_PITCH, src/+ tid * (D \/ 8), src/'
 	[tma_bytes]='s/tma_bar_expect[(]bar, DEC_TMA_STEP_BYTES[)]/tma_bar_expect(bar, DEC_TMA_STEP_BYTES \/ 2)/'
 	[diag_off]='s/[(]size_t[)][(]p_[)] [*] HKV [+] kvh [+]/(size_t)(p_) * HKV + kvh \/ 2 +/'
 	[diag_regs]='s/kvh[)] [*] D [+] col [*] 8;/kvh) * D + (col \/ 2) * 8;/'
+	[reg_prmt]='s/dec_prmt[(]x, y, 0x7632u[)]/dec_prmt(x, y, 0x5410u)/'
 
 	[ds2_group_tie]='s/h0 < g [?] 1u : 0u/h0 > g ? 1u : 0u/'
 	[ds2_dup]='s/m [&]= m - 1u;/m |= 0u;/'
@@ -220,7 +224,6 @@ EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/ke
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_B1_TMA=1 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=2 -DDEC_SCAN_PASS=2
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_B1_TMA=1 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=2 -DDEC_SCAN_PASS=2 -DEMU_DECODE_TMA_ONLY MUTANT=tma_pitch
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_B1_REG=1 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=2 -DDEC_SCAN_PASS=2
-EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_B1_REG=1 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=100000 -DDEC_SCAN_PASS=2
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=2 -DDEC_SCAN_PASS=2 -DDEC_DIAG_GATHER=1
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=2 -DDEC_SCAN_PASS=2 -DDEC_DIAG_GATHER=2
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=2 -DDEC_SCAN_PASS=2 -DDEC_DIAG_GATHER=3
@@ -241,6 +244,8 @@ LIST
 )
 if [ "${EMU_EXTRA:-0}" = 1 ]; then
 	list+=$'\n'$(cat <<'EXTRA'
+EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_B1_REG=1 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=100000 -DDEC_SCAN_PASS=2
+EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_B1_REG=1 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=2 -DDEC_SCAN_PASS=2 MUTANT=reg_prmt
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_ODD=1 -DGN_CLR=1 -DEMU_GN_V6 -DGN_CLR_THREADS=64 -DGN_FUSED_MAX=256 -DGN_FUSED_PF=1
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=0
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=0 MUTANT=ds1_tie -DEMU_DS_QUICK
