@@ -133,7 +133,7 @@ __device__ __forceinline__ void reg_fetch_ids(int ids[DEC_REG_IDS], const int32_
 }
 
 /* mma_step on the registers of one step (positions p0 + 8 warp ..): the same m, l, o contract, o's dims permuted
- * as the V layout above says (mma_state_store_reg maps them back). */
+ * as the V layout above says (mma_state_store with RegDims maps them back). */
 __device__ __forceinline__ void mma_step_reg(const uint4 kr[4], const uint4 vr[4], int p0, int p_end, float scale_log2,
 					     const uint2 *qs, float &m, float &l, float o[D / 16][4])
 {
@@ -147,20 +147,9 @@ __device__ __forceinline__ void mma_step_reg(const uint4 kr[4], const uint4 vr[4
 		const uint32_t bk[2] = {(kk & 1) ? c.z : c.x, (kk & 1) ? c.w : c.y};
 		mma_bf16_16816(s, a, bk, s);
 	}
-	const int p = p0 + warp * 8 + 2 * t;
-	const float s0 = p < p_end ? s[0] * scale_log2 : -INFINITY;
-	const float s1 = p + 1 < p_end ? s[1] * scale_log2 : -INFINITY;
-	float mx = fmaxf(s0, s1);
-	mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-	mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-	mx = fmaxf(m, mx);
-	const float mu = mx == -INFINITY ? 0.0f : mx;
-	const float corr = exp2f(m - mu);
-	m = mx;
-	const float w0 = exp2f(s0 - mu), w1 = exp2f(s1 - mu);
-	const uint32_t bp[2] = {pack_bf16x2(w0, w1), 0u};
-	l = l * corr + (w0 + w1);
-	const float c0 = __shfl_sync(0xffffffffu, corr, 8 * t), c1 = __shfl_sync(0xffffffffu, corr, 8 * t + 4);
+	uint32_t bp[2];
+	float c0, c1;
+	mma_softmax(s, p0 + warp * 8 + 2 * t, p_end, scale_log2, m, l, bp, c0, c1);
 #pragma unroll
 	for (int j = 0; j < D / 16; j++) {
 		const uint32_t x = u4_word(vr[j >> 2], j & 3), y = u4_word(vr[2 + (j >> 2)], j & 3);
@@ -174,29 +163,14 @@ __device__ __forceinline__ void mma_step_reg(const uint4 kr[4], const uint4 vr[4
 	}
 }
 
-/* mma_state_store with o's rows at the V layout's dims: tile j row g = dim 8 (g + 8 (j / 4)) + 2 (j % 4), row g + 8
- * the next dim. */
-__device__ __forceinline__ void mma_state_store_reg(float m, float l, const float o[D / 16][4], float (*sm_m)[GRP],
-						    float (*sm_l)[GRP], float (*sm_acc)[GRP][D])
-{
-	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-	l += __shfl_xor_sync(0xffffffffu, l, 1);
-	l += __shfl_xor_sync(0xffffffffu, l, 2);
-	if (t < 2) {
-#pragma unroll
-		for (int j = 0; j < D / 16; j++) {
-			const int d0 = 8 * (g + 8 * (j >> 2)) + 2 * (j & 3);
-			sm_acc[warp][2 * t][d0] = o[j][0];
-			sm_acc[warp][2 * t + 1][d0] = o[j][1];
-			sm_acc[warp][2 * t][d0 + 1] = o[j][2];
-			sm_acc[warp][2 * t + 1][d0 + 1] = o[j][3];
-		}
+/* the dims of accumulator tile j's rows g, g + 8 in the V layout above (for mma_state_store) */
+struct RegDims {
+	__device__ __forceinline__ void operator()(int j, int g, int &d0, int &d1) const
+	{
+		d0 = 8 * (g + 8 * (j >> 2)) + 2 * (j & 3);
+		d1 = d0 + 1;
 	}
-	if (t == 0 && g < GRP) {
-		sm_m[warp][g] = m;
-		sm_l[warp][g] = l;
-	}
-}
+};
 
 /*
  * attend_range_cp's contract (batch 1: sequence 0) with the register stream: the 4 heads of kv head kvh over
@@ -250,6 +224,6 @@ __device__ __forceinline__ void attend_range_reg(const __nv_bfloat16 *__restrict
 			}
 		}
 	}
-	mma_state_store_reg(m, l, o, sm_m, sm_l, sm_acc);
+	mma_state_store(m, l, o, sm_m, sm_l, sm_acc, RegDims());
 }
 #endif

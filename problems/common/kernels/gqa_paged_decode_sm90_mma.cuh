@@ -50,6 +50,38 @@ __device__ __forceinline__ void mma_init(const __nv_bfloat16 *__restrict__ q, in
 }
 
 /*
+ * The online softmax of one warp-step (mma_step and the register loop's mma_step_reg): s = the S fragment (head
+ * g = lane / 4, positions p, p + 1 of the step, p = its first position of this lane's pair), positions >= p_end
+ * masked; updates m, l as mma_step says; OUT: bp = P^T's B fragment (b[0] head g, positions 2t, 2t + 1; b[1] = 0),
+ * c0 / c1 = the corrections of heads 2t, 2t + 1 (the accumulator columns), for the caller's rescale.
+ */
+__device__ __forceinline__ void mma_softmax(const float s[4], int p, int p_end, float scale_log2, float &m, float &l,
+					    uint32_t bp[2], float &c0, float &c1)
+{
+	const int t = threadIdx.x & 3;
+	const float s0 = p < p_end ? s[0] * scale_log2 : -INFINITY;
+	const float s1 = p + 1 < p_end ? s[1] * scale_log2 : -INFINITY;
+	float mx = fmaxf(s0, s1);
+	mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+	mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+	mx = fmaxf(m, mx);
+	/* mx = -inf only when nothing was valid yet: then corr and the weights are 0 */
+	const float mu = mx == -INFINITY ? 0.0f : mx;
+	const float corr = exp2f(m - mu);
+	m = mx;
+	/* P^T's B fragment b[0]: head g, positions 2t, 2t + 1 (b[1], positions 8..15, is 0) */
+	const float w0 = exp2f(s0 - mu), w1 = exp2f(s1 - mu);
+	bp[0] = pack_bf16x2(w0, w1);
+	bp[1] = 0u;
+	/* the sum takes the fp32 weights (the lse must be within 1e-4: the bf16-rounded ones, which the
+	 * PV product uses, were off by up to 2e-4 in the emulation; the output's bias is ~1e-3) */
+	l = l * corr + (w0 + w1);
+	/* the accumulator columns are heads 2t, 2t + 1: their corrections live in lanes 8t and 8t + 4 */
+	c0 = __shfl_sync(0xffffffffu, corr, 8 * t);
+	c1 = __shfl_sync(0xffffffffu, corr, 8 * t + 4);
+}
+
+/*
  * One CTA step for this warp: kb = the ring buffer of the step (64 K rows, then 64 V rows, 16
  * swizzled 16-byte chunks each); pos0 = the kv position of ring row 0. Updates m (running max of
  * head g = lane / 4, base 2, quad-uniform), l (this lane's partial sum of its positions' weights)
@@ -78,26 +110,9 @@ __device__ __forceinline__ void mma_step(const uint4 *kb, int pos0, int p_end, f
 		const uint32_t b1[2] = {kf[2], kf[3]};
 		mma_bf16_16816(s, a1, b1, s);
 	}
-	const int p = pos0 + warp * 8 + 2 * t;
-	const float s0 = p < p_end ? s[0] * scale_log2 : -INFINITY;
-	const float s1 = p + 1 < p_end ? s[1] * scale_log2 : -INFINITY;
-	float mx = fmaxf(s0, s1);
-	mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-	mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-	mx = fmaxf(m, mx);
-	/* mx = -inf only when nothing was valid yet: then corr and the weights are 0 */
-	const float mu = mx == -INFINITY ? 0.0f : mx;
-	const float corr = exp2f(m - mu);
-	m = mx;
-	/* P^T's B fragment b[0]: head g, positions 2t, 2t + 1 (b[1], positions 8..15, is 0) */
-	const float w0 = exp2f(s0 - mu), w1 = exp2f(s1 - mu);
-	const uint32_t pp = pack_bf16x2(w0, w1);
-	/* the sum takes the fp32 weights (the lse must be within 1e-4: the bf16-rounded ones, which the
-	 * PV product uses, were off by up to 2e-4 in the emulation; the output's bias is ~1e-3) */
-	l = l * corr + (w0 + w1);
-	/* the accumulator columns are heads 2t, 2t + 1: their corrections live in lanes 8t and 8t + 4 */
-	const float c0 = __shfl_sync(0xffffffffu, corr, 8 * t), c1 = __shfl_sync(0xffffffffu, corr, 8 * t + 4);
-	const uint32_t bp[2] = {pp, 0u};
+	uint32_t bp[2];
+	float c0, c1;
+	mma_softmax(s, pos0 + warp * 8 + 2 * t, p_end, scale_log2, m, l, bp, c0, c1);
 	const uint4 *vb = kb + ROWS * RS;
 #pragma unroll
 	for (int x = 0; x < D / 32; x++) { /* dims 32x .. 32x + 31: two m-tiles of 16 dims */
@@ -117,10 +132,19 @@ __device__ __forceinline__ void mma_step(const uint4 *kb, int pos0, int p_end, f
 }
 
 /* Ends the loop: sums l over the quad and stores the warp's state in sm_m / sm_l / sm_acc[warp] as
- * warp_state_store does (m, l from lanes 4h of heads h < 4; o from the lanes t < 2). Every lane of
- * the warp must call it. */
+ * warp_state_store does (m, l from lanes 4h of heads h < 4; o from the lanes t < 2; tile j's rows at the dims
+ * DIMS names: mma_step's layout by default). Every lane of the warp must call it. */
+/* the dims of accumulator tile j's rows g (d0) and g + 8 (d1) in mma_step's layout */
+struct MmaDims {
+	__device__ __forceinline__ void operator()(int j, int g, int &d0, int &d1) const
+	{
+		d0 = 16 * j + g;
+		d1 = d0 + 8;
+	}
+};
+template <class DIMS = MmaDims>
 __device__ __forceinline__ void mma_state_store(float m, float l, const float o[D / 16][4], float (*sm_m)[GRP],
-						float (*sm_l)[GRP], float (*sm_acc)[GRP][D])
+						float (*sm_l)[GRP], float (*sm_acc)[GRP][D], DIMS dims = DIMS())
 {
 	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
 	l += __shfl_xor_sync(0xffffffffu, l, 1);
@@ -128,10 +152,12 @@ __device__ __forceinline__ void mma_state_store(float m, float l, const float o[
 	if (t < 2) {
 #pragma unroll
 		for (int j = 0; j < D / 16; j++) {
-			sm_acc[warp][2 * t][16 * j + g] = o[j][0];
-			sm_acc[warp][2 * t + 1][16 * j + g] = o[j][1];
-			sm_acc[warp][2 * t][16 * j + g + 8] = o[j][2];
-			sm_acc[warp][2 * t + 1][16 * j + g + 8] = o[j][3];
+			int d0, d1;
+			dims(j, g, d0, d1);
+			sm_acc[warp][2 * t][d0] = o[j][0];
+			sm_acc[warp][2 * t + 1][d0] = o[j][1];
+			sm_acc[warp][2 * t][d1] = o[j][2];
+			sm_acc[warp][2 * t + 1][d1] = o[j][3];
 		}
 	}
 	if (t == 0 && g < GRP) {
