@@ -14,23 +14,13 @@ if ! command -v "$nvcc" >/dev/null 2>&1; then
 	echo "0 passed, 0 failed"
 	exit 0
 fi
-# solution (under problems/) and its -D list; keep to the candidates still opt-in and pending a GPU number
+# solution (under problems/) and its -D list; keep to the candidates still opt-in and pending a GPU number (session 17:
+# the measured decode TMA / gather-diagnostic lines and MW 2 removed; the controls of this session's two flips kept)
 list=$(
 	cat <<'LIST'
-llama/gqa_paged_decode_h32_kv8_d128_ps1 -DDEC_B1_TMA=1
-llama/gqa_paged_decode_h32_kv8_d128_ps16 -DDEC_B1_TMA=1 -DDEC_B1_ITEMS=16
 llama/gemm_bf16_n6144_k4096 -DSF_GEMM_V6_BN96=0 -DSF_GEMM_SM16_MIDM=0
-llama/gqa_paged_decode_h32_kv8_d128_ps1 -DDEC_DIAG_GATHER=1
-llama/gqa_paged_decode_h32_kv8_d128_ps1 -DDEC_DIAG_GATHER=2
-llama/gqa_paged_decode_h32_kv8_d128_ps16 -DDEC_DIAG_GATHER=3
-llama/gqa_paged_decode_h32_kv8_d128_ps1 -DDEC_DIAG_GATHER=4
-llama/gqa_paged_decode_h32_kv8_d128_ps1 -DDEC_DIAG_GATHER=5
-llama/gqa_paged_decode_h32_kv8_d128_ps16 -DDEC_DIAG_GATHER=5
-llama/gqa_paged_decode_h32_kv8_d128_ps1 -DDEC_DIAG_GATHER=6
 llama/gqa_paged_decode_h32_kv8_d128_ps1 -DDEC_B1_REG=1
-llama/gqa_paged_decode_h32_kv8_d128_ps16 -DDEC_B1_REG=1
 llama/gemm_bf16_n28672_k4096 -DSF_GEMM_MIDM_MW=0
-llama/gemm_bf16_n28672_k4096 -DSF_GEMM_MIDM_MW=2
 llama/gemm_bf16_n4096_k4096 -DSF_GEMM_SM_LDPF=0
 LIST
 )
