@@ -12,44 +12,27 @@ device time in the same eval), against the targets of issue 8:
 Workloads outside the classes (16 < M < 64) are listed but judged by nothing. A workload that did not pass,
 or has no passing baseline, fails its class. Exit status: 0 every class met, 1 some missed, 2 no usable trace.
 """
-import json
 import math
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mem_table import gmean, rows_of  # noqa: E402  (the traces' reader and the geomean, shared)
 
 
 def load(paths):
-    """(shape, M, status, speedup or None, read fraction or None) per trace line; later lines win."""
+    """{(shape, M): (status, speedup over the best passing baseline or None, read fraction or None)}; later lines win."""
     rows = {}
-    for path in paths:
-        try:
-            lines = open(path, encoding="utf-8").read().splitlines()
-        except OSError as e:
-            print(f"gemm_classes: cannot read {path}: {e}", file=sys.stderr)
+    for r in rows_of(paths):
+        if not isinstance(r["m"], int):
+            print(f"gemm_classes: {r['workload']}: no integer axis M", file=sys.stderr)
             continue
-        for n, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                t = json.loads(line)
-            except json.JSONDecodeError:
-                print(f"gemm_classes: {path}:{n}: not a JSON trace", file=sys.stderr)
-                continue
-            m = t.get("workload", {}).get("axes", {}).get("M")
-            shape = t.get("definition", "?")
-            if not isinstance(m, int):
-                print(f"gemm_classes: {path}:{n}: no integer axis M", file=sys.stderr)
-                continue
-            ev = t.get("evaluation", {})
-            sf = ev.get("solforge", {})
-            tk = (ev.get("performance") or {}).get("latency_ms")
-            base = [b["median_ms"] for b in sf.get("baselines", []) if b.get("status") == "PASSED" and b.get("median_ms")]
-            ok = ev.get("status") == "PASSED" and tk and base
-            rows[(shape, m)] = (ev.get("status", "?"), min(base) / tk if ok else None, sf.get("bw_fraction_of_read"))
+        rows[(r["problem"], r["m"])] = (r["status"], r["speedup"] if r["status"] == "PASSED" else None, r["rfrac"])
     return rows
 
 
 def geo(xs):
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+    return gmean(xs) if xs else float("nan")
 
 
 def main(argv):

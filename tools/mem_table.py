@@ -52,6 +52,7 @@ def rows_of(paths):
                 "problem": t.get("definition", "?"),
                 "heldout": "heldout_" in path.rsplit("/", 1)[-1],
                 "workload": t.get("workload", {}).get("uuid", "?"),
+                "m": t.get("workload", {}).get("axes", {}).get("M"),  # the GEMMs' axis (tools/gemm_classes.py)
                 "status": ev.get("status", "?"),
                 "tk_us": tk * 1e3 if tk else None,
                 "copy_us": sf["copy_ms"] * 1e3 if sf.get("copy_ms") else None,

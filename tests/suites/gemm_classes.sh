@@ -30,7 +30,8 @@ def write(name, edit=None):
                     sp, st, rf = edit(s, m, sp, st, rf)
                 t = {"definition": s, "workload": {"uuid": "%s-m%d" % (s, m), "axes": {"M": m}},
                      "evaluation": {"status": st, "performance": {"latency_ms": tk} if st == "PASSED" else None,
-                                    "solforge": {"bw_fraction_of_read": rf if m <= 16 else None,
+                                    "solforge": {"bw_fraction_of_read": rf if m <= 16 else None, "bytes": 2 ** 25 + m,
+                                                 "read_bytes": 2 ** 25 + m + rng.randint(0, 4096),
                                                  "baselines": [{"name": "cublasLt", "status": "PASSED", "median_ms": tk * sp},
                                                                {"name": "slow", "status": "PASSED", "median_ms": tk * sp * 3}]}}}
                 f.write(json.dumps(t) + "\n")
