@@ -118,6 +118,13 @@
 #if DEC_B1_REG && (DEC_B1_TMA || DEC_B1_DYN || !DEC_B1 || !DECODE_MMA)
 #error "DEC_B1_REG is decode_b1's register loop: it needs decode_b1 (DEC_B1, DECODE_MMA, not DEC_B1_TMA / DEC_B1_DYN)"
 #endif
+#ifndef DEC_CP_L2
+#define DEC_CP_L2 0 /* candidate (session 18): 256 puts .L2::256B (the L2 fetches the 256-byte stretch around a miss) on
+		     * the ring's cp.async.cg and the register loops' ld.global.nc K / V loads; 0: no size hint */
+#endif
+#if DEC_CP_L2 != 0 && DEC_CP_L2 != 256
+#error "DEC_CP_L2: 0 (no L2 fetch-size hint) or 256"
+#endif
 #ifndef DEC_DIAG_GATHER
 #define DEC_DIAG_GATHER 0 /* diagnostic (session 16; outputs WRONG by design): decode_b1 without its math, K/V rows at
 			   * 1 the page table's addresses, 2 contiguous 16-KiB runs, 3 the identity table; session 17, all at

@@ -30,7 +30,11 @@ __device__ __forceinline__ uint4 ldg_nc(const void *p)
 {
 	uint4 r;
 #ifdef __CUDA_ARCH__
+#if DEC_CP_L2 == 256
+	asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
+#else
 	asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+#endif
 		     : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
 		     : "l"(p));
 #else /* host-side emulation (tests/emu) */
@@ -117,7 +121,11 @@ __device__ __forceinline__ void cp_async16(void *smem, const void *gmem)
 {
 #ifdef __CUDA_ARCH__
 	const unsigned sa = (unsigned)__cvta_generic_to_shared(smem);
+#if DEC_CP_L2 == 256 /* the L2 fetches the 256-byte stretch around a miss (DEC_CP_L2, session 18) */
+	asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;" ::"r"(sa), "l"(gmem) : "memory");
+#else
 	asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(sa), "l"(gmem) : "memory");
+#endif
 #else /* host-side emulation (tests/emu): a plain copy */
 	*(uint4 *)smem = *(const uint4 *)gmem;
 #endif
