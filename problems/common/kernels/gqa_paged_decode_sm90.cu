@@ -120,10 +120,14 @@
 #endif
 #ifndef DEC_CP_L2
 #define DEC_CP_L2 0 /* candidate (session 18): 256 puts .L2::256B (the L2 fetches the 256-byte stretch around a miss) on
-		     * the ring's cp.async.cg and the register loops' ld.global.nc K / V loads; 0: no size hint */
+		     * the ring's cp.async.cg and the register loops' ld.global.nc K / V loads at batch > 1 (and at batch 1
+		     * unless DEC_CP_L2_B1 says otherwise); 0: no size hint */
 #endif
-#if DEC_CP_L2 != 0 && DEC_CP_L2 != 256
-#error "DEC_CP_L2: 0 (no L2 fetch-size hint) or 256"
+#ifndef DEC_CP_L2_B1
+#define DEC_CP_L2_B1 DEC_CP_L2 /* the same hint in decode_b1 (batch 1: its ring and DEC_B1_REG's loads) */
+#endif
+#if (DEC_CP_L2 != 0 && DEC_CP_L2 != 256) || (DEC_CP_L2_B1 != 0 && DEC_CP_L2_B1 != 256)
+#error "DEC_CP_L2 / DEC_CP_L2_B1: 0 (no L2 fetch-size hint) or 256"
 #endif
 #ifndef DEC_DIAG_GATHER
 #define DEC_DIAG_GATHER 0 /* diagnostic (session 16; outputs WRONG by design): decode_b1 without its math, K/V rows at

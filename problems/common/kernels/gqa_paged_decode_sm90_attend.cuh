@@ -25,18 +25,19 @@ __device__ __forceinline__ void bf16x8_to_float(uint4 u, float f[8])
 	}
 }
 
-/* 16-byte streaming load that skips L1 (K/V rows are read once). */
-__device__ __forceinline__ uint4 ldg_nc(const void *p)
+/* 16-byte streaming load that skips L1 (K/V rows are read once); L2 = 256: with .L2::256B (DEC_CP_L2). */
+template <int L2 = DEC_CP_L2> __device__ __forceinline__ uint4 ldg_nc(const void *p)
 {
 	uint4 r;
 #ifdef __CUDA_ARCH__
-#if DEC_CP_L2 == 256
-	asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
-#else
-	asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
-#endif
-		     : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-		     : "l"(p));
+	if (L2 == 256)
+		asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
+			     : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+			     : "l"(p));
+	else
+		asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+			     : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+			     : "l"(p));
 #else /* host-side emulation (tests/emu) */
 	r = *(const uint4 *)p;
 #endif
@@ -116,16 +117,16 @@ __device__ __forceinline__ void consume_step(const uint4 kr[POS_PER_GROUP], cons
 	}
 }
 
-/* 16-byte global -> shared copy that does not wait (cp.async.cg: L2 only), its commit and wait. */
-__device__ __forceinline__ void cp_async16(void *smem, const void *gmem)
+/* 16-byte global -> shared copy that does not wait (cp.async.cg: L2 only), its commit and wait; L2 = 256: with
+ * .L2::256B (the L2 fetches the 256-byte stretch around a miss; DEC_CP_L2, session 18). */
+template <int L2 = DEC_CP_L2> __device__ __forceinline__ void cp_async16(void *smem, const void *gmem)
 {
 #ifdef __CUDA_ARCH__
 	const unsigned sa = (unsigned)__cvta_generic_to_shared(smem);
-#if DEC_CP_L2 == 256 /* the L2 fetches the 256-byte stretch around a miss (DEC_CP_L2, session 18) */
-	asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;" ::"r"(sa), "l"(gmem) : "memory");
-#else
-	asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(sa), "l"(gmem) : "memory");
-#endif
+	if (L2 == 256)
+		asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;" ::"r"(sa), "l"(gmem) : "memory");
+	else
+		asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(sa), "l"(gmem) : "memory");
 #else /* host-side emulation (tests/emu): a plain copy */
 	*(uint4 *)smem = *(const uint4 *)gmem;
 #endif
@@ -363,7 +364,7 @@ __device__ __forceinline__ uint32_t dec_diag_regs(const __nv_bfloat16 *__restric
 #else
 #define DEC_SWZ(r, c) (c)
 #endif
-template <int PS, int PRE = 0>
+template <int PS, int PRE = 0, int L2 = DEC_CP_L2> /* L2: the copies' fetch-size hint (cp_async16) */
 __device__ __forceinline__ void
 attend_range_cp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k_cache,
 		const __nv_bfloat16 *__restrict__ v_cache, const int32_t *__restrict__ pages, int ps, float scale_log2,
@@ -397,9 +398,9 @@ attend_range_cp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__rest
 			const int p_ = min(p_begin + (s_) * ROWS + r_, p_end - 1);                 \
 			const size_t off_ = DEC_ROW_OFF(ids[j], p_) + col * 8;                      \
 			if (!DEC_DIAG_NOCOPY) {                                                    \
-				cp_async16(kb_ + r_ * COLS + DEC_SWZ(r_, col), k_cache + off_);    \
+				cp_async16<L2>(kb_ + r_ * COLS + DEC_SWZ(r_, col), k_cache + off_); \
 				DEC_DIAG_NOTE(k_cache + off_);                                     \
-				cp_async16(kb_ + (ROWS + r_) * COLS + DEC_SWZ(r_, col), v_cache + off_); \
+				cp_async16<L2>(kb_ + (ROWS + r_) * COLS + DEC_SWZ(r_, col), v_cache + off_); \
 			} else {                                                                   \
 				(void)off_;                                                        \
 			}                                                                          \

@@ -151,14 +151,14 @@ decode_b1(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__
 			if (p_begin + s * POS_PER_STEP < p_end && (n_idx <= 0 || base != 0 || p >= p_end))
 				pre[s][j] = pages[min(p, p_end - 1) / ps];
 		}
-	attend_range_cp<PS, 1>(q, k_cache, v_cache, pages, ps, scale_log2, 0, kvh, p_begin, p_end, ring, sm_m, sm_l,
+	attend_range_cp<PS, 1, DEC_CP_L2_B1>(q, k_cache, v_cache, pages, ps, scale_log2, 0, kvh, p_begin, p_end, ring, sm_m, sm_l,
 			       sm_acc, pre
 #if DEC_DIAG_GATHER
 			       , kv_len /* the diagnostic's address variants (never in the default build) */
 #endif
 	);
 #else
-	attend_range_cp<PS>(q, k_cache, v_cache, pages, ps, scale_log2, 0, kvh, p_begin, p_end, ring, sm_m, sm_l,
+	attend_range_cp<PS, 0, DEC_CP_L2_B1>(q, k_cache, v_cache, pages, ps, scale_log2, 0, kvh, p_begin, p_end, ring, sm_m, sm_l,
 			    sm_acc);
 #endif
 	__syncthreads();

@@ -137,8 +137,8 @@ decode_b1dyn(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restric
 			const int rr_ = row0 + 16 * r;                                               \
 			const int p_ = min((t_) * ROWS + rr_, kv_len - 1);                           \
 			const size_t off_ = (((size_t)ids[r] * ps + p_ % ps) * HKV + kvh) * D + col * 8; \
-			cp_async16(kb_ + rr_ * COLS + ((col) ^ (rr_ & 7)), k_cache + off_);          \
-			cp_async16(kb_ + (ROWS + rr_) * COLS + ((col) ^ (rr_ & 7)), v_cache + off_); \
+			cp_async16<DEC_CP_L2_B1>(kb_ + rr_ * COLS + ((col) ^ (rr_ & 7)), k_cache + off_);          \
+			cp_async16<DEC_CP_L2_B1>(kb_ + (ROWS + rr_) * COLS + ((col) ^ (rr_ & 7)), v_cache + off_); \
 		}                                                                                    \
 		cp_async_commit();                                                                   \
 	} while (0)

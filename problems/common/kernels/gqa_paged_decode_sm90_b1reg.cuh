@@ -110,14 +110,14 @@ __device__ __forceinline__ void reg_issue(uint4 kr[4], uint4 vr[4], const __nv_b
 	const size_t ok = (((size_t)ids[0] * ps + pk % ps) * HKV + kvh) * D;
 #pragma unroll
 	for (int i = 0; i < 4; i++)
-		kr[i] = ldg_nc(k_cache + ok + (4 * i + t) * 8);
+		kr[i] = ldg_nc<DEC_CP_L2_B1>(k_cache + ok + (4 * i + t) * 8);
 #pragma unroll
 	for (int s = 0; s < 2; s++) {
 		const int pv = min(pos[1 + s], p_end - 1);
 		const size_t ov = (((size_t)ids[1 + s] * ps + pv % ps) * HKV + kvh) * D;
 #pragma unroll
 		for (int h = 0; h < 2; h++)
-			vr[2 * s + h] = ldg_nc(v_cache + ov + (g + 8 * h) * 8);
+			vr[2 * s + h] = ldg_nc<DEC_CP_L2_B1>(v_cache + ov + (g + 8 * h) * 8);
 	}
 }
 
