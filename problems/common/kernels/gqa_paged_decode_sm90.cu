@@ -119,12 +119,13 @@
 #error "DEC_B1_REG is decode_b1's register loop: it needs decode_b1 (DEC_B1, DECODE_MMA, not DEC_B1_TMA / DEC_B1_DYN)"
 #endif
 #ifndef DEC_CP_L2
-#define DEC_CP_L2 0 /* candidate (session 18): 256 puts .L2::256B (the L2 fetches the 256-byte stretch around a miss) on
-		     * the ring's cp.async.cg and the register loops' ld.global.nc K / V loads at batch > 1 (and at batch 1
-		     * unless DEC_CP_L2_B1 says otherwise); 0: no size hint */
+#define DEC_CP_L2 256 /* 256 (default since session 18: 1.014-1.123x at batch 4-64, DECODE_NOTES_B1.md "Session 18"):
+		       * .L2::256B (the L2 fetches the 256-byte stretch around a miss) on decode_fused's ring cp.async.cg and
+		       * its register loops' ld.global.nc K / V loads; 0: no size hint (the control) */
 #endif
 #ifndef DEC_CP_L2_B1
-#define DEC_CP_L2_B1 DEC_CP_L2 /* the same hint in decode_b1 (batch 1: its ring and DEC_B1_REG's loads) */
+#define DEC_CP_L2_B1 0 /* the same hint in decode_b1 (batch 1: its ring, decode_b1dyn's and DEC_B1_REG's loads); 0 by
+			* default: 256 measured 0.990-0.994x at batch 1 (session 18, call 1) */
 #endif
 #if (DEC_CP_L2 != 0 && DEC_CP_L2 != 256) || (DEC_CP_L2_B1 != 0 && DEC_CP_L2_B1 != 256)
 #error "DEC_CP_L2 / DEC_CP_L2_B1: 0 (no L2 fetch-size hint) or 256"
