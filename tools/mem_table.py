@@ -12,7 +12,8 @@ how many PASSED, the fraction of copy min / median, the speedup over the best ba
 the SOL score min / median; and the overall lines the issue asks about: median SOL score over the
 problems (the median of the per-problem medians) and over all workloads, and the workloads at
 >= 90% of copy and faster than their best baseline. A trace without a copy time or a baseline shows
-"-" there (an eval with --no-torch has no SOL score). Exit status 1 when a trace did not pass.
+"-" there (an eval with --no-torch has no SOL score); one whose baselines all ran and failed says so in the
+baseline column ("(none: N failed (STATUS))") and is listed on a line of its own below the counts. Exit status 1 when a trace did not pass.
 """
 import json
 import math
@@ -48,6 +49,9 @@ def rows_of(paths):
             for b in sf.get("baselines", []):
                 if b.get("status") == "PASSED" and b.get("median_ms") and (best is None or b["median_ms"] < best["median_ms"]):
                     best = b
+            tried = sf.get("baselines", [])
+            # every baseline ran and none passed (e.g. its bridge process killed): said in the table, not a bare "-"
+            failed = sorted({b.get("status", "?") for b in tried}) if tried and best is None else None
             rows.append({
                 "problem": t.get("definition", "?"),
                 "heldout": "heldout_" in path.rsplit("/", 1)[-1],
@@ -64,6 +68,7 @@ def rows_of(paths):
                 abs(sf["read_bytes"] / sf["bytes"] - 1) <= 0.05 else None,
                 "rate": rate_of(sf, tk),
                 "base": best["name"] if best else None,
+                "base_failed": f"none: {len(tried)} failed ({', '.join(failed)})" if failed else None,
                 "base_us": best["median_ms"] * 1e3 if best else None,
                 "compile_s": best.get("compile_s") if best else None,
                 "base_method": best.get("timing_method") if best else None,
@@ -108,7 +113,7 @@ def main(argv):
           "rate | best baseline | T_b us | T_b/T_k | SOL |")
     print("|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if reads else ""))
     for r in rows:
-        base = r["base"] or "-"
+        base = r["base"] or (f"({r['base_failed']})" if r["base_failed"] else "-")
         if r["compile_s"]:
             base += f" ({r['compile_s']:.1f} s compile)"
         if r["base_method"] and r["base_method"] != "cupti":
@@ -143,6 +148,10 @@ def main(argv):
     nsp = sum(1 for r in rows if r["speedup"] is not None)
     print(f"workloads: {len(rows)}, PASSED {npass}; >= 0.90 of copy: {at90} of {nfrac}; "
           f"faster than the best baseline: {faster} of {nsp}")
+    nfail = sum(1 for r in rows if r["base_failed"])
+    if nfail:
+        print(f"workloads whose every baseline failed (no comparison): {nfail}: " +
+              ", ".join(r["workload"] for r in rows if r["base_failed"]))
     if reads:
         rf = [r["rfrac"] for r in rows if r["rfrac"] is not None]
         print(f">= 0.90 of the same-byte read: {sum(1 for x in rf if x >= 0.9)} of {len(rf)}; of read min / median "
