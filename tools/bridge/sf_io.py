@@ -7,6 +7,7 @@ the same rounding as include/solforge/numeric.h (round to nearest even; fp8/fp4 
 largest finite value, as the C side does). CI tests this layer with numpy alone.
 """
 import json
+import mmap
 import os
 import struct
 
@@ -47,11 +48,15 @@ def nbytes_of(st_dtype, shape):
 
 
 def read_safetensors(path):
-    """Returns {name: (st_dtype, shape tuple, raw uint8 array)}; raises IOError_ on a malformed file."""
+    """Returns {name: (st_dtype, shape tuple, raw uint8 array)}; raises IOError_ on a malformed file.
+    The raw arrays are read-only views of a read-only memory map of the file, not a copy of it: the inputs
+    live in /dev/shm (host memory), and a read() of a multi-GB KV cache doubled what each bridge held
+    (session 18: four decode evals of 3-5 GB inputs side by side had their bridges killed by signal 9)."""
     with open(path, "rb") as f:
-        blob = f.read()
-    if len(blob) < 8:
-        raise IOError_(f"{path}: shorter than a safetensors header")
+        size = os.fstat(f.fileno()).st_size
+        if size < 8:
+            raise IOError_(f"{path}: shorter than a safetensors header")
+        blob = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     (hlen,) = struct.unpack("<Q", blob[:8])
     if hlen > len(blob) - 8 or hlen > 100_000_000:
         raise IOError_(f"{path}: header length {hlen} beyond the file")

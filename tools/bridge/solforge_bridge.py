@@ -218,11 +218,11 @@ class Codec:
         if st_dtype == "F4":
             # two e2m1 codes per byte, last dimension halved (torch.float4_e2m1fn_x2 where it exists)
             pshape = list(shape[:-1]) + [(int(shape[-1]) + 1) // 2] if shape else []
-            return torch.frombuffer(bytearray(raw.tobytes()), dtype=torch.uint8).reshape(pshape)
+            return torch.frombuffer(bytearray(raw), dtype=torch.uint8).reshape(pshape)
         dt = getattr(torch, TORCH_DTYPES[st_dtype])
         if raw.size == 0:
             return torch.empty(tuple(shape), dtype=dt)
-        return torch.frombuffer(bytearray(raw.tobytes()), dtype=dt).reshape(tuple(shape))
+        return torch.frombuffer(bytearray(raw), dtype=dt).reshape(tuple(shape))
 
     def from_torch(self, name, t, st_dtype, shape, reference):
         """Raw bytes of output `name` as st_dtype (reference: float formats as F32). Returns (st, raw)."""
