@@ -46,10 +46,10 @@ def rows_of(paths):
             perf = ev.get("performance") or {}
             tk = perf.get("latency_ms")
             best = None
-            for b in sf.get("baselines", []):
+            tried = sf.get("baselines", [])
+            for b in tried:
                 if b.get("status") == "PASSED" and b.get("median_ms") and (best is None or b["median_ms"] < best["median_ms"]):
                     best = b
-            tried = sf.get("baselines", [])
             # every baseline ran and none passed (e.g. its bridge process killed): said in the table, not a bare "-"
             failed = sorted({b.get("status", "?") for b in tried}) if tried and best is None else None
             rows.append({
