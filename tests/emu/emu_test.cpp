@@ -580,6 +580,13 @@ static void tests()
 	test_decode({ 130 }, 1, 1, "short");
 	return;
 #endif
+#ifdef EMU_DECODE_B1_ONLY /* (the ring-depth lines: decode_b1's cases alone, every chunk on one ring depth) */
+	test_decode({ 4 * C + 77 }, 1, 1, "b1-chunks");
+	test_decode({ 2 * C + 5 }, 16, 1, "b1-ps16");
+	test_decode({ C + 9 }, 8, 1, "b1-ps8-runtime");
+	test_decode({ 1 }, 16, 1, "b1-len1");
+	return;
+#endif
 #ifdef EMU_DECODE_TMA_ONLY /* (the TMA mutant's line: one case that reaches decode_b1tma) */
 	test_decode({ 2 * C + 130 }, 1, 1, "tma-odd");
 	return;

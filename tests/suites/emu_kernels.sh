@@ -153,12 +153,17 @@ PY
 # Decode's session-17 candidate (-DDEC_B1_REG=1, K / V in registers; measured slower) runs in EMU_EXTRA (chunks of up to
 # 11 steps, and of 4) with its reg_prmt mutant (V's second dim of each pair taken from the first), as do the gather
 # diagnostic's six variants and their two mutants (all measured in session 17).
+# decode_b1's ring depth (session 19: DEC_B1_STAGES 2 for long chunks, DEC_B1_STAGES_SHORT 1 for chunks of at most
+# DEC_B1_SHORT_STEPS 2 steps): the first CI line runs 4-step chunks on 2 stages, the held-out line 2-step chunks on 1;
+# the B1_ONLY line puts every batch-1 chunk (4-5 steps: the one buffer reused every step) on 1 stage, and its mutant
+# b1_st_ring issues the copies into buffer s % DEC_STAGES while the loop reads buffer s % ST.
 declare -A mutation_file=(
 	[tma_pitch]=problems/common/kernels/gqa_paged_decode_sm90_b1tma.cuh
 	[tma_bytes]=problems/common/kernels/gqa_paged_decode_sm90_b1tma.cuh
 	[diag_off]=problems/common/kernels/gqa_paged_decode_sm90_attend.cuh
 	[diag_regs]=problems/common/kernels/gqa_paged_decode_sm90_attend.cuh
 	[reg_prmt]=problems/common/kernels/gqa_paged_decode_sm90_b1reg.cuh
+	[b1_st_ring]=problems/common/kernels/gqa_paged_decode_sm90_attend.cuh
 )
 declare -A mutations=(
 	[tma_pitch]='s/[+] tid [*] DEC_TMA_PITCH, src/+ tid * (D \/ 8), src/'
@@ -166,6 +171,7 @@ declare -A mutations=(
 	[diag_off]='s/[(]size_t[)][(]p_[)] [*] HKV [+] kvh [+]/(size_t)(p_) * HKV + kvh \/ 2 +/'
 	[diag_regs]='s/kvh[)] [*] D [+] col [*] 8;/kvh) * D + (col \/ 2) * 8;/'
 	[reg_prmt]='s/dec_prmt[(]x, y, 0x7632u[)]/dec_prmt(x, y, 0x5410u)/'
+	[b1_st_ring]='s/ring [+] [(]size_t[)][(][(]s_[)] % ST[)]/ring + (size_t)((s_) % DEC_STAGES)/'
 
 	[ds2_group_tie]='s/h0 < g [?] 1u : 0u/h0 > g ? 1u : 0u/'
 	[ds2_dup]='s/m [&]= m - 1u;/m |= 0u;/'
@@ -222,6 +228,8 @@ EMU_READ tools/calibration/read/solutions/read.cu
 EMU_READ tools/calibration/read/solutions/read.cu -DREAD_THREADS=128 -DREAD_UNROLL=2
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=100000 -DDEC_SCAN_PASS=2 -DDECODE_MMA=1
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DEMU_DECODE_HELDOUT
+EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=100000 -DDEC_B1_SHORT_STEPS=100 -DEMU_DECODE_B1_ONLY
+EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=100000 -DDEC_B1_SHORT_STEPS=100 -DEMU_DECODE_B1_ONLY MUTANT=b1_st_ring
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_B1_TMA=1 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=2 -DDEC_SCAN_PASS=2
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_B1_TMA=1 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=2 -DDEC_SCAN_PASS=2 -DEMU_DECODE_TMA_ONLY MUTANT=tma_pitch
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu

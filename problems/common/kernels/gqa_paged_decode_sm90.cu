@@ -118,6 +118,29 @@
 #if DEC_B1_REG && (DEC_B1_TMA || DEC_B1_DYN || !DEC_B1 || !DECODE_MMA)
 #error "DEC_B1_REG is decode_b1's register loop: it needs decode_b1 (DEC_B1, DECODE_MMA, not DEC_B1_TMA / DEC_B1_DYN)"
 #endif
+/* The ring depth of decode_b1 (batch 1), chosen per call by the chunk's steps (session 19, DECODE_NOTES_B1.md "Session
+ * 19"): DEC_B1_STAGES (2) for chunks of more than DEC_B1_SHORT_STEPS (2) steps, DEC_B1_STAGES_SHORT (1) for the rest;
+ * decode_fused keeps DEC_STAGES (3). Measured against 3 stages (CUPTI, same runs): b1-kv32768 1.024 / 1.037x with 2,
+ * b1-kv4096 1.044x with 1 (0.977x with 2). The candidates TMA / REG / DYN / the diagnostics keep DEC_STAGES. */
+#if DEC_B1_TMA || DEC_B1_REG || DEC_B1_DYN || DEC_DIAG_GATHER
+#undef DEC_B1_STAGES
+#undef DEC_B1_STAGES_SHORT
+#define DEC_B1_STAGES DEC_STAGES
+#define DEC_B1_STAGES_SHORT DEC_STAGES
+#endif
+#ifndef DEC_B1_STAGES
+#define DEC_B1_STAGES (DEC_STAGES < 2 ? DEC_STAGES : 2)
+#endif
+#ifndef DEC_B1_STAGES_SHORT
+#define DEC_B1_STAGES_SHORT (DEC_STAGES < 1 ? DEC_STAGES : 1)
+#endif
+#ifndef DEC_B1_SHORT_STEPS
+#define DEC_B1_SHORT_STEPS 2
+#endif
+#if DEC_B1 && (DEC_B1_STAGES < 1 || DEC_B1_STAGES > DEC_STAGES || DEC_B1_STAGES_SHORT < 1 || \
+	       DEC_B1_STAGES_SHORT > DEC_STAGES)
+#error "DEC_B1_STAGES / DEC_B1_STAGES_SHORT: 1 .. DEC_STAGES (the emulation's ring holds DEC_STAGES steps)"
+#endif
 #ifndef DEC_CP_L2
 #define DEC_CP_L2 256 /* 256 (default since session 18: 1.014-1.123x at batch 4-64, DECODE_NOTES_B1.md "Session 18"):
 		       * .L2::256B (the L2 fetches the 256-byte stretch around a miss) on decode_fused's ring cp.async.cg and
@@ -772,7 +795,9 @@ SF_EXPORT int run(const sf_call *call)
 #else
 #if DEC_B1
 	if (batch == 1) { /* version 3 without the locate scan (n_idx: the speculative page-id loads' bound) */
-		if (dec_b1_setup(kind) != cudaSuccess)
+		/* the ring's depth by the chunk's steps (DEC_B1_STAGES_SHORT for short chunks, else DEC_B1_STAGES) */
+		const int sh = chunk / POS_PER_STEP <= DEC_B1_SHORT_STEPS;
+		if (dec_b1_setup(kind, sh) != cudaSuccess)
 			return SF_ERR_CUDA;
 		const int ni = (int)n_idx;
 #if DEC_B1_DYN
@@ -782,8 +807,8 @@ SF_EXPORT int run(const sf_call *call)
 			out, lse);
 		return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
 #endif /* (decode_b1 stays referenced there, unreachable: as before) */
-		const auto b1 = DEC_BY_KIND(DEC_B1_K, kind);
-		b1<<<grid, ATT_THREADS, DEC_B1_SMEM, stream>>>(q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2,
+		const auto b1 = DEC_B1_PICK(kind, sh);
+		b1<<<grid, ATT_THREADS, DEC_B1_SMEM_PICK(sh), stream>>>(q, kc, vc, kv_indptr, kv_indices, last, ps, scale_log2,
 							       (int)chunk, ni, part_o, part_lse, cnt, out, lse);
 		return cudaGetLastError() == cudaSuccess ? SF_OK : SF_ERR_CUDA;
 	}

@@ -364,7 +364,8 @@ __device__ __forceinline__ uint32_t dec_diag_regs(const __nv_bfloat16 *__restric
 #else
 #define DEC_SWZ(r, c) (c)
 #endif
-template <int PS, int PRE = 0, int L2 = DEC_CP_L2> /* L2: the copies' fetch-size hint (cp_async16) */
+template <int PS, int PRE = 0, int L2 = DEC_CP_L2, int ST = DEC_STAGES> /* L2: the copies' fetch-size hint (cp_async16);
+									    * ST: the ring's steps in flight */
 __device__ __forceinline__ void
 attend_range_cp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k_cache,
 		const __nv_bfloat16 *__restrict__ v_cache, const int32_t *__restrict__ pages, int ps, float scale_log2,
@@ -388,10 +389,10 @@ attend_range_cp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__rest
 		_Pragma("unroll") for (int j = 0; j < RPT; j++)                                    \
 			ids[j] = pages[min(p_begin + (s_) * ROWS + row0 + 16 * j, p_end - 1) / ps]; \
 	} while (0)
-	/* copies step s's rows into ring buffer s % DEC_STAGES, page ids from ids[] */
+	/* copies step s's rows into ring buffer s % ST, page ids from ids[] */
 #define DEC_ISSUE(ids, s_)                                                                         \
 	do {                                                                                       \
-		uint4 *kb_ = ring + (size_t)((s_) % DEC_STAGES) * 2 * ROWS * COLS;                 \
+		uint4 *kb_ = ring + (size_t)((s_) % ST) * 2 * ROWS * COLS;                 \
 		_Pragma("unroll") for (int j = 0; j < RPT; j++)                                    \
 		{                                                                                  \
 			const int r_ = row0 + 16 * j;                                              \
@@ -434,28 +435,28 @@ attend_range_cp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__rest
 #endif
 	int pg[RPT];
 	{
-		/* the first DEC_STAGES steps: every page id load first, then every copy (one latency) */
-		int pg0[DEC_STAGES][RPT];
+		/* the first ST steps: every page id load first, then every copy (one latency) */
+		int pg0[ST][RPT];
 		if constexpr (PRE) {
 #pragma unroll
-			for (int s = 0; s < DEC_STAGES; s++)
+			for (int s = 0; s < ST; s++)
 				_Pragma("unroll") for (int j = 0; j < RPT; j++) pg0[s][j] = pre[s][j];
 		} else {
 #pragma unroll
-			for (int s = 0; s < DEC_STAGES; s++)
+			for (int s = 0; s < ST; s++)
 				if (s < nsteps)
 					DEC_FETCH_IDS(pg0[s], s);
 		}
 #if DEC_EXP_IDS2 /* timing only: the same ids again, through L2, each dependent on the first (never < 0) */
 #pragma unroll
-		for (int s = 0; s < DEC_STAGES; s++)
+		for (int s = 0; s < ST; s++)
 			if (s < nsteps)
 				_Pragma("unroll") for (int j = 0; j < RPT; j++)
 					pg0[s][j] = __ldcg(pages + min(p_begin + s * ROWS + row0 + 16 * j, p_end - 1) / ps +
 							   (pg0[s][j] < 0));
 #endif
 #pragma unroll
-		for (int s = 0; s < DEC_STAGES; s++) {
+		for (int s = 0; s < ST; s++) {
 			if (s < nsteps)
 				DEC_ISSUE(pg0[s], s);
 			cp_async_commit(); /* one group per step, empty past the end: the wait count is fixed */
@@ -473,12 +474,12 @@ attend_range_cp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__rest
 	init_state(q, b, kvh, sub, scale_log2, qf, m, l, acc);
 #endif
 	for (int s = 0; s < nsteps; s++) {
-		if (s + DEC_STAGES < nsteps)
-			DEC_FETCH_IDS(pg, s + DEC_STAGES);
-		cp_async_wait<DEC_STAGES - 1>(); /* this thread's copies of step s have landed */
+		if (s + ST < nsteps)
+			DEC_FETCH_IDS(pg, s + ST);
+		cp_async_wait<ST - 1>(); /* this thread's copies of step s have landed */
 		if (!DEC_DIAG_NOSYNC)
 			__syncthreads(); /* everyone's */
-		const uint4 *kb = ring + (size_t)(s % DEC_STAGES) * 2 * ROWS * COLS;
+		const uint4 *kb = ring + (size_t)(s % ST) * 2 * ROWS * COLS;
 #if DECODE_MMA && DEC_DIAG_GATHER
 		if constexpr (PRE) { /* no math: the thread's own 2 x RPT chunks of this step, XORed */
 #pragma unroll
@@ -503,9 +504,9 @@ attend_range_cp(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__rest
 		consume_step(kr, vr, p_begin + s * ROWS + r, p_end, qf, m, l, acc, [] {});
 #endif
 		if (!DEC_DIAG_NOSYNC)
-			__syncthreads(); /* buffer s % DEC_STAGES is read: refill it */
-		if (s + DEC_STAGES < nsteps)
-			DEC_ISSUE(pg, s + DEC_STAGES);
+			__syncthreads(); /* buffer s % ST is read: refill it */
+		if (s + ST < nsteps)
+			DEC_ISSUE(pg, s + ST);
 		cp_async_commit();
 	}
 #undef DEC_FETCH_IDS

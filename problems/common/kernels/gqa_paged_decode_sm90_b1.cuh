@@ -10,7 +10,7 @@
  * - the locate scan (item = blockIdx.x / 8 is the chunk of sequence 0; its 2 barriers and its scan;
  *   session 9's "uni1" knob, -0.61 us at b1-kv4096). kv_indptr[0..1] is still loaded (kv_len: how many
  *   chunks there are, and where the last one ends).
- * - DEC_B1_IDS (1 when DEC_B1): the page ids of the ring's first DEC_STAGES steps are loaded at entry,
+ * - DEC_B1_IDS (1 when DEC_B1): the page ids of the ring's first ST steps are loaded at entry,
  *   addressed as if kv_indptr[0] = 0 (index clamped to kv_indices' length: always in bounds), in the
  *   same round trip as kv_indptr, instead of after it (session 9's ids2: one id round trip ~0.7 us).
  *   Once kv_indptr is in, a row is re-loaded the ordinary way (dependent) only when the guess cannot be
@@ -44,13 +44,17 @@
 #define DEC_B1_EXTRA 512  /* bytes after the ring: sm_m, sm_l, n, merge flag */
 #define DEC_RPT (POS_PER_STEP * (D / 8) / ATT_THREADS) /* ring rows per thread per step: 4 */
 
-/* The DEC_B1_EXTRA bytes after the ring (the emulation: a per-block array of its own). */
-__device__ __forceinline__ float *dec_b1_extra()
+/* the dynamic shared memory of a ring of ST steps (32 KiB each) and of decode_b1 with it */
+#define DEC_B1_RING_BYTES(ST) ((size_t)(ST) * 2 * POS_PER_STEP * D * 2)
+#define DEC_B1_SMEM_OF(ST) (DEC_B1_RING_BYTES(ST) + DEC_B1_EXTRA)
+
+/* The DEC_B1_EXTRA bytes after a ring of ST steps (the emulation: a per-block array of its own). */
+template <int ST = DEC_STAGES> __device__ __forceinline__ float *dec_b1_extra()
 {
 #ifdef SF_EMU_H
 	return emu_shared<float>(1001, DEC_B1_EXTRA / 4);
 #else
-	return (float *)((char *)dec_ring() + DEC_RING_BYTES);
+	return (float *)((char *)dec_ring() + DEC_B1_RING_BYTES(ST));
 #endif
 }
 
@@ -66,11 +70,12 @@ __device__ __forceinline__ void dec_b1_prefetch(const void *p)
 
 /*
  * Version 3 at batch 1: CTA blockIdx.x = (item = chunk of sequence 0, kv head); grid = an upper bound
- * of the item count x HKV (CTAs past the last chunk exit). n_idx: kv_indices' length (> 0 for the
+ * of the item count x HKV (CTAs past the last chunk exit). ST: the ring's steps (dynamic shared memory
+ * DEC_B1_SMEM_OF(ST); DEC_B1_REG ignores it and needs DEC_STAGES). n_idx: kv_indices' length (> 0 for the
  * speculative id loads; 0 turns them off). Outputs, partials and counters exactly as decode_fused at
  * batch 1 (partial row = item, counter 0 x HKV + kvh, merge in chunk order).
  */
-template <int PS>
+template <int PS, int ST = DEC_STAGES>
 __global__ void __launch_bounds__(ATT_THREADS, 2)
 decode_b1(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k_cache,
 	  const __nv_bfloat16 *__restrict__ v_cache, const int32_t *__restrict__ kv_indptr,
@@ -80,7 +85,7 @@ decode_b1(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__
 {
 	uint4 *ring = dec_ring();
 	float(*sm_acc)[GRP][D] = (float(*)[GRP][D])ring; /* 16 KiB, written after the ring's last use */
-	float *extra = dec_b1_extra();
+	float *extra = dec_b1_extra<ST>();
 	float(*sm_m)[GRP] = (float(*)[GRP])extra, (*sm_l)[GRP] = sm_m + ATT_WARPS;
 	int *sh_n = (int *)(extra + 2 * ATT_WARPS * GRP), *sh_last = sh_n + 1;
 	const int ps = PS ? PS : ps_rt, tid = threadIdx.x;
@@ -97,12 +102,12 @@ decode_b1(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__
 			pre[s][x] = n_idx > 0 ? kv_indices[min(ppos[s][x] / ps, n_idx - 1)] : 0;
 	}
 #elif DEC_B1_IDS
-	constexpr int FIRST = DEC_STAGES;
+	constexpr int FIRST = ST;
 	const int row0 = tid / (D / 8); /* attend_range_cp's rows of this thread: row0 + 16 j */
-	int pre[DEC_STAGES][DEC_RPT];
+	int pre[ST][DEC_RPT];
 	/* the guess kv_indptr[0] = 0: row p of the first steps at kv_indices[p / ps] */
 #pragma unroll
-	for (int s = 0; s < DEC_STAGES; s++)
+	for (int s = 0; s < ST; s++)
 #pragma unroll
 		for (int j = 0; j < DEC_RPT; j++)
 			pre[s][j] = n_idx > 0 ? kv_indices[min((p_begin + s * POS_PER_STEP + row0 + 16 * j) / ps, n_idx - 1)] : 0;
@@ -143,7 +148,7 @@ decode_b1(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__
 	attend_range_reg<PS>(q, k_cache, v_cache, pages, ps, scale_log2, kvh, p_begin, p_end, sm_m, sm_l, sm_acc, pre);
 #elif DEC_B1_IDS
 #pragma unroll
-	for (int s = 0; s < DEC_STAGES; s++)
+	for (int s = 0; s < ST; s++)
 #pragma unroll
 		for (int j = 0; j < DEC_RPT; j++) {
 			const int p = p_begin + s * POS_PER_STEP + row0 + 16 * j;
@@ -151,14 +156,14 @@ decode_b1(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__
 			if (p_begin + s * POS_PER_STEP < p_end && (n_idx <= 0 || base != 0 || p >= p_end))
 				pre[s][j] = pages[min(p, p_end - 1) / ps];
 		}
-	attend_range_cp<PS, 1, DEC_CP_L2_B1>(q, k_cache, v_cache, pages, ps, scale_log2, 0, kvh, p_begin, p_end, ring, sm_m, sm_l,
+	attend_range_cp<PS, 1, DEC_CP_L2_B1, ST>(q, k_cache, v_cache, pages, ps, scale_log2, 0, kvh, p_begin, p_end, ring, sm_m, sm_l,
 			       sm_acc, pre
 #if DEC_DIAG_GATHER
 			       , kv_len /* the diagnostic's address variants (never in the default build) */
 #endif
 	);
 #else
-	attend_range_cp<PS, 0, DEC_CP_L2_B1>(q, k_cache, v_cache, pages, ps, scale_log2, 0, kvh, p_begin, p_end, ring, sm_m, sm_l,
+	attend_range_cp<PS, 0, DEC_CP_L2_B1, ST>(q, k_cache, v_cache, pages, ps, scale_log2, 0, kvh, p_begin, p_end, ring, sm_m, sm_l,
 			    sm_acc);
 #endif
 	__syncthreads();

@@ -95,26 +95,44 @@ static size_t align256(size_t x)
  * so that nvcc instantiates (and emits into the PTX) K<1>, K<16>, K<0> in that order, as the written-out launches
  * did: the PTX stays byte-identical (its branch labels are numbered in entry order). */
 #define DEC_BY_KIND(K, kind) ((kind) == 0 || (kind) == 1 ? ((kind) == 0 ? K<1> : K<16>) : K<0>)
-#if DEC_B1_DYN /* (the candidate replaces decode_b1 at batch 1) */
-#define DEC_B1_KERNEL decode_b1dyn
-#else
-#define DEC_B1_KERNEL DEC_B1_K /* decode_b1, or decode_b1tma with DEC_B1_TMA */
-#endif
-static int g_b1_setup[3];
-/* Once per kernel kind (0: ps 1, 1: ps 16, 2: runtime ps): the batch-1 kernel's (DEC_B1_KERNEL: decode_b1,
- * or decode_b1dyn with DEC_B1_DYN) dynamic shared memory (the ring and DEC_B1_EXTRA) opt-in and the largest
- * carveout. Returns the first CUDA error. */
-static cudaError_t dec_b1_setup(int kind)
+#if !DEC_B1_DYN && !DEC_B1_TMA
+/* decode_b1 of page-size kind `kind` (as DEC_BY_KIND) with the ring of DEC_B1_STAGES_SHORT steps when short_chunk
+ * (the call's chunk has at most DEC_B1_SHORT_STEPS steps), else of DEC_B1_STAGES steps, as a function pointer */
+static auto dec_b1_kernel(int kind, int short_chunk) -> decltype(&decode_b1<1, DEC_B1_STAGES>)
 {
-	if (g_b1_setup[kind])
+	if (short_chunk)
+		return kind == 0 || kind == 1 ? (kind == 0 ? decode_b1<1, DEC_B1_STAGES_SHORT> : decode_b1<16, DEC_B1_STAGES_SHORT>)
+					      : decode_b1<0, DEC_B1_STAGES_SHORT>;
+	return kind == 0 || kind == 1 ? (kind == 0 ? decode_b1<1, DEC_B1_STAGES> : decode_b1<16, DEC_B1_STAGES>)
+				      : decode_b1<0, DEC_B1_STAGES>;
+}
+#define DEC_B1_PICK(kind, sh) dec_b1_kernel(kind, sh)
+#define DEC_B1_SMEM_PICK(sh) ((sh) ? DEC_B1_SMEM_OF(DEC_B1_STAGES_SHORT) : DEC_B1_SMEM_OF(DEC_B1_STAGES))
+#else /* the candidates' kernels keep one ring of DEC_STAGES steps (DEC_B1_DYN: decode_b1 is unreachable) */
+#define DEC_B1_PICK(kind, sh) DEC_BY_KIND(DEC_B1_K, kind)
+#define DEC_B1_SMEM_PICK(sh) DEC_B1_SMEM
+#endif
+#if DEC_B1_DYN /* the kernel the batch-1 launch really takes, and its dynamic shared memory */
+#define DEC_B1_SETUP_FN(kind, sh) DEC_BY_KIND(decode_b1dyn, kind)
+#define DEC_B1_SETUP_SMEM(sh) (DEC_RING_BYTES + DEC_B1_EXTRA)
+#else
+#define DEC_B1_SETUP_FN(kind, sh) DEC_B1_PICK(kind, sh)
+#define DEC_B1_SETUP_SMEM(sh) DEC_B1_SMEM_PICK(sh)
+#endif
+static int g_b1_setup[3][2];
+/* Once per kernel kind (0: ps 1, 1: ps 16, 2: runtime ps) and ring (sh: DEC_B1_PICK's short_chunk): the batch-1
+ * kernel's (decode_b1, or the candidates' decode_b1dyn / decode_b1tma) dynamic shared memory (the ring and
+ * DEC_B1_EXTRA) opt-in and the largest carveout. Returns the first CUDA error. */
+static cudaError_t dec_b1_setup(int kind, int sh)
+{
+	if (g_b1_setup[kind][sh])
 		return cudaSuccess;
-	const auto fn = DEC_BY_KIND(DEC_B1_KERNEL, kind);
-	cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-					     (int)(DEC_B1_DYN ? DEC_RING_BYTES + DEC_B1_EXTRA : DEC_B1_SMEM));
+	const auto fn = DEC_B1_SETUP_FN(kind, sh);
+	cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)DEC_B1_SETUP_SMEM(sh));
 	if (e == cudaSuccess)
 		e = cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
 	if (e == cudaSuccess)
-		g_b1_setup[kind] = 1;
+		g_b1_setup[kind][sh] = 1;
 	return e;
 }
 #endif
