@@ -120,8 +120,8 @@
 #endif
 /* The ring depth of decode_b1 (batch 1), chosen per call by the chunk's steps (session 19, DECODE_NOTES_B1.md "Session
  * 19"): DEC_B1_STAGES (2) for chunks of more than DEC_B1_SHORT_STEPS (2) steps, DEC_B1_STAGES_SHORT (1) for the rest;
- * decode_fused keeps DEC_STAGES (3). Measured against 3 stages (CUPTI, same runs): b1-kv32768 1.024 / 1.037x with 2,
- * b1-kv4096 1.044x with 1 (0.977x with 2). The candidates TMA / REG / DYN / the diagnostics keep DEC_STAGES. */
+ * decode_fused keeps DEC_STAGES (3). Against 3 / 3 (the control, CUPTI, same run, session 19 call 3): b1-kv4096 1.029 /
+ * 1.040x, b1-kv32768 1.021 / 1.019x (ps 1 / 16). The candidates TMA / REG / DYN / the diagnostics keep DEC_STAGES. */
 #if DEC_B1_TMA || DEC_B1_REG || DEC_B1_DYN || DEC_DIAG_GATHER
 #undef DEC_B1_STAGES
 #undef DEC_B1_STAGES_SHORT
