@@ -562,6 +562,20 @@ static void tests()
 {
 	/* blocks run 4 at a time, so several CTAs of one (sequence, kv head) race for the merge */
 	emu_resident = 4;
+#if DEC_WAVE_CHUNK
+	/* the wave-chunk candidate (its line sets DEC_MIN_CHUNK 256, DEC_ITEMS 100000, DEC_WAVE_CHUNK 512): 48 resident
+	 * CTA slots (read once, at the first call), so a batch whose 512-position chunks make 6 items (48 CTAs) takes
+	 * them; 8 items (64 CTAs: more than one wave) or 4 (32: under 3/4 of it) keep 256; each called twice */
+	emu_sm_count = 48;
+	emu_occupancy = 1;
+	test_decode({ 1000, 1000, 1000 }, 1, 2, "wave-uniform");       /* 6 items of 512: doubled */
+	test_decode({ 1000, 1000, 1000 }, 16, 1, "wave-uniform-ps16"); /* partial last pages, doubled */
+	test_decode({ 1100, 300, 700, 1000 }, 1, 1, "wave-over");      /* 3 + 1 + 2 + 2 = 8 items: kept */
+	test_decode({ 1000, 1000 }, 1, 1, "wave-under");               /* 4 items: kept */
+	test_decode({ 1, 1023, 0, 512, 1 }, 8, 1, "wave-ragged-ps8");  /* 1 + 2 + 1 + 1 + 1 = 6 items: doubled (runtime
+									* page size, an empty sequence, single tokens) */
+	return;
+#endif
 #ifdef EMU_DECODE_HELDOUT
 	/* the default chunking (DEC_ITEMS 66, DEC_MIN_CHUNK 128) on held-out-like compositions
 	 * (tools/attn_heldout.py's smaller ones, scaled to the emulation) */

@@ -22,9 +22,11 @@
  * Everything after attend_range_cp is decode_fused's end (dec_b1_tail: partial, fence, counter, the
  * last CTA's merge), with sequence 0 and first item 0.
  *
- * Shared memory: dynamic only (the emulation rewrites __shared__ in the main file alone): the ring
- * (DEC_RING_BYTES) + DEC_B1_EXTRA bytes after it for sm_m, sm_l (256 B), n (the item count) and the
- * merge flag; sm_acc aliases the ring's head after the loop, as in decode_fused.
+ * Shared memory: dynamic only (the emulation rewrites __shared__ in the main file alone): the ring of ST
+ * steps (DEC_B1_RING_BYTES(ST); since session 19 the host picks ST per call: DEC_B1_STAGES 2, or
+ * DEC_B1_STAGES_SHORT 1 for chunks of at most DEC_B1_SHORT_STEPS 2 steps) + DEC_B1_EXTRA bytes after it for
+ * sm_m, sm_l (256 B), n (the item count) and the merge flag; sm_acc aliases the ring's head after the loop,
+ * as in decode_fused.
  */
 #ifndef SF_DECODE_B1_CUH
 #define SF_DECODE_B1_CUH

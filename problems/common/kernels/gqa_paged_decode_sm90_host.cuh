@@ -44,12 +44,16 @@ static unsigned *counters(size_t n, cudaStream_t stream)
 #endif
 static int g_setup[3];
 static int64_t g_ranges[3]; /* version 4: item ranges per kv head, by page-size kind */
+#if DEC_WAVE_CHUNK
+static int g_slots[3]; /* SMs x resident decode_fused CTAs per SM, by page-size kind */
+#endif
 
 /*
  * Once per kernel kind (0: ps 1, 1: ps 16, 2: runtime ps): opts in to the ring's dynamic shared
  * memory (more than the default 48 KiB) with the largest carveout (2 CTAs x 96 KiB per SM), and for
  * version 4 sets g_ranges[kind] = SMs x resident CTAs per SM / HKV (one wave of CTAs;
- * DEC_PERSIST_CTAS overrides). Returns the first CUDA error.
+ * DEC_PERSIST_CTAS overrides), DEC_WAVE_CHUNK g_slots[kind] = SMs x resident CTAs per SM. Returns the
+ * first CUDA error.
  */
 static cudaError_t dec_setup(int kind)
 {
@@ -65,7 +69,7 @@ static cudaError_t dec_setup(int kind)
 			    : kind == 1 ? cudaFuncSetAttribute(DEC_KFN(16), cudaFuncAttributePreferredSharedMemoryCarveout, 100)
 					: cudaFuncSetAttribute(DEC_KFN(0), cudaFuncAttributePreferredSharedMemoryCarveout, 100);
 	}
-#if DEC_PERSIST
+#if DEC_PERSIST || DEC_WAVE_CHUNK
 	int sms = 0, occ = 0;
 	if (e == cudaSuccess)
 		e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
@@ -75,6 +79,11 @@ static cudaError_t dec_setup(int kind)
 				: cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, DEC_KFN(0), ATT_THREADS, DEC_RING_BYTES);
 	if (e != cudaSuccess)
 		return e;
+#endif
+#if DEC_WAVE_CHUNK
+	g_slots[kind] = sms * (occ > 0 ? occ : 1);
+#endif
+#if DEC_PERSIST
 	g_ranges[kind] = DEC_PERSIST_CTAS > 0 ? DEC_PERSIST_CTAS : (int64_t)sms * (occ > 0 ? occ : 1) / HKV;
 	if (g_ranges[kind] < 1)
 		g_ranges[kind] = 1;

@@ -49,31 +49,6 @@ __device__ __forceinline__ int dec_seg_slot(int s0, int k, int I, int G)
 	return (int)((g1 + k - 1) * I / G);
 }
 
-/*
- * The total item count, sum over b of max(1, ceil(kv_len_b / chunk)): a block reduction (every
- * thread calls it; red: ATT_WARPS + 1 shared ints). Ends with the block synchronized.
- */
-__device__ __forceinline__ int dec_total_items(const int32_t *__restrict__ kv_indptr, const int32_t *__restrict__ last_len,
-					       int ps, int batch, int chunk, int *red)
-{
-	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-	int x = 0;
-	for (int b = tid; b < batch; b += ATT_THREADS)
-		x += max(1, (kv_len_of(kv_indptr, last_len, ps, b) + chunk - 1) / chunk);
-#pragma unroll
-	for (int o = 16; o > 0; o >>= 1)
-		x += __shfl_xor_sync(0xffffffffu, x, o);
-	if (lane == 0)
-		red[warp] = x;
-	__syncthreads();
-	int t = 0;
-#pragma unroll
-	for (int w = 0; w < ATT_WARPS; w++)
-		t += red[w];
-	__syncthreads(); /* red may be reused */
-	return t;
-}
-
 /* Thread 0: points the cursor at sequence b, whose first item is s0 (the range is cur[8] .. cur[9]). */
 __device__ __forceinline__ void dec_gen_open(int *cur, const int32_t *__restrict__ kv_indptr,
 					     const int32_t *__restrict__ last_len, int ps, int chunk, int b, int s0, int I,
