@@ -82,8 +82,9 @@
  * decode_fused keeps DEC_STAGES (3). Against 3 / 3 (the control, CUPTI, same run, session 19 call 3): b1-kv4096 1.029 /
  * 1.040x, b1-kv32768 1.021 / 1.019x (ps 1 / 16). The candidates TMA / REG / DYN / the diagnostics keep DEC_STAGES. */
 #if DEC_B1_TMA || DEC_B1_REG || DEC_B1_DYN || DEC_DIAG_GATHER
-#undef DEC_B1_STAGES
-#undef DEC_B1_STAGES_SHORT
+#if defined(DEC_B1_STAGES) || defined(DEC_B1_STAGES_SHORT)
+#error "DEC_B1_STAGES / DEC_B1_STAGES_SHORT set decode_b1's ring; DEC_B1_TMA / REG / DYN and DEC_DIAG_GATHER keep DEC_STAGES"
+#endif
 #define DEC_B1_STAGES DEC_STAGES
 #define DEC_B1_STAGES_SHORT DEC_STAGES
 #endif
