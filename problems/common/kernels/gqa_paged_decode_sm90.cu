@@ -59,7 +59,8 @@
 
 #if !DECODE_V1
 #if DEC_STAGES > 0
-#define DEC_RING_BYTES ((size_t)DEC_STAGES * 2 * POS_PER_STEP * D * 2) /* 32 KiB per stage */
+#define DEC_RING_BYTES_OF(ST) ((size_t)(ST) * 2 * POS_PER_STEP * D * 2) /* a ring of ST stages, 32 KiB each */
+#define DEC_RING_BYTES DEC_RING_BYTES_OF(DEC_STAGES)
 /* The K/V ring of attend_range_cp: the kernel's dynamic shared memory (DEC_RING_BYTES). */
 __device__ __forceinline__ uint4 *dec_ring()
 {

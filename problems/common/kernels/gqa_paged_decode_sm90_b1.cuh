@@ -23,7 +23,7 @@
  * last CTA's merge), with sequence 0 and first item 0.
  *
  * Shared memory: dynamic only (the emulation rewrites __shared__ in the main file alone): the ring of ST
- * steps (DEC_B1_RING_BYTES(ST); since session 19 the host picks ST per call: DEC_B1_STAGES 2, or
+ * steps (DEC_RING_BYTES_OF(ST); since session 19 the host picks ST per call: DEC_B1_STAGES 2, or
  * DEC_B1_STAGES_SHORT 1 for chunks of at most DEC_B1_SHORT_STEPS 2 steps) + DEC_B1_EXTRA bytes after it for
  * sm_m, sm_l (256 B), n (the item count) and the merge flag; sm_acc aliases the ring's head after the loop,
  * as in decode_fused.
@@ -46,9 +46,8 @@
 #define DEC_B1_EXTRA 512  /* bytes after the ring: sm_m, sm_l, n, merge flag */
 #define DEC_RPT (POS_PER_STEP * (D / 8) / ATT_THREADS) /* ring rows per thread per step: 4 */
 
-/* the dynamic shared memory of a ring of ST steps (32 KiB each) and of decode_b1 with it */
-#define DEC_B1_RING_BYTES(ST) ((size_t)(ST) * 2 * POS_PER_STEP * D * 2)
-#define DEC_B1_SMEM_OF(ST) (DEC_B1_RING_BYTES(ST) + DEC_B1_EXTRA)
+/* the dynamic shared memory of decode_b1 with a ring of ST steps */
+#define DEC_B1_SMEM_OF(ST) (DEC_RING_BYTES_OF(ST) + DEC_B1_EXTRA)
 
 /* The DEC_B1_EXTRA bytes after a ring of ST steps (the emulation: a per-block array of its own). */
 template <int ST = DEC_STAGES> __device__ __forceinline__ float *dec_b1_extra()
@@ -56,7 +55,7 @@ template <int ST = DEC_STAGES> __device__ __forceinline__ float *dec_b1_extra()
 #ifdef SF_EMU_H
 	return emu_shared<float>(1001, DEC_B1_EXTRA / 4);
 #else
-	return (float *)((char *)dec_ring() + DEC_B1_RING_BYTES(ST));
+	return (float *)((char *)dec_ring() + DEC_RING_BYTES_OF(ST));
 #endif
 }
 
