@@ -18,7 +18,12 @@
 # "GN_CLUSTER=1"), TAG (a label for the traces; default "fast"), JOBS (1: evals at once, their GPU
 # timing serialized by the device slot), SAMPLE (eval --sample N: N workloads of
 # each problem, evenly spread over its file; default all), ONLY (eval --only TEXT: the workloads whose
-# uuid contains TEXT, e.g. "-t16" for t16 and t16384), PROBLEMS may use '+' between names, and a name may end
+# uuid contains TEXT, e.g. "-t16" for t16 and t16384), BASE_SPLIT (0; 1 = one eval per baseline of the definition,
+# `--baseline NAME`, each its own process and time limit, in the definition's order, so that one slow baseline
+# (a torch.compile of a ragged shape) cannot take the others' numbers with it; each trace's ratio is its own
+# candidate against that one baseline, side by side, and the table has a row per baseline: the best baseline is the
+# row of the smallest speedup), BASE_TIMEOUT_S (with BASE_SPLIT: each eval's own limit, default the time left),
+# PROBLEMS may use '+' between names, and a name may end
 # in %TEXT: that problem's own --only TEXT (bundled and held-out), e.g.
 # PROBLEMS=deepseek/moe_grouped_topk_routing_e256_g8_k8%t32768+llama/silu_and_mul_i14336%t7777 (one spec, one JOBS pool);
 # TEXT may list several filters separated by ':' (name%q16384:b4-q4096): one eval per filter, side by side under JOBS.
@@ -84,14 +89,25 @@ fi
 	echo "PROBLEMS=$problems SOLUTION=$solution ROUNDS=$rounds BUDGET_MS=$budget COMPILE=${COMPILE:-1} DEFINES=${DEFINES:-}"
 } >"$logs/env.txt" 2>&1
 
-# the (problem dir, trace name, filter) triples, bundled first, then held-out; add_pairs DIR NAME adds one per
-# ':'-separated filter of the problem's %TEXT (the trace name then ends in .FILTER), one unfiltered otherwise
+# the (problem dir, trace name, filter, baseline) entries, bundled first, then held-out; add_pairs DIR NAME adds one
+# per ':'-separated filter of the problem's %TEXT (the trace name then ends in .FILTER), one unfiltered otherwise,
+# and with BASE_SPLIT=1 one per baseline of each (trace name + .b-BASELINE; the filter "-" when there is none)
 pairs=()
+add_one() {
+	local b
+	if [ "${BASE_SPLIT:-0}" = 1 ]; then
+		while read -r b; do
+			[ -n "$b" ] && pairs+=("$1 $2.b-$b ${3:--} $b")
+		done < <(python3 -c 'import json, sys; [print(b["name"]) for b in json.load(open(sys.argv[1])).get("solforge", {}).get("baselines", [])]' "$1/definition.json")
+	else
+		pairs+=("$1 $2 ${3:--} -")
+	fi
+}
 add_pairs() {
 	local f list=${only_of[${1##*/}]:-}
 	case $list in
-	*:*) for f in ${list//:/ }; do pairs+=("$1 $2.$f $f"); done ;;
-	*) pairs+=("$1 $2 $list") ;;
+	*:*) for f in ${list//:/ }; do add_one "$1" "$2.$f" "$f"; done ;;
+	*) add_one "$1" "$2" "$list" ;;
 	esac
 }
 for p in $problems; do
@@ -146,6 +162,9 @@ if [ "${INDUCTOR_KEEP:-0}" = 1 ]; then
 fi
 # where each bridge process's time goes (start-up, waiting for the slot, holding it, per task)
 export SOLFORGE_BRIDGE_PHASES=$logs/bridge_phases.jsonl
+# and as it goes (a line per task begun and ended, per compile and warm call): what a bridge killed by its
+# eval's time limit was doing (the phases line is written only at the end)
+export SOLFORGE_BRIDGE_PROGRESS=$logs/bridge_progress.jsonl
 if [ "$jobs" -gt 1 ]; then
 	export SOLFORGE_GPU_LOCKS=$logs/locks
 	mkdir -p "$SOLFORGE_GPU_LOCKS"
@@ -153,29 +172,31 @@ fi
 # one_eval DIR NAME [FILTER]: one problem folder's eval (--only FILTER, else $ONLY) into $logs/$tag.NAME.jsonl; its
 # exit status and time go to times.txt (rc != 0 marks the run failed at the end)
 one_eval() {
-	local dir=$1 name=$2 left s0 rc only=${ONLY:-}
-	[ -n "${3:-}" ] && only=$3
+	local dir=$1 name=$2 left s0 rc only=${ONLY:-} base=()
+	[ -n "${3:-}" ] && [ "$3" != - ] && only=$3
+	[ -n "${4:-}" ] && [ "$4" != - ] && base=(--baseline "$4")
 	left=$((deadline - $(elapsed)))
+	[ ${#base[@]} -gt 0 ] && [ -n "${BASE_TIMEOUT_S:-}" ] && [ "$BASE_TIMEOUT_S" -lt "$left" ] && left=$BASE_TIMEOUT_S
 	if [ "$left" -le 10 ]; then
 		echo "$name: not run (deadline)" >>"$logs/times.txt"
 		return
 	fi
 	# a ':' filter list applies to the bundled and the held-out folder alike: a folder none of whose workloads
 	# matches this filter is skipped, not run into eval's "no workload" error
-	if [ -n "${3:-}" ] && [ -f "$dir/workload.jsonl" ] && ! grep -qF -- "$only" "$dir/workload.jsonl"; then
+	if [ -n "${3:-}" ] && [ "$3" != - ] && [ -f "$dir/workload.jsonl" ] && ! grep -qF -- "$only" "$dir/workload.jsonl"; then
 		echo "$name: no workload matches '$only' (skipped)" >>"$logs/times.txt"
 		return
 	fi
 	s0=$(date +%s)
 	timeout "$left" "$S" eval "$dir" "$(sol_of "$dir")" "${defs[@]}" ${copyc[@]+"${copyc[@]}"} --rounds "$rounds" \
-		--budget-ms "$budget" ${SAMPLE:+--sample "$SAMPLE"} ${only:+--only "$only"} --json -o "$logs/$tag.$name.jsonl" >/dev/null 2>"$logs/$tag.$name.err"
+		--budget-ms "$budget" ${SAMPLE:+--sample "$SAMPLE"} ${only:+--only "$only"} ${base[@]+"${base[@]}"} --json -o "$logs/$tag.$name.jsonl" >/dev/null 2>"$logs/$tag.$name.err"
 	rc=$?
 	echo "$name: rc $rc, $(($(date +%s) - s0)) s" >>"$logs/times.txt"
 }
 running=0
 for pr in "${pairs[@]}"; do
-	read -r pdir pname pfilt <<<"$pr"
-	one_eval "$pdir" "$pname" "${pfilt:-}" &
+	read -r pdir pname pfilt pbase <<<"$pr"
+	one_eval "$pdir" "$pname" "$pfilt" "$pbase" &
 	running=$((running + 1))
 	if [ "$running" -ge "$jobs" ]; then
 		wait -n
@@ -189,7 +210,11 @@ grep -q ': rc [1-9]' "$logs/times.txt" 2>/dev/null && status=1
 python3 tools/mem_table.py "$logs"/"$tag".*.jsonl >"$out/summary.txt" 2>&1 || status=1
 cat "$logs/times.txt" >>"$out/summary.txt"
 [ -f "$logs/kspan_selftest.txt" ] && cat "$logs/kspan_selftest.txt" >>"$out/summary.txt"
-[ -f "$logs/bridge_phases.jsonl" ] && python3 tools/bridge/phases_summary.py "$logs/bridge_phases.jsonl" >>"$out/summary.txt"
+if [ -f "$logs/bridge_progress.jsonl" ]; then # (a killed bridge leaves a progress trail but no phases line)
+	python3 tools/bridge/phases_summary.py "$logs/bridge_phases.jsonl" "$logs/bridge_progress.jsonl" >>"$out/summary.txt"
+elif [ -f "$logs/bridge_phases.jsonl" ]; then
+	python3 tools/bridge/phases_summary.py "$logs/bridge_phases.jsonl" >>"$out/summary.txt"
+fi
 [ -n "$timing_note" ] && echo "$timing_note" >>"$out/summary.txt"
 if [ "${INDUCTOR_KEEP:-0}" = 1 ] && [ -d build/inductor-cache ]; then
 	dest=$(cd "$logs" && pwd)/inductor_kernels.tgz

@@ -22,6 +22,8 @@ const char cli_eval_options_help[] =
 	"  --min-iters N, --max-iters N   timed calls (default 10, 2000)\n"
 	"  --timeout S          time limit of a candidate's runner process (default 180)\n"
 	"  --no-baseline        do not time baselines\n"
+	"  --baseline NAME      time only this baseline of the definition (repeatable; T_b is then the best\n"
+	"                       of those named, and each trace's log says so)\n"
 	"  --cpu-max-work X     cpu backend: skip workloads above X FLOPs+bytes or X/10 tensor elements (3e8)\n"
 	"  --seed N             fixed secret seed (reproducible inputs; weakens the defenses)\n"
 	"  --keep               keep the scratch folder of runner jobs and outputs\n"
@@ -279,7 +281,8 @@ int cmd_eval(int argc, char **argv)
 	const char *backend = NULL, *out = NULL, *pos[2] = { NULL, NULL };
 	int npos = 0, json = 0, prepare_only = 0, calibrate = 0, copy_ceiling = 0, read_ceiling = 0, n_def = 0,
 	    sample = 0;
-	const char *defs[65] = { NULL };
+	const char *defs[65] = { NULL }, *only_base[17] = { NULL };
+	int n_base = 0;
 	for (int i = 1; i < argc; i++) {
 		int r = cli_eval_option(argc, argv, &i, &o, &backend);
 		if (r < 0)
@@ -298,6 +301,13 @@ int cmd_eval(int argc, char **argv)
 			}
 			defs[n_def++] = d;
 			o.defines = defs;
+		} else if (!strcmp(argv[i], "--baseline")) {
+			if (i + 1 >= argc || !argv[i + 1][0] || n_base >= 16) {
+				fprintf(stderr, "solforge: --baseline needs a baseline's name (at most 16 of them)\n");
+				return SF_EXIT_USAGE;
+			}
+			only_base[n_base++] = argv[++i];
+			o.baselines_only = only_base;
 		} else if (!strcmp(argv[i], "--sample")) {
 			int64_t n;
 			if (i + 1 >= argc || sf_parse_i64(argv[i + 1], &n) || n < 1 || n > 1000000) {

@@ -264,6 +264,43 @@ static char *stub_oracle(char *err, size_t errlen)
 	return path;
 }
 
+/* Whether --baseline (o->baselines_only) lets the baseline called name run: always when no list was given. */
+static int baseline_wanted(const sf_eval_opts *o, const char *name)
+{
+	if (!o->baselines_only)
+		return 1;
+	for (int i = 0; o->baselines_only[i]; i++)
+		if (!strcmp(o->baselines_only[i], name))
+			return 1;
+	return 0;
+}
+
+/* Checks that every --baseline name is one of the definition's baselines (or "oracle-c" on the cpu backend);
+ * returns -1 with err naming the first that is not, and the names there are. */
+static int check_baselines_only(const sf_eval *e, const sf_eval_opts *o, char *err, size_t errlen)
+{
+	for (int i = 0; o->baselines_only && o->baselines_only[i]; i++) {
+		const char *want = o->baselines_only[i];
+		int found = !strcmp(o->backend->name, "cpu") && !strcmp(want, "oracle-c") && !e->sol.is_oracle &&
+			    !e->torch_ref;
+		for (int b = 0; b < e->def.n_baselines && !found; b++)
+			found = !strcmp(e->def.baselines[b].name, want);
+		if (found)
+			continue;
+		sf_buf names = { 0 };
+		for (int b = 0; b < e->def.n_baselines; b++)
+			sf_buf_printf(&names, "%s%s", b ? ", " : "", e->def.baselines[b].name);
+		if (!strcmp(o->backend->name, "cpu") && !e->sol.is_oracle && !e->torch_ref)
+			sf_buf_printf(&names, "%soracle-c", e->def.n_baselines ? ", " : "");
+		char *list = sf_buf_take(&names);
+		sf_errf(err, errlen, "--baseline %s: %s has no baseline of that name (it has: %s)", want, e->def.name,
+			list && *list ? list : "none");
+		free(list);
+		return -1;
+	}
+	return 0;
+}
+
 /* Whether the evaluation needs the PyTorch bridge, and if so probes it and builds the cpu problem
  * module (custom inputs). Returns -1 (with *exit_code) only when the problem cannot be evaluated. */
 static int prepare_bridge(sf_eval *e, const char *oracle_src, const sf_eval_opts *o, int *exit_code, char *err,
@@ -271,7 +308,8 @@ static int prepare_bridge(sf_eval *e, const char *oracle_src, const sf_eval_opts
 {
 	int need = e->torch_ref || (o->xval && e->def.reference);
 	for (int i = 0; i < e->def.n_baselines && !o->no_baseline; i++)
-		need |= !strcmp(e->def.baselines[i].backend, "torch") && !o->no_torch;
+		need |= !strcmp(e->def.baselines[i].backend, "torch") && !o->no_torch &&
+			baseline_wanted(o, e->def.baselines[i].name);
 	if (!need)
 		return 0;
 	e->bridge = sf_xcalloc(1, sizeof *e->bridge);
@@ -391,6 +429,11 @@ int sf_eval_prepare(sf_eval *e, const char *problem, const char *solution, const
 		}
 	}
 	const char *oracle_src = e->torch_ref ? stub : e->def.oracle;
+	if (check_baselines_only(e, o, err, errlen)) {
+		free(stub);
+		*exit_code = SF_EXIT_USAGE;
+		return -1;
+	}
 	/* device and hardware spec */
 	e->device = o->backend->device_name();
 	if (o->hw_name) {
@@ -453,7 +496,7 @@ int sf_eval_prepare(sf_eval *e, const char *problem, const char *solution, const
 		e->baselines = sf_xcalloc((size_t)e->def.n_baselines + 1, sizeof *e->baselines);
 		for (int i = 0; i < e->def.n_baselines; i++) {
 			const sf_baseline_spec *bs = &e->def.baselines[i];
-			if (!strcmp(bs->backend, "torch") && o->no_torch)
+			if ((!strcmp(bs->backend, "torch") && o->no_torch) || !baseline_wanted(o, bs->name))
 				continue;
 			if (!strcmp(bs->backend, "torch")) {
 				/* a PyTorch baseline: nothing to build; the bridge runs it (docs/bridge.md) */
@@ -481,7 +524,8 @@ int sf_eval_prepare(sf_eval *e, const char *problem, const char *solution, const
 				bb->error = sf_buf_take(&b);
 			}
 		}
-		if (n_native == 0 && !strcmp(o->backend->name, "cpu") && !e->sol.is_oracle && !e->torch_ref) {
+		if (n_native == 0 && !strcmp(o->backend->name, "cpu") && !e->sol.is_oracle && !e->torch_ref &&
+		    baseline_wanted(o, "oracle-c")) {
 			/* the cpu backend's baseline: the plain C oracle compiled as a solution (not when the
 			 * candidate is that same code) */
 			sf_baseline_build *bb = &e->baselines[n++];

@@ -34,6 +34,10 @@ typedef struct sf_eval_opts {
 	double budget_ms, target_rel_ci, warmup_ms;
 	int min_iters, max_iters;
 	int no_baseline;
+	const char *const *baselines_only; /* --baseline NAME...: time only the baselines named here (the definition's
+					    * names, or "oracle-c" for the cpu backend's implicit one), NULL-terminated;
+					    * NULL: all of them. sf_eval_prepare fails (SF_EXIT_USAGE) on a name the
+					    * definition lacks. T_b is then the best of this subset, and the log says so. */
 	int build_only;           /* only compiling (--prepare-only): the backend need not be able to run */
 	double cpu_max_work;          /* cpu backend: workloads with more FLOPs + bytes are SKIPPED */
 	const char *only;             /* only workloads whose uuid contains this */

@@ -428,6 +428,15 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 		free(tmp.log);
 		sf_runner_out_free(&bo);
 	}
+	if (o->baselines_only && e->n_baselines) {
+		sf_buf names = { 0 };
+		for (int b = 0; b < e->n_baselines; b++)
+			sf_buf_printf(&names, "%s%s", b ? ", " : "", e->baselines[b].name);
+		char *list = sf_buf_take(&names);
+		append_log(r, "baselines: only %s (--baseline): T_b is the best of these, not of all %d the definition "
+			      "names", list, e->def.n_baselines);
+		free(list);
+	}
 	/* 3b. --xval: the definition's PyTorch reference against the C oracle, same inputs and tolerance */
 	if (bt.xval >= 0)
 		cross_check(&bt, &job, ref_dir, &w->tol, r);

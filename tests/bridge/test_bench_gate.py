@@ -352,8 +352,11 @@ for fail in (None, "some"):
     fail_at = None if fail is None else rng.randint(1, len(names) - 1) if len(names) > 1 else None
     codec = Codec(fail_at)
     slot = new_slot()
-    r = solforge_bridge.compile_task(job, {"source": src, "entry": "run"}, {}, codec,
+    prog = os.path.join(d, "progress.jsonl")
+    os.environ["SOLFORGE_BRIDGE_PROGRESS"] = prog
+    r = solforge_bridge.compile_task(job, {"source": src, "entry": "run", "name": "tc"}, {}, codec,
                                      solforge_bridge.Inputs(d), slot, True)
+    del os.environ["SOLFORGE_BRIDGE_PROGRESS"]
     want = len(names) if fail_at is None else fail_at + 1
     got = [round(c[0], 3) for c in codec.calls]
     exp = [round(float(np.float32(v)), 3) for v in marks[:want]]
@@ -361,6 +364,15 @@ for fail in (None, "some"):
           and r[2]["warm_calls"] == want - 1 - (0 if fail_at is None else 1) and slot.holds.get("warm") == want)
     check(f"compile_task_warms_every_input{'_until_failure' if fail_at is not None else ''}", ok,
           f"{r} calls {codec.calls} expected {exp} holds {slot.holds}")
+    # the progress trail (SOLFORGE_BRIDGE_PROGRESS): compile_begin, compile_end, then one warm line per
+    # warm call in input order, the failing one (if any) last with ok false; times never go back
+    ev = [__import__("json").loads(ln) for ln in open(prog)] if os.path.exists(prog) else []
+    warms = [e for e in ev if e["event"] == "warm"]
+    ok = ([e["event"] for e in ev[:2]] == ["compile_begin", "compile_end"] and ev[1].get("ok") is True
+          and [e["input"] for e in warms] == names[1:want]
+          and [e["ok"] for e in warms] == [True] * (want - 1 - (fail_at is not None)) + [False] * (fail_at is not None)
+          and all(e["task"] == "tc" for e in ev) and all(a["t_s"] <= b["t_s"] for a, b in zip(ev, ev[1:])))
+    check(f"compile_task_progress_trail{'_until_failure' if fail_at is not None else ''}", ok, str(ev))
 
 # 7b. run_task on a task compiled before the slot (compile_task's (fn, first_s, warm) triple) times it
 # and reports compile_s and the warm fields in its timing; the real-torch path, which the fake torch
@@ -425,5 +437,38 @@ s_slot, s_in = "\n".join(phases_summary.summarize(slotc)), "\n".join(phases_summ
 check("summary_flags", "**" not in s_clean and f"** {k} GPU benchmarks ran outside the slot **" in s_dirty
       and "compile inside the slot in 1 processes" in s_slot and "outside the slot **" not in s_slot
       and "**" not in s_in, "\n".join([s_clean, s_dirty, s_slot, s_in]))
+
+# 9. the progress trail's summary (phases_summary.progress_lines): a whole process and one cut inside a warm call
+#    (random times, the two processes' lines interleaved): only the cut one is flagged, with its step and the
+#    tasks that never ended; the whole one's compile first call and warm calls add up
+def trail(pid, cut):
+    t, ev = 0.0, [{"pid": pid, "t_s": 0.0, "event": "start", "what": f"w{pid}", "tasks": ["a", "tc"]}]
+    def at(event, **kw):
+        nonlocal t
+        t += rng.uniform(0.01, 50)
+        ev.append(dict({"pid": pid, "t_s": round(t, 3), "event": event}, **kw))
+    at("compile_begin", task="tc")
+    at("compile_end", task="tc", ok=True)
+    first = ev[-1]["t_s"] - ev[-2]["t_s"]  # (as the summary computes it: from the trail's rounded times)
+    ws = [round(rng.uniform(0.1, 9), 3) for _ in range(rng.randint(1, 4))]
+    for w in ws:
+        at("warm", task="tc", input="in_set0.safetensors", ok=True, s=w)
+    if cut:
+        return ev, first, ws
+    for name in ("a", "tc"):
+        at("task_begin", task=name)
+        at("task_end", task=name, status="ok")
+    return ev, first, ws
+
+
+ev1, first1, ws1 = trail(11, False)
+ev2, _, _ = trail(22, True)
+mixed = sorted(ev1 + ev2, key=lambda e: (e["t_s"], e["pid"]))
+lines = phases_summary.progress_lines(mixed)
+whole = next((ln for ln in lines if ln.startswith("bridge w11:")), "")
+cut = next((ln for ln in lines if ln.startswith("bridge w22:")), "")
+check("progress_summary", len(lines) == 2 and "**" not in whole
+      and f"compile {first1:.1f} + {len(ws1)} warm {sum(ws1):.1f}" in whole
+      and "** cut: last warm of tc at" in cut and "never ended: a, tc **" in cut, "\n".join(lines))
 
 sys.exit(1 if failed else 0)

@@ -112,6 +112,45 @@ PY
 )
 [ $rc -eq 0 ] && [ "$slot_ok" = True ] && ok bridge_holds_its_own_slot || bad bridge_holds_its_own_slot "rc=$rc $slot_ok $(cat "$L/timing.log" 2>/dev/null | head -5)"
 
+# 3c. --baseline NAME: only the named baselines run (a random two of the definition's four, in either
+#     order on the command line), T_b is the best of those, the log says so; the bridge's progress trail
+#     (SOLFORGE_BRIDGE_PROGRESS) has start, inputs, then task_begin / task_end per task of each bridge
+#     process, named as the tasks were; a name the definition lacks stops the eval (exit 2) naming those it has
+mapfile -t pick < <(python3 -c "import random; b=['torch-ok','torch-wrong','torch-raises','torch.compile']; print(*sorted(random.sample(b, 2), key=b.index), sep='\n')")
+want_order=("${pick[@]}") # the definition's order (the bridge's tasks and the log line follow it)
+[ $((RANDOM % 2)) = 1 ] && pick=("${pick[1]}" "${pick[0]}") # named on the command line in either order
+T=$TMP/subset.jsonl
+PR=$TMP/progress.jsonl
+SOLFORGE_BRIDGE_PROGRESS=$PR PYTHONPATH=$FAKE "$SF" eval $FX/bscale $FX/bscale/correct.c "${EV[@]}" --only n4 \
+	--baseline "${pick[0]}" --baseline "${pick[1]}" --json -o "$T" >"$TMP/log" 2>&1; rc=$?
+names=$(field "$T" "' '.join(sorted(b['name'] for b in t[0]['evaluation']['solforge'].get('baselines', [])))")
+want=$(printf '%s\n' "${pick[@]}" | sort | tr '\n' ' ' | sed 's/ $//')
+tb=$(field "$T" "t[0]['evaluation']['solforge'].get('baseline')")
+[ $rc -eq 0 ] && [ "$names" = "$want" ] && [[ $(field "$T" "t[0]['evaluation']['log']") == *"baselines: only ${want_order[0]}, ${want_order[1]} (--baseline)"* ]] &&
+	{ [[ " ${pick[*]} " == *" torch-ok "* ]] && [ "$tb" = torch-ok ] || { [[ " ${pick[*]} " != *" torch-ok "* ]] && [ "$tb" = None ]; }; } &&
+	ok baseline_subset || bad baseline_subset "rc=$rc picked ${pick[*]} got '$names' T_b $tb $(tail -3 "$TMP/log")"
+trail_ok=$(python3 - "$PR" "${want_order[@]}" <<'PY' 2>&1
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+want = sys.argv[2:]
+procs = {}
+for e in ev:
+    procs.setdefault(e["pid"], []).append(e)
+good = bool(procs)
+for p in procs.values():
+    kinds = [e["event"] for e in p]
+    tasks = [e["task"] for e in p if e["event"] == "task_begin"]
+    good &= (kinds[:2] == ["start", "inputs"] and p[0]["tasks"] == want and tasks == want
+             and kinds[2:] == ["task_begin", "task_end"] * len(want)
+             and all(a["t_s"] <= b["t_s"] for a, b in zip(p, p[1:])))
+print(good, len(procs))
+PY
+)
+[[ $trail_ok == "True "* ]] && ok bridge_progress_trail || bad bridge_progress_trail "$trail_ok $(head -c 600 "$PR")"
+out=$(PYTHONPATH=$FAKE "$SF" eval $FX/bscale $FX/bscale/correct.c "${EV[@]}" --only n4 --baseline torch-okk 2>&1); rc=$?
+[ $rc -eq 2 ] && [[ $out == *"--baseline torch-okk: bscale has no baseline of that name (it has: torch-ok, torch-wrong, torch-raises, torch.compile, oracle-c)"* ]] &&
+	ok baseline_unknown_name || bad baseline_unknown_name "rc=$rc $out"
+
 # 4. no torch: baselines say why, the cpu baseline (the C oracle) stays; no python: the same
 if ! python3 -c 'import torch' 2>/dev/null; then
 	T=$TMP/notorch.jsonl
