@@ -22,7 +22,8 @@
 # `--baseline NAME`, each its own process and time limit, in the definition's order, so that one slow baseline
 # (a torch.compile of a ragged shape) cannot take the others' numbers with it; each trace's ratio is its own
 # candidate against that one baseline, side by side, and the table has a row per baseline: the best baseline is the
-# row of the smallest speedup), BASE_TIMEOUT_S (with BASE_SPLIT: each eval's own limit, default the time left),
+# row of the smallest speedup), BASE_NAMES (with BASE_SPLIT: a '+'-list of baseline names run in that order instead of
+# the definition's; a name it lacks fails that eval with eval's usage error), BASE_TIMEOUT_S (with BASE_SPLIT: each eval's own limit, default the time left),
 # PROBLEMS may use '+' between names, and a name may end
 # in %TEXT: that problem's own --only TEXT (bundled and held-out), e.g.
 # PROBLEMS=deepseek/moe_grouped_topk_routing_e256_g8_k8%t32768+llama/silu_and_mul_i14336%t7777 (one spec, one JOBS pool);
@@ -98,7 +99,9 @@ add_one() {
 	if [ "${BASE_SPLIT:-0}" = 1 ]; then
 		while read -r b; do
 			[ -n "$b" ] && pairs+=("$1 $2.b-$b ${3:--} $b")
-		done < <(python3 -c 'import json, sys; [print(b["name"]) for b in json.load(open(sys.argv[1])).get("solforge", {}).get("baselines", [])]' "$1/definition.json")
+		done < <(if [ -n "${BASE_NAMES:-}" ]; then tr '+' '\n' <<<"$BASE_NAMES"; else
+			python3 -c 'import json, sys; [print(b["name"]) for b in json.load(open(sys.argv[1])).get("solforge", {}).get("baselines", [])]' "$1/definition.json"
+		fi)
 	else
 		pairs+=("$1 $2 ${3:--} -")
 	fi
