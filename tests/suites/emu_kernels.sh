@@ -175,7 +175,7 @@ declare -A mutations=(
 	[diag_regs]='s/kvh[)] [*] D [+] col [*] 8;/kvh) * D + (col \/ 2) * 8;/'
 	[reg_prmt]='s/dec_prmt[(]x, y, 0x7632u[)]/dec_prmt(x, y, 0x5410u)/'
 	[b1_st_ring]='s/ring [+] [(]size_t[)][(][(]s_[)] % ST[)]/ring + (size_t)((s_) % DEC_STAGES)/'
-	[wave_split]='s/if [(]w <= slots [&][&]/if ((blockIdx.x \/ HKV) % 2 \&\& w <= slots \&\&/'
+	[wave_split]='s/const bool dbl = w <= slots [&][&]/const bool dbl = (blockIdx.x \/ HKV) % 2 \&\& w <= slots \&\&/'
 
 	[ds2_group_tie]='s/h0 < g [?] 1u : 0u/h0 > g ? 1u : 0u/'
 	[ds2_dup]='s/m [&]= m - 1u;/m |= 0u;/'

@@ -126,6 +126,60 @@ __device__ __forceinline__ void locate_item(const int32_t *__restrict__ kv_indpt
 	}
 }
 
+#if DEC_WAVE_CHUNK
+/*
+ * The wave-chunk candidate's locate (batch <= DEC_SCAN_PASS: one pass of the scan covers every sequence): the
+ * same scan as locate_item, for the host's chunk and twice it side by side, so the doubled chunk's total item
+ * count comes out of the pass locate_item makes anyway (session 20: the separate reduction of session 19 cost
+ * ~1% where the rule declines). Doubles *chunk when the doubled chunk's CTAs (items x HKV) fill one wave, between
+ * 3/4 and all of `slots`; every CTA reads the same lengths, so all agree. Sets *sb, *sc, *sn, *s0 for the chunk
+ * taken, as locate_item does. warp_sum: 2 x ATT_WARPS shared ints. Ends with the block synchronized.
+ */
+__device__ __forceinline__ void locate_item_wave(const int32_t *__restrict__ kv_indptr, const int32_t *__restrict__ last_len,
+						 int ps, int batch, int *chunk, int item, int slots, int *sb, int *sc,
+						 int *sn, int *s0, int *warp_sum)
+{
+	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, ch = *chunk;
+	if (tid == 0)
+		*sb = -1;
+	const int len = tid < batch ? kv_len_of(kv_indptr, last_len, ps, tid) : 0;
+	const int c1 = tid < batch ? max(1, (len + ch - 1) / ch) : 0;
+	const int c2 = tid < batch ? max(1, (len + 2 * ch - 1) / (2 * ch)) : 0;
+	int x1 = c1, x2 = c2; /* inclusive scans within the warp */
+#pragma unroll
+	for (int o = 1; o < 32; o <<= 1) {
+		const int y1 = __shfl_up_sync(0xffffffffu, x1, o), y2 = __shfl_up_sync(0xffffffffu, x2, o);
+		if (lane >= o) {
+			x1 += y1;
+			x2 += y2;
+		}
+	}
+	if (lane == 31) {
+		warp_sum[warp] = x1;
+		warp_sum[ATT_WARPS + warp] = x2;
+	}
+	__syncthreads();
+	int before1 = 0, before2 = 0, total2 = 0;
+#pragma unroll
+	for (int w = 0; w < ATT_WARPS; w++) {
+		before1 += w < warp ? warp_sum[w] : 0;
+		before2 += w < warp ? warp_sum[ATT_WARPS + w] : 0;
+		total2 += warp_sum[ATT_WARPS + w];
+	}
+	const long long w = (long long)total2 * HKV;
+	const bool dbl = w <= slots && 4 * w >= 3LL * slots;
+	const int cnt = dbl ? c2 : c1, excl = (dbl ? before2 + x2 : before1 + x1) - cnt;
+	if (cnt > 0 && item >= excl && item < excl + cnt) {
+		*sb = tid;
+		*sc = item - excl;
+		*sn = cnt;
+		*s0 = excl;
+	}
+	__syncthreads();
+	*chunk = dbl ? 2 * ch : ch;
+}
+#endif
+
 /*
  * The total item count, sum over b of max(1, ceil(kv_len_b / chunk)): a block reduction (every
  * thread calls it; red: ATT_WARPS + 1 shared ints). Ends with the block synchronized.
@@ -174,19 +228,10 @@ decode_fused(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restric
 #else
 	__shared__ float sm_acc[ATT_WARPS][GRP][D];
 #endif
-	__shared__ int sh_loc[4 + ATT_WARPS]; /* b, chunk, n, first item, warp sums */
+	__shared__ int sh_loc[4 + (DEC_WAVE_CHUNK ? 2 : 1) * ATT_WARPS]; /* b, chunk, n, first item, warp sums */
 	__shared__ int sh_last[1];
 	const int ps = PS ? PS : ps_rt;
 	const int item = blockIdx.x / HKV, kvh = blockIdx.x % HKV;
-#if DEC_WAVE_CHUNK
-	/* the candidate: twice the chunk where that is one full wave of CTAs (every CTA reads the same lengths, so
-	 * all agree; the grid and the partials are sized for the host's chunk, an upper bound of both) */
-	if (2 * chunk <= DEC_WAVE_CHUNK) {
-		const long long w = (long long)dec_total_items(kv_indptr, last_len, ps, batch, 2 * chunk, &sh_loc[4]) * HKV;
-		if (w <= slots && 4 * w >= 3LL * slots)
-			chunk *= 2;
-	}
-#endif
 #if DEC_EXP_UNIFORM /* timing only: every sequence uni_len long, n items each */
 	if (threadIdx.x == 0) {
 		const int n = max(1, (uni_len + chunk - 1) / chunk);
@@ -197,8 +242,17 @@ decode_fused(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restric
 	}
 	__syncthreads();
 #else
-	locate_item(kv_indptr, last_len, ps, batch, chunk, item, &sh_loc[0], &sh_loc[1], &sh_loc[2], &sh_loc[3],
-		    &sh_loc[4]);
+#if DEC_WAVE_CHUNK
+	/* the candidate: twice the chunk where that is one full wave of CTAs, decided in the locate scan; only the
+	 * doubling that lands on DEC_WAVE_CHUNK from at least DEC_WAVE_MIN_CHUNK (the grid and the partials are sized
+	 * for the host's chunk, an upper bound of both) */
+	if (2 * chunk <= DEC_WAVE_CHUNK && chunk >= DEC_WAVE_MIN_CHUNK && batch <= DEC_SCAN_PASS)
+		locate_item_wave(kv_indptr, last_len, ps, batch, &chunk, item, slots, &sh_loc[0], &sh_loc[1], &sh_loc[2],
+				 &sh_loc[3], &sh_loc[4]);
+	else
+#endif
+		locate_item(kv_indptr, last_len, ps, batch, chunk, item, &sh_loc[0], &sh_loc[1], &sh_loc[2], &sh_loc[3],
+			    &sh_loc[4]);
 #endif
 	if (sh_loc[0] < 0)
 		return;

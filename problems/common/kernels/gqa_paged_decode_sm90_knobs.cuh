@@ -145,6 +145,10 @@
 			  * is <= N positions and its items fill one wave (between 3/4 and all of the resident CTA slots);
 			  * the rule runs on the device, where the lengths are known (DECODE_NOTES_B1.md "Session 19") */
 #endif
+#ifndef DEC_WAVE_MIN_CHUNK
+#define DEC_WAVE_MIN_CHUNK (DEC_WAVE_CHUNK / 2) /* the smallest host chunk the candidate doubles (session 20: 512 -> 1024
+						 * at cpu-b8-kv4000 was 4.6% slower; 1024 -> 2048 at b16 5% faster) */
+#endif
 #if DEC_WAVE_CHUNK && (DEC_PERSIST || DECODE_V1 || DEC_STAGES == 0)
 #error "DEC_WAVE_CHUNK is decode_fused's (version 2-3 with the ring)"
 #endif
