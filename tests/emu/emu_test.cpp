@@ -562,8 +562,8 @@ static void tests()
 {
 	/* blocks run 4 at a time, so several CTAs of one (sequence, kv head) race for the merge */
 	emu_resident = 4;
-#if DEC_WAVE_CHUNK
-	/* the wave-chunk candidate (its line sets DEC_MIN_CHUNK 256, DEC_ITEMS 100000, DEC_WAVE_CHUNK 512): 48 resident
+#ifdef EMU_DECODE_WAVE
+	/* the wave-chunk rule (its line sets DEC_MIN_CHUNK 256, DEC_ITEMS 100000, DEC_WAVE_CHUNK 512): 48 resident
 	 * CTA slots (read once, at the first call), so a batch whose 512-position chunks make 6 items (48 CTAs) takes
 	 * them; 8 items (64 CTAs: more than one wave) or 4 (32: under 3/4 of it) keep 256; each called twice */
 	emu_sm_count = 48;

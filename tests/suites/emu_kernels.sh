@@ -157,9 +157,10 @@ PY
 # DEC_B1_SHORT_STEPS 2 steps): the first CI line runs 4-step chunks on 2 stages, the held-out line 2-step chunks on 1;
 # the B1_ONLY line puts every batch-1 chunk (4-5 steps: the one buffer reused every step) on 1 stage, and its mutant
 # b1_st_ring issues the copies into buffer s % DEC_STAGES while the loop reads buffer s % ST.
-# decode_fused's wave-chunk candidate (-DDEC_WAVE_CHUNK=512, session 19, EMU_EXTRA: opt-in, not yet measured): batches
-# whose doubled chunks fill one wave of the emulation's 48 slots take them, the others keep the host's; mutant
-# wave_split lets only the CTAs of odd items double (the CTAs of one kv head then disagree on the chunk: must fail).
+# decode_fused's wave-chunk rule (the default since session 20 at 2048 positions from a host chunk of 1024; the other CI
+# lines' host chunk of 256 never doubles): its CI line (-DDEC_WAVE_CHUNK=512 -DEMU_DECODE_WAVE, 256 -> 512) gives
+# batches whose doubled chunks fill one wave of the emulation's 48 slots the doubled chunk, the others the host's;
+# mutant wave_split lets only the CTAs of odd items double (the CTAs of one kv head then disagree on the chunk: must fail).
 declare -A mutation_file=(
 	[tma_pitch]=problems/common/kernels/gqa_paged_decode_sm90_b1tma.cuh
 	[tma_bytes]=problems/common/kernels/gqa_paged_decode_sm90_b1tma.cuh
@@ -234,6 +235,8 @@ EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/ke
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DEMU_DECODE_HELDOUT
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=100000 -DDEC_B1_SHORT_STEPS=100 -DEMU_DECODE_B1_ONLY
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=100000 -DDEC_B1_SHORT_STEPS=100 -DEMU_DECODE_B1_ONLY MUTANT=b1_st_ring
+EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_WAVE_CHUNK=512 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1=0 -DEMU_DECODE_WAVE
+EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_WAVE_CHUNK=512 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1=0 -DEMU_DECODE_WAVE MUTANT=wave_split
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_B1_TMA=1 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=2 -DDEC_SCAN_PASS=2
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_B1_TMA=1 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=2 -DDEC_SCAN_PASS=2 -DEMU_DECODE_TMA_ONLY MUTANT=tma_pitch
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu
@@ -258,8 +261,6 @@ EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/ke
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=2 -DDEC_SCAN_PASS=2 -DDEC_DIAG_GATHER=4
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=2 -DDEC_SCAN_PASS=2 -DDEC_DIAG_GATHER=6
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_B1_REG=1 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=100000 -DDEC_SCAN_PASS=2
-EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_WAVE_CHUNK=512 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1=0
-EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_WAVE_CHUNK=512 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1=0 MUTANT=wave_split
 EMU_DECODE problems/common/kernels/gqa_paged_decode_sm90.cu -Iproblems/common/kernels -DDEC_B1_REG=1 -DDEC_MIN_CHUNK=256 -DDEC_ITEMS=100000 -DDEC_B1_ITEMS=2 -DDEC_SCAN_PASS=2 MUTANT=reg_prmt
 EMU_GN problems/stable-diffusion/groupnorm32_silu_sd_vae/solutions/fast.cu -Iproblems/stable-diffusion/groupnorm32_silu_sd_vae/solutions -DGN_ODD=1 -DGN_CLR=1 -DEMU_GN_V6 -DGN_CLR_THREADS=64 -DGN_FUSED_MAX=256 -DGN_FUSED_PF=1
 EMU_DSROUTE problems/deepseek/moe_grouped_topk_routing_e256_g8_k8/solutions/fast.cu -DDS_V2=0

@@ -140,13 +140,18 @@
 #ifndef DEC_EXP_IDS2
 #define DEC_EXP_IDS2 0
 #endif
-#ifndef DEC_WAVE_CHUNK
-#define DEC_WAVE_CHUNK 0 /* N > 0 (candidate, session 19): decode_fused doubles the host's chunk when the doubled chunk
-			  * is <= N positions and its items fill one wave (between 3/4 and all of the resident CTA slots);
-			  * the rule runs on the device, where the lengths are known (DECODE_NOTES_B1.md "Session 19") */
+#ifndef DEC_WAVE_CHUNK /* decode_fused doubles the host's chunk when the doubled chunk is <= N positions and its items fill
+			* one wave (between 3/4 and all of the resident CTA slots); the rule runs in the CTAs' locate scan,
+			* where the lengths are known (DECODE_NOTES_B1.md "Session 20"; the default since session 20: b16-kv4096
+			* 1.067x, the other workloads within 0.5%); 0: the host's chunk always (the control) */
+#if DEC_PERSIST || DECODE_V1 || DEC_STAGES == 0
+#define DEC_WAVE_CHUNK 0
+#else
+#define DEC_WAVE_CHUNK 2048
+#endif
 #endif
 #ifndef DEC_WAVE_MIN_CHUNK
-#define DEC_WAVE_MIN_CHUNK (DEC_WAVE_CHUNK / 2) /* the smallest host chunk the candidate doubles (session 20: 512 -> 1024
+#define DEC_WAVE_MIN_CHUNK (DEC_WAVE_CHUNK / 2) /* the smallest host chunk the rule doubles (session 20: 512 -> 1024
 						 * at cpu-b8-kv4000 was 4.6% slower; 1024 -> 2048 at b16 5% faster) */
 #endif
 #if DEC_WAVE_CHUNK && (DEC_PERSIST || DECODE_V1 || DEC_STAGES == 0)
