@@ -28,8 +28,9 @@
  * Version 5 (-DDEC_CLUSTER=CS, candidate): batch <= DEC_CLUSTER_MAXB (1) as one thread-block cluster of CS
  * chunks per (sequence, kv head), merged through distributed shared memory: no locate scan, partials,
  * fences or atomics (decode_cluster; gqa_paged_decode_sm90_cluster.cuh; -DDEC_CLUSTER_MAXKV=K: only below K
- * kv positions). -DDEC_WAVE_CHUNK=N (candidate, session 19): decode_fused doubles the chunk on the device where
- * that fills one wave. DEC_EXP_*: timing-only knobs.
+ * kv positions). DEC_WAVE_CHUNK (2048, default since session 20; 0: off): decode_fused doubles a host chunk of
+ * >= DEC_WAVE_MIN_CHUNK (1024) in its locate scan where the doubled chunk's CTAs fill one wave
+ * (locate_item_wave). DEC_EXP_*: timing-only knobs.
  * Batch 1 (DEC_B1, default since session 10): version 3 without the locate scan, the first page ids loaded beside
  * kv_indptr, its own chunk count DEC_B1_ITEMS and a ring of 1-2 steps chosen per call (DEC_B1_STAGES*, session 19)
  * (decode_b1; gqa_paged_decode_sm90_b1.cuh); -DDEC_B1_DYN=1
