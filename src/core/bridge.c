@@ -139,6 +139,12 @@ static char *bridge_json(const char *definition, const char *device, const char 
 		sf_buf_json_str(&b, slot->what ? slot->what : "-");
 		sf_buf_puts(&b, "}");
 	}
+	if (slot && slot->what) { /* the workload, for the bridge's logs (also without a device slot) */
+		sf_buf_puts(&b, ",\"problem\":");
+		sf_buf_json_str(&b, slot->problem ? slot->problem : "-");
+		sf_buf_puts(&b, ",\"what\":");
+		sf_buf_json_str(&b, slot->what);
+	}
 	sf_buf_puts(&b, ",\"inputs_dir\":");
 	sf_buf_json_str(&b, inputs_dir);
 	sf_buf_puts(&b, ",\"definition\":");

@@ -35,7 +35,8 @@ typedef struct sf_bridge_task {
  * (python, `import torch`, CUDA context: seconds) does not hold the slot; NULL lock = none. */
 typedef struct sf_bridge_slot {
 	const char *lock, *log, *slot; /* gpulock paths and slot name */
-	const char *problem, *what;    /* for the timing log line (problem, workload) */
+	const char *problem, *what;    /* (problem, workload) for the timing log line, and BRIDGE.json's
+					* top-level "problem" / "what" (the progress trail) with or without a lock */
 } sf_bridge_slot;
 
 /* The Python interpreter (SOLFORGE_PYTHON or python3) and the bridge script (SOLFORGE_BRIDGE or

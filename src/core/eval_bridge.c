@@ -67,12 +67,12 @@ void run_bridge(const sf_eval *e, const sf_eval_opts *o, const sf_job *job, cons
 		 * without it, and the bridge itself waits for the slot after python and torch have started */
 		char lock[1024], log[1024], slot_name[64];
 		sf_bridge_slot slot = { 0 };
+		slot.problem = e->def.name; /* (named to the bridge with or without a lock: its logs say whose they are) */
+		slot.what = uuid;
 		if (sf_gpulock_paths(o->backend->name, lock, sizeof lock, log, sizeof log, slot_name, sizeof slot_name) == 0) {
 			slot.lock = lock;
 			slot.log = log;
 			slot.slot = slot_name;
-			slot.problem = e->def.name;
-			slot.what = uuid;
 		}
 		sf_bridge_run(e->home, job, e->def.file, !strcmp(o->backend->name, "cuda") ? "cuda" : "cpu", inputs, work,
 			      bt->t, bt->n, limit, &slot, bt->out, &bt->timed_out);

@@ -114,7 +114,7 @@ PY
 
 # 3c. --baseline NAME: only the named baselines run (a random two of the definition's four, in either
 #     order on the command line), T_b is the best of those, the log says so; the bridge's progress trail
-#     (SOLFORGE_BRIDGE_PROGRESS) has start, inputs, then task_begin / task_end per task of each bridge
+#     (SOLFORGE_BRIDGE_PROGRESS) has start (naming the problem and workload, no device slot here), inputs, then task_begin / task_end per task of each bridge
 #     process, named as the tasks were; a name the definition lacks stops the eval (exit 2) naming those it has
 mapfile -t pick < <(python3 -c "import random; b=['torch-ok','torch-wrong','torch-raises','torch.compile']; print(*sorted(random.sample(b, 2), key=b.index), sep='\n')")
 want_order=("${pick[@]}") # the definition's order (the bridge's tasks and the log line follow it)
@@ -141,6 +141,7 @@ for p in procs.values():
     kinds = [e["event"] for e in p]
     tasks = [e["task"] for e in p if e["event"] == "task_begin"]
     good &= (kinds[:2] == ["start", "inputs"] and p[0]["tasks"] == want and tasks == want
+             and p[0].get("what") == "bscale-n4" and p[0].get("problem") == "bscale"
              and kinds[2:] == ["task_begin", "task_end"] * len(want)
              and all(a["t_s"] <= b["t_s"] for a, b in zip(p, p[1:])))
 print(good, len(procs))

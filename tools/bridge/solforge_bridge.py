@@ -7,7 +7,8 @@
 
 `solforge eval` starts this program (docs/bridge.md) once per workload that needs PyTorch, after the
 candidate ran. JOB.json is the runner job (docs/runner.md: axes, inputs, outputs, rounds, timing).
-BRIDGE.json: {"device": "cuda"|"cpu", "inputs_dir": DIR, "definition": PATH, "tasks": [TASK...]}
+BRIDGE.json: {"device": "cuda"|"cpu", "problem", "what" (the workload, for the logs), "inputs_dir": DIR,
+"definition": PATH, "tasks": [TASK...]}
 with TASK {"role": "reference"|"baseline", "name", "source": PATH|"@reference", "entry": "run",
 "compile": bool, "time": bool, "out_dir": DIR}. The inputs are those the C runners drew, written by
 solforge-inputs as DIR/in_round<r>.safetensors, DIR/in_set<s>.safetensors (the timing sets a
@@ -678,8 +679,7 @@ def main(argv):
         return 0
     codec = Codec(torch, bridge.get("device", "cuda"))
     inputs = Inputs(bridge["inputs_dir"])
-    gs = bridge.get("gpu_slot") if isinstance(bridge.get("gpu_slot"), dict) else {}
-    progress("start", problem=gs.get("problem"), what=gs.get("what"), tasks=[t.get("name", "-") for t in tasks])
+    progress("start", problem=bridge.get("problem"), what=bridge.get("what"), tasks=[t.get("name", "-") for t in tasks])
     inputs.preload(job, codec)  # file reads and decodes before the slot: it is held for device work
     progress("inputs", files=len(input_files(job, inputs)))
     warm_device(torch, codec)
