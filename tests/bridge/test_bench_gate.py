@@ -421,10 +421,14 @@ def record(outside_n, in_task, compiles, mode="benchmarker-patch"):
     counts = {"autotune_holds": holds, "hook_calls": holds + in_task, "inductor_benchmarks": holds + in_task + outside_n,
               "benchmarks_outside_slot": outside_n, "benchmarks_in_task_hold": in_task,
               "compiles_in_task_hold": compiles, "compile_suspends": rng.randint(0, 3)}
-    solforge_bridge.log_phases({"gpu_slot": {"problem": "p", "what": f"w{rng.randint(0, 99)}"}}, [],
+    what = f"w{rng.randint(0, 99)}"
+    # (BRIDGE.json's top-level names, as the C side writes them with or without a device slot)
+    solforge_bridge.log_phases({"problem": "p", "what": what}, [],
                                *[rng.uniform(0, 9) for _ in range(5)], mode, counts)
     del os.environ["SOLFORGE_BRIDGE_PHASES"]
-    return [__import__("json").loads(ln) for ln in open(path)]
+    recs = [__import__("json").loads(ln) for ln in open(path)]
+    check("phases_line_names_workload", [(r["problem"], r["what"]) for r in recs] == [("p", what)], str(recs))
+    return recs
 
 
 clean = [record(0, 0, 0)[0] for _ in range(rng.randint(1, 5))]

@@ -758,8 +758,7 @@ def log_phases(bridge, done, pre_s, outside_s, wait_s, held_s, post_s, compile_o
     path = os.environ.get("SOLFORGE_BRIDGE_PHASES")
     if not path:
         return
-    slot = bridge.get("gpu_slot") if isinstance(bridge.get("gpu_slot"), dict) else {}
-    rec = {"problem": slot.get("problem"), "what": slot.get("what"), "pre_s": round(pre_s, 3),
+    rec = {"problem": bridge.get("problem"), "what": bridge.get("what"), "pre_s": round(pre_s, 3),
            "compile_outside_slot": compile_outside, "compile_outside_s": round(outside_s, 3)}
     rec.update(counts)
     rec.update({"wait_s": round(wait_s, 3), "held_s": round(held_s, 3), "post_s": round(post_s, 3),
