@@ -7,6 +7,7 @@
  * normal draws, rows drawn from a few values (many ties, +0 and -0 together), rows with -inf and
  * large values (up to ~2^8: exp(x - max) must not underflow in double, where the oracle's ranking
  * by probability stops being the ranking by logit that every float32 kernel uses). Ids must match exactly, weights within 1e-6 relative of the oracle's double values.
+ * The weights: the kernel's xor-butterfly sum, in its tree order (not a serial sum).
  * Prints "FAIL ..." per mismatch (at most 20) and "N passed, M failed"; exit status 1 on failure.
  */
 #include <stdio.h>
@@ -52,14 +53,21 @@ static void emulate(const uint16_t *row, int K, int *ids, double *w)
 				k[l][3] = 0;
 			}
 	}
-	float e[32], sum = 0.0f;
-	for (int r = 0; r < K; r++) {
-		e[r] = expf(rt_key_value(picks[r]) - rt_key_value(first));
-		sum += e[r];
+	/* lane r < K holds e_r, the others 0; the kernel's xor butterfly (offsets 16, 8, 4, 2, 1) sums
+	 * them pairwise, each lane computing s_l + s_(l^off): commutative, so every lane ends with the same
+	 * float32 sum, in this tree order (a serial sum would drop terms below half an ulp of 1.0 one by one) */
+	float e[32], s[32], t[32];
+	for (int l = 0; l < 32; l++)
+		s[l] = e[l] = l < K ? expf(rt_key_value(picks[l]) - rt_key_value(first)) : 0.0f;
+	for (int off = 16; off > 0; off >>= 1) {
+		for (int l = 0; l < 32; l++)
+			t[l] = s[l] + s[l ^ off];
+		for (int l = 0; l < 32; l++)
+			s[l] = t[l];
 	}
 	for (int r = 0; r < K; r++) {
 		ids[r] = (int)(0xffffu - (picks[r] & 0xffffu));
-		w[r] = e[r] / sum;
+		w[r] = e[r] / s[r];
 	}
 }
 
