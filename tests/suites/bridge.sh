@@ -43,6 +43,8 @@ field() { python3 -c "import json,sys; t=[json.loads(l) for l in open(sys.argv[1
 if out=$(python3 tests/bridge/test_sf_io.py 2>&1); then ok io_layer; else bad io_layer "$(echo "$out" | grep FAIL | head -5)"; fi
 # the device-span timing's trace cutting (tools/bridge/sf_kspan.py) on random synthetic traces
 if out=$(python3 tests/bridge/test_kspan.py 2>&1); then ok kernel_spans; else bad kernel_spans "$(echo "$out" | grep -E 'FAIL|seed|Error' | head -5)"; fi
+# a long task message keeps its first line (what failed) and its end (tools/bridge/solforge_bridge.py clip_message)
+if out=$(python3 tests/bridge/test_clip_message.py 2>&1); then ok clip_message; else bad clip_message "$(echo "$out" | grep FAIL | head -3)"; fi
 
 # 2. protocol of the bridge program itself
 out=$(python3 tools/bridge/solforge_bridge.py 2>&1); rc=$?

@@ -67,11 +67,32 @@ class TaskError(Exception):
         self.status = status
 
 
+MESSAGE_MAX = 4000  # characters of a task's message in result.json
+MESSAGE_HEAD = 1200  # of which the start: the line that says what failed
+
+
+def clip_message(message, limit=MESSAGE_MAX, head=MESSAGE_HEAD):
+    """message unchanged when it fits limit characters; else its first head characters (the C side
+    logs the first line: "torch.compile failed: InductorError: ..."; at most a third of limit) and its
+    last ones (the traceback's end), joined by a line that says how much was left out, limit characters in all.
+    (Keeping only the tail cut the first line mid-word: session 22's flex_attention errors read "v_len,".)"""
+    if len(message) <= limit:
+        return message
+    head = min(head, limit // 3)  # (limit >= 200: room for the gap line and a tail)
+    left = len(message) - limit
+    for _ in range(3):  # the gap's own length depends on the count it states
+        gap = "\n[... %d characters left out ...]\n" % left
+        tail = limit - head - len(gap)
+        left = len(message) - head - tail
+    gap = "\n[... %d characters left out ...]\n" % left
+    return message[:head] + gap + message[len(message) - tail:]
+
+
 def write_result(out_dir, status, message="", audits=None, timing=None):
     """Writes out_dir/result.json atomically (the runner protocol's last file). audits: the list of
     {"set", "key"} of the audit<i>.safetensors written (reference role), as the job named them."""
     os.makedirs(out_dir, exist_ok=True)
-    r = {"status": status, "message": message[-4000:]}
+    r = {"status": status, "message": clip_message(message)}
     if audits:
         r["audits"] = audits
     if timing:
