@@ -8,7 +8,7 @@
 # profiling interface; SOLFORGE_SANDBOX=0 SOLFORGE_DEFENSES=0 SF_RUNNER_NO_CUPTI=1: docs/runner.md).
 # NCU_SPECS (spec lines separated by newlines or ';', so one gpu_round.sh spec can carry them) replaces the default set below; NCU_BUDGET (s, default 200)
 # is the wall-time budget (specs that do not fit are reported as skipped); NCU_SECTIONS the sections;
-# NCU_METRICS (comma-separated raw metric names, e.g. sm__cycles_active.min,sm__cycles_active.max) adds them to every
+# NCU_METRICS ('+'- or comma-separated raw metric names; '+' inside a gpu_round.sh spec, whose list is comma-separated, e.g. sm__cycles_active.min,sm__cycles_active.max) adds them to every
 # profile and to the summary (one line per kernel); NCU_BASELINE=1 lets the evaluation run its baselines too (without it: --no-baseline), so a spec can
 # profile the baseline's kernel, e.g. cuBLASLt's GEMM (KERNEL_REGEX "sm90_xmma|cutlass|gemm" on a GEMM
 # problem: match the baseline's kernel name, printed in the details page, and skip ours by count).
@@ -30,7 +30,9 @@ NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -
 SECTIONS=${NCU_SECTIONS:-"SpeedOfLight LaunchStats Occupancy WarpStateStats SchedulerStats MemoryWorkloadAnalysis ComputeWorkloadAnalysis"}
 sec=()
 for s in $SECTIONS; do sec+=(--section "$s"); done
-[ -n "${NCU_METRICS:-}" ] && sec+=(--metrics "$NCU_METRICS")
+NCU_METRICS=${NCU_METRICS:-}
+NCU_METRICS=${NCU_METRICS//+/,}
+[ -n "$NCU_METRICS" ] && sec+=(--metrics "$NCU_METRICS")
 L=problems/llama
 DEFAULT_SPECS="gemm_m16 $L/gemm_bf16_n4096_k4096 fast.cu gemm_bf16_n4096_k4096-m16 gemm_ 1
 gemm_m64 $L/gemm_bf16_n4096_k4096 fast.cu gemm_bf16_n4096_k4096-m64 gemm_ 2
@@ -76,7 +78,7 @@ while read -r name prob sol uuid regex count defs; do
 		--max-iters 6 $nobase --no-torch --timeout 170 --only "=$uuid" $defs \
 		>"$out/logs/$name.txt" 2>"$out/logs/$name.err"
 	rc=$?
-	python3 - "$out/logs/$name.txt" "$name" "$rc" "${NCU_METRICS:-}" >>"$out/summary.txt" <<'EOF'
+	python3 - "$out/logs/$name.txt" "$name" "$rc" "$NCU_METRICS" >>"$out/summary.txt" <<'EOF'
 import re, sys
 path, name, rc, extra = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 text = open(path, errors="replace").read()
