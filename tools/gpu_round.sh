@@ -13,6 +13,40 @@
 # scripts that read the same variable can run in one round with different values.
 set -u
 cd "$(dirname "$0")/.."
+# --check: validate the specs here, before a device call (a refused round used to cost the machine's start):
+# every script exists and is executable, every limit is a number, and with ROUND_S every lane's limits fit
+# (LANES: the GPUs of the machine asked for, default 1). Nothing is built or run.
+check_only=0
+[ "${1:-}" = --check ] && { check_only=1; shift; }
+specs=("$@")
+if [ "$check_only" = 1 ]; then
+	lanes=${LANES:-1}
+else
+	lanes=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+	[ "$lanes" -ge 1 ] || lanes=1
+fi
+for sp in "${specs[@]}"; do
+	sc=${sp#*@} lim=${sp##*:}
+	sc=${sc%:*}
+	case $lim in '' | *[!0-9]*) echo "gpu_round: spec '$sp': the limit after the last ':' is not a number of seconds"; exit 2 ;; esac
+	[ -x "$sc" ] || { echo "gpu_round: spec '$sp': no executable script $sc"; exit 2; }
+done
+# ROUND_S (the caller's outer limit, e.g. the `timeout` around this script): every lane's scripts must
+# fit it, limits summed, with 10 s to spare; checked before anything is built or run
+if [ -n "${ROUND_S:-}" ]; then
+	for ((g = 0; g < lanes; g++)); do
+		sum=0
+		for ((i = g; i < ${#specs[@]}; i += lanes)); do sum=$((sum + ${specs[i]##*:})); done
+		if [ $((sum + 10)) -gt "$ROUND_S" ]; then
+			echo "gpu_round: lane $g's limits sum to $sum s, more than ROUND_S $ROUND_S - 10 (specs go round-robin: spec 1 to GPU 0, spec 2 to GPU 1, spec 3 to GPU 0, ...)"
+			exit 2
+		fi
+	done
+fi
+if [ "$check_only" = 1 ]; then
+	echo "gpu_round: ${#specs[@]} spec(s) ok on $lanes lane(s)${ROUND_S:+ within ROUND_S $ROUND_S}"
+	exit 0
+fi
 final=${OUT:-build/gpu-round}
 mkdir -p "$final"
 work=$(mktemp -d /tmp/gpu-round.XXXXXX)
@@ -34,8 +68,6 @@ make -j"$(nproc)" >"$work/build.log" 2>&1 || { tail -30 "$work/build.log"; echo 
 	uname -r
 } >"$work/env.txt" 2>&1
 : >"$final/summary.txt"
-lanes=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-[ "$lanes" -ge 1 ] || lanes=1
 echo "build: $(($(date +%s) - t0)) s; $lanes GPU lane(s); round seed $ROUND_SEED" >>"$final/summary.txt"
 lane() { # lane GPU SPEC...: runs its scripts in order on one GPU
 	local gpu=$1 spec s lim name a rc
@@ -64,7 +96,6 @@ lane() { # lane GPU SPEC...: runs its scripts in order on one GPU
 		cat "$work/$name.summary" >>"$final/done.txt"
 	done
 }
-specs=("$@")
 # spec_name I: the output folder of spec I: the script's name, with ".I" when another spec runs the same
 # script (two lanes of one script must not share a folder)
 spec_name() {
@@ -76,18 +107,6 @@ spec_name() {
 	done
 	[ "$n" -gt 1 ] && echo "$base.$1" || echo "$base"
 }
-# ROUND_S (the caller's outer limit, e.g. the `timeout` around this script): every lane's scripts must
-# fit it, limits summed, with 10 s to spare; checked before anything runs
-if [ -n "${ROUND_S:-}" ]; then
-	for ((g = 0; g < lanes; g++)); do
-		sum=0
-		for ((i = g; i < ${#specs[@]}; i += lanes)); do sum=$((sum + ${specs[i]##*:})); done
-		if [ $((sum + 10)) -gt "$ROUND_S" ]; then
-			echo "gpu_round: lane $g's limits sum to $sum s, more than ROUND_S $ROUND_S - 10 (specs go round-robin: spec 1 to GPU 0, spec 2 to GPU 1, spec 3 to GPU 0, ...)"
-			exit 2
-		fi
-	done
-fi
 : >"$final/done.txt"
 for ((g = 0; g < lanes; g++)); do
 	mine=()
