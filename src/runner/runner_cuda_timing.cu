@@ -45,6 +45,8 @@ static void prepare_timed_call(dev_set *s, int i, void *flush, size_t flush_n)
 	}
 	if (flush_n && rcu_diag("kflush"))
 		rcu_diag_flush(flush, flush_n, (unsigned)i);
+	else if (flush_n && rcu_diag("readflush"))
+		rcu_diag_readflush(flush, flush_n);
 	else if (flush_n)
 		cu_fault(cudaMemsetAsync(flush, i & 0xff, flush_n, rcu_stream), "flushing the L2");
 	if (rcu_diag("touch"))

@@ -11,7 +11,12 @@ and t's position is at most the cached prefix plus i's index among its sequence'
 (kv_len - qo_len + j). Slots past kv_len in a partly filled last page belong to no sequence.
 Every shape comes from the input shapes, so the whole entry compiles into one graph without a host
 synchronization. Every query row has at least kv position 0, so no row is empty; a sequence without
-new tokens has no rows.
+new tokens has no rows. The prefill call passes kernel_options FORCE_USE_FLEX_ATTENTION: at short packed
+query lengths (the cpu-* workloads' 48-64 rows) inductor otherwise lowers flex_attention to its
+flex-decoding kernel, which has no valid choice for this GQA block mask (torch 2.11: "NoValidChoicesError:
+No choices to select"; every cpu-* prefill workload failed with SOLUTION_ERROR up to session 22). The
+forced prefill template is the kernel inductor picks at every longer length anyway (tools/flex_diag.py,
+session 23: as-is fails, forced and padded-to-128 both match the float32 reference).
 
 Decode: each sequence's keys and values are gathered into a zero-padded [batch, kv_heads, L,
 head_dim] tensor (L = the longest kv_len rounded up to a multiple of 128, a host read), and
@@ -32,10 +37,14 @@ LOG2E = 1.0 / math.log(2.0)
 PAD = 128  # decode: the padded kv length is a multiple of flex_attention's kv block
 
 
-def _flex(q, k, v, bm, scale):
-    """flex_attention's output and natural-log lse; compiled with the entry on a GPU, eager elsewhere."""
+def _flex(q, k, v, bm, scale, force_prefill_kernel=False):
+    """flex_attention's output and natural-log lse; compiled with the entry on a GPU, eager elsewhere.
+    force_prefill_kernel: inductor's prefill (flex_attention) template even for short query lengths, where it
+    picks its flex-decoding kernel instead (the prefill baseline: see the module comment)."""
     if q.device.type == "cuda":
-        return flex_attention(q, k, v, block_mask=bm, scale=scale, enable_gqa=True, return_lse=True)
+        opts = {"FORCE_USE_FLEX_ATTENTION": True} if force_prefill_kernel else None
+        return flex_attention(q, k, v, block_mask=bm, scale=scale, enable_gqa=True, return_lse=True,
+                              kernel_options=opts)
     return _flex_eager(q, k, v, bm, scale)
 
 
@@ -81,7 +90,7 @@ def _prefill(q, k_cache, v_cache, qo_indptr, kv_indptr, kv_indices, last, sm_sca
 
     bm = create_block_mask(causal_paged, None, None, TQ, TK, device=dev)
     out, lse = _flex(q.transpose(0, 1).unsqueeze(0), K.transpose(0, 1).unsqueeze(0),
-                     V.transpose(0, 1).unsqueeze(0), bm, sm_scale)
+                     V.transpose(0, 1).unsqueeze(0), bm, sm_scale, force_prefill_kernel=True)
     return out[0].transpose(0, 1).contiguous(), (lse[0].transpose(0, 1) * LOG2E).contiguous()
 
 

@@ -55,6 +55,12 @@
 #ifndef SM_NARROW_THREADS
 #define SM_NARROW_THREADS 128
 #endif
+#ifndef SM_EXACT
+#define SM_EXACT 0 /* candidate (session 23, NOTES.md): 1 = when the 1-D grid covers n exactly (n a multiple of THREADS *
+		    * UNROLL, SM_GRID 1: every T of I 14336 at 128 x 1), the flat kernel without its bounds checks, whose
+		    * loads wait for the runtime n (a constant-bank load, a compare and an exit before the first address;
+		    * torch.compile's Triton kernel at t64 has none: its xnumel is a compile-time multiple of XBLOCK) */
+#endif
 #ifndef SM_BPS
 #define SM_BPS 8 /* blocks per SM of SM_GRID 2 (-D only: not in the tune space) */
 #endif
@@ -164,11 +170,30 @@ static __global__ void __launch_bounds__(THREADS) sm_vec_kernel(const uint4 *__r
 /* SM_GRID 1 / 2: a 1-D grid over the n = T * ipv output vectors (n < 2^31), each block on THREADS *
  * UNROLL consecutive ones (crossing rows: row t = v / ipv, one 32-bit division per vector); SM_GRID 1
  * launches one block per such chunk, 2 a persistent grid that strides over them. */
-/* the flat kernels' body; CIPV > 0: ipv is that constant (the runtime ipv is ignored) */
-template <uint32_t CIPV>
+/* the flat kernels' body; CIPV > 0: ipv is that constant (the runtime ipv is ignored); EXACT: the grid covers n
+ * exactly (SM_GRID 1, n = gridDim.x * THREADS * UNROLL, checked by the host), so no bounds checks */
+template <uint32_t CIPV, bool EXACT = false>
 static __device__ __forceinline__ void sm_flat_body(const uint4 *__restrict__ x, uint4 *__restrict__ out, uint32_t n,
 						    uint32_t ipv_rt)
 {
+	if (EXACT) {
+		const uint32_t ipv = CIPV ? CIPV : ipv_rt;
+		const uint64_t pol = sm_policy();
+		uint4 g[UNROLL], u[UNROLL];
+#pragma unroll
+		for (int r = 0; r < UNROLL; r++) {
+			const uint32_t v = blockIdx.x * (uint32_t)(THREADS * UNROLL) + threadIdx.x + (uint32_t)(r * THREADS);
+			const uint32_t t = v / ipv, c = v - t * ipv;
+			const uint4 *row = x + (size_t)t * 2 * ipv;
+			g[r] = sm_ld(row + c, pol);
+			u[r] = sm_ld(row + ipv + c, pol);
+		}
+#pragma unroll
+		for (int r = 0; r < UNROLL; r++)
+			sm_st(out + blockIdx.x * (uint32_t)(THREADS * UNROLL) + threadIdx.x + (uint32_t)(r * THREADS),
+			      sm_vec(g[r], u[r]), pol);
+		return;
+	}
 	const uint32_t ipv = CIPV ? CIPV : ipv_rt;
 	const uint64_t pol = sm_policy();
 	const uint32_t step = SM_GRID == 2 ? gridDim.x * (uint32_t)(THREADS * UNROLL) : n;
@@ -204,6 +229,14 @@ static __global__ void __launch_bounds__(THREADS) sm_flat_kernel_ci(const uint4 
 {
 	sm_flat_body<SM_CONST_I / 8>(x, out, n, ipv);
 }
+#if SM_EXACT && SM_GRID == 1
+/* the exact-grid candidate (SM_EXACT): n == gridDim.x * THREADS * UNROLL */
+static __global__ void __launch_bounds__(THREADS) sm_flat_kernel_cix(const uint4 *__restrict__ x, uint4 *__restrict__ out,
+								      uint32_t n, uint32_t ipv)
+{
+	sm_flat_body<SM_CONST_I / 8, true>(x, out, n, ipv);
+}
+#endif
 #endif
 
 /* the narrow kernel's activation, for gated_narrow_body */
@@ -294,6 +327,12 @@ SF_EXPORT int run(const sf_call *call)
 				blocks = (int64_t)sm_sms() * SM_BPS;
 #endif
 #if SM_CONST_I > 0
+#if SM_EXACT && SM_GRID == 1
+			if (I == SM_CONST_I && (T * ipv) % (THREADS * UNROLL) == 0)
+				sm_flat_kernel_cix<<<(unsigned)blocks, THREADS, 0, st>>>((const uint4 *)x->data, (uint4 *)o->data,
+										      (uint32_t)(T * ipv), (uint32_t)ipv);
+			else
+#endif
 			if (I == SM_CONST_I)
 				sm_flat_kernel_ci<<<(unsigned)blocks, THREADS, 0, st>>>((const uint4 *)x->data, (uint4 *)o->data,
 										     (uint32_t)(T * ipv), (uint32_t)ipv);
