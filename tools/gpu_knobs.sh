@@ -14,7 +14,9 @@
 #                                            problems/PROBLEM/solutions/fast.cu; ENV: tokens set that variable for
 #                                            the line's eval only, e.g. ENV:SOLFORGE_RUNNER_DIR=build/diag
 #                                            with ENV:SF_RUNNER_DIAG=primer for the timing-parity runner,
-#                                            built here by `make diag-runner` when a line names build/diag)
+#                                            built here by `make diag-runner` when a line names build/diag; any
+#                                            other token is an eval flag, e.g. --read-ceiling, whose time the
+#                                            table then shows as "read us")
 #
 # Env: DIAG_TIME_FAILED=1 (diagnostic knobs whose outputs are wrong by design, e.g. decode's DEC_DIAG_GATHER:
 # every eval gets --diag-time-failed, so a failing line still shows its time, marked '*' in the table (its def/set the
@@ -82,15 +84,17 @@ for f in sorted(glob.glob(os.path.join(sys.argv[1], "[0-9][0-9]_*.jsonl"))):
         wl = t["workload"]["uuid"]
         diag = tk is None and s.get("diag_unchecked_latency_ms") is not None  # DIAG_TIME_FAILED: wrong outputs
         rows.append((wl, label, e["status"], s.get("diag_unchecked_latency_ms") if diag else tk, s.get("copy_ms"),
-                     s.get("bw_fraction_of_copy"), diag))
+                     s.get("bw_fraction_of_copy"), diag, s.get("read_ms")))
         if label.endswith("_default") and tk:
             default[wl] = tk
+reads = any(r[7] for r in rows)  # a line with --read-ceiling: the same-byte read's time beside the copy's
 print("%-44s %-44s %-8s %9s %9s %6s %8s" % ("workload", "knob set (problem_label)", "status", "T_k us", "copy us",
-                                           "frac", "def/set"))
-for wl, label, st, tk, cp, fr, diag in rows:
+                                           "frac", "def/set") + ("  read us" if reads else ""))
+for wl, label, st, tk, cp, fr, diag, rd in rows:
     ratio = "%.3f" % (default[wl] / tk) if tk and wl in default else "-"
     print("%-44s %-44s %-8s %9s %9s %6s %8s" % (wl, label, st[:8], "-" if not tk else "%.2f%s" % (tk * 1e3, "*" if diag else ""),
-          "-" if not cp else "%.2f" % (cp * 1e3), "-" if fr is None else "%.3f" % fr, ratio))
+          "-" if not cp else "%.2f" % (cp * 1e3), "-" if fr is None else "%.3f" % fr, ratio)
+          + (" %8s" % ("-" if not rd else "%.2f" % (rd * 1e3)) if reads else ""))
 if any(r[6] for r in rows):
     print("* diagnostic time of a build whose outputs are wrong by design (--diag-time-failed; its frac is copy / it)")
 PY
