@@ -218,7 +218,8 @@ EMU_SILU problems/llama/silu_and_mul_i14336/solutions/fast.cu -Iproblems/llama/s
 EMU_GEGLU problems/gemma/geglu_tanh_h5376_i21504/solutions/fast.cu -Iproblems/gemma/geglu_tanh_h5376_i21504/solutions -DGG_NARROW_MAX=100000000 -DGG_NARROW_EPT=4 -DGG_NARROW_THREADS=32
 EMU_GEGLU problems/gemma/geglu_tanh_h5376_i21504/solutions/fast.cu -Iproblems/gemma/geglu_tanh_h5376_i21504/solutions -DGG_NARROW_MAX=100000000 -DGG_NARROW_EPT=1
 EMU_SILU problems/llama/silu_and_mul_i14336/solutions/fast.cu -Iproblems/llama/silu_and_mul_i14336/solutions -DSM_CONST_I=0
-EMU_SILU problems/llama/silu_and_mul_i14336/solutions/fast.cu -Iproblems/llama/silu_and_mul_i14336/solutions -DSM_EXACT=1
+EMU_SILU problems/llama/silu_and_mul_i14336/solutions/fast.cu -Iproblems/llama/silu_and_mul_i14336/solutions -DSM_EXACT=0
+EMU_SILU problems/llama/silu_and_mul_i14336/solutions/fast.cu -Iproblems/llama/silu_and_mul_i14336/solutions -DSM_EXACT_NARROW=1
 EMU_RMSNORM problems/llama/rmsnorm_h4096/solutions/fast.cu -Iproblems/llama/rmsnorm_h4096/solutions -DRMS_CONST_H=0
 EMU_FUSED_ADD problems/llama/fused_add_rmsnorm_h4096/solutions/fast.cu -Iproblems/llama/fused_add_rmsnorm_h4096/solutions -DRMS_CONST_H=0
 EMU_GEMMA problems/gemma/gemma_rmsnorm_h5376/solutions/fast.cu -Iproblems/gemma/gemma_rmsnorm_h5376/solutions -DRMS_CONST_H=0

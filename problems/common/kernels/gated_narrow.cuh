@@ -25,15 +25,17 @@ template <> struct gated_narrow_word<4> {
 /* One thread's kEpt outputs of a grid of kThreads-thread CTAs over the n = T * I outputs (n < 2^32).
  * Act::f(gate) is the activation in float32 (the caller's vector path uses the same one, so both paths
  * round alike). kCI > 0: I is that compile-time constant (the index division by a constant) and I_rt is
- * ignored. Needs I % kEpt == 0 and x, out aligned to 2 * kEpt bytes (rows then are); threads past n return. */
-template <class Act, int kEpt, int kThreads, uint32_t kCI>
+ * ignored. Needs I % kEpt == 0 and x, out aligned to 2 * kEpt bytes (rows then are); threads past n return.
+ * kExact: the caller guarantees n == gridDim.x * kThreads * kEpt, so no thread is past n and the check (which
+ * waits for the runtime n before the first address) is left out (silu's SM_EXACT_NARROW candidate). */
+template <class Act, int kEpt, int kThreads, uint32_t kCI, bool kExact = false>
 static __device__ __forceinline__ void gated_narrow_body(const __nv_bfloat16 *__restrict__ x,
 							 __nv_bfloat16 *__restrict__ out, uint32_t n, uint32_t I_rt)
 {
 	typedef typename gated_narrow_word<kEpt>::t W;
 	const uint32_t I = kCI ? kCI : I_rt;
 	const uint32_t e = (blockIdx.x * (uint32_t)kThreads + threadIdx.x) * (uint32_t)kEpt;
-	if (e >= n)
+	if (!kExact && e >= n)
 		return;
 	const uint32_t t = e / I, i = e - t * I;
 	const __nv_bfloat16 *row = x + (size_t)t * 2 * I;

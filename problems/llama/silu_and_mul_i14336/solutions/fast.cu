@@ -56,10 +56,15 @@
 #define SM_NARROW_THREADS 128
 #endif
 #ifndef SM_EXACT
-#define SM_EXACT 0 /* candidate (session 23, NOTES.md): 1 = when the 1-D grid covers n exactly (n a multiple of THREADS *
+#define SM_EXACT 1 /* since session 23 (NOTES.md "Version 6": t64 1.035x, t256 1.013x, t1024 1.006x, t4096 1.002x; 0: the
+		    * checked kernel everywhere): when the 1-D grid covers n exactly (n a multiple of THREADS *
 		    * UNROLL, SM_GRID 1: every T of I 14336 at 128 x 1), the flat kernel without its bounds checks, whose
 		    * loads wait for the runtime n (a constant-bank load, a compare and an exit before the first address;
 		    * torch.compile's Triton kernel at t64 has none: its xnumel is a compile-time multiple of XBLOCK) */
+#endif
+#ifndef SM_EXACT_NARROW
+#define SM_EXACT_NARROW 0 /* candidate (session 23): SM_EXACT's idea for the small-T narrow kernel (n a multiple of
+			   * SM_NARROW_THREADS x SM_NARROW_EPT: every T of I 14336 at 128 x 4) */
 #endif
 #ifndef SM_BPS
 #define SM_BPS 8 /* blocks per SM of SM_GRID 2 (-D only: not in the tune space) */
@@ -258,6 +263,15 @@ static __global__ void __launch_bounds__(SM_NARROW_THREADS)
 {
 	gated_narrow_body<sm_narrow_act, SM_NARROW_EPT, SM_NARROW_THREADS, CI>(x, out, n, I_rt);
 }
+#if SM_EXACT_NARROW
+/* the narrow kernel without its bounds check (SM_EXACT_NARROW): n == gridDim.x * SM_NARROW_THREADS * SM_NARROW_EPT */
+template <uint32_t CI>
+static __global__ void __launch_bounds__(SM_NARROW_THREADS)
+	sm_narrow_kernel_x(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ out, uint32_t n, uint32_t I_rt)
+{
+	gated_narrow_body<sm_narrow_act, SM_NARROW_EPT, SM_NARROW_THREADS, CI, true>(x, out, n, I_rt);
+}
+#endif
 static __global__ void sm_scalar_kernel(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ out,
 					int64_t n, int64_t I)
 {
@@ -310,6 +324,12 @@ SF_EXPORT int run(const sf_call *call)
 	    I % SM_NARROW_EPT == 0 && (uintptr_t)x->data % nal == 0 && (uintptr_t)o->data % nal == 0) {
 		const int64_t n = T * I, per = SM_NARROW_THREADS * SM_NARROW_EPT;
 		const unsigned nb = (unsigned)((n + per - 1) / per);
+#if SM_EXACT_NARROW
+		if (SM_CONST_I > 0 && I == SM_CONST_I && n % per == 0)
+			sm_narrow_kernel_x<SM_CONST_I><<<nb, SM_NARROW_THREADS, 0, st>>>(
+				(const __nv_bfloat16 *)x->data, (__nv_bfloat16 *)o->data, (uint32_t)n, (uint32_t)I);
+		else
+#endif
 		if (SM_CONST_I > 0 && I == SM_CONST_I)
 			sm_narrow_kernel<SM_CONST_I><<<nb, SM_NARROW_THREADS, 0, st>>>(
 				(const __nv_bfloat16 *)x->data, (__nv_bfloat16 *)o->data, (uint32_t)n, (uint32_t)I);
