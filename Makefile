@@ -110,7 +110,7 @@ NVCCFLAGS := -std=c++17 -O2 -g $(SM) -Iinclude -Isrc -Xcompiler -Wall,-Wextra,-W
 	-Xcudafe --display_error_number --fmad=false
 CUDA_LIBS := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/extras/CUPTI/lib64 -lcupti -lcudart -ldl -lpthread -lm \
 	-Xlinker -rpath,$(CUDA_HOME)/lib64 -Xlinker -rpath,$(CUDA_HOME)/extras/CUPTI/lib64
-$(BUILD)/solforge-runner-cuda: $(RUNNER_CUDA_SRC) $(wildcard src/runner/*.h) $(BUILD)/src/runner/runner_common.o \
+$(BUILD)/solforge-runner-cuda: $(RUNNER_CUDA_SRC) $(wildcard src/runner/*.h src/core/*.h) $(BUILD)/src/runner/runner_common.o \
 		$(BUILD)/src/runner/runner_guard.o $(BUILD)/libsolforge.a
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -o $@ $(RUNNER_CUDA_SRC) $(BUILD)/src/runner/runner_common.o \
@@ -120,7 +120,7 @@ $(BUILD)/solforge-runner-cuda: $(RUNNER_CUDA_SRC) $(wildcard src/runner/*.h) $(B
 # runner with the SF_RUNNER_DIAG modes compiled in, beside the other binaries it needs, in build/diag/
 # (SOLFORGE_RUNNER_DIR=build/diag selects it). Never the runner `make` builds.
 diag-runner: $(BUILD)/diag/solforge-runner-cuda
-$(BUILD)/diag/solforge-runner-cuda: $(RUNNER_CUDA_SRC) src/runner/runner_cuda_diag.cu $(wildcard src/runner/*.h) \
+$(BUILD)/diag/solforge-runner-cuda: $(RUNNER_CUDA_SRC) src/runner/runner_cuda_diag.cu $(wildcard src/runner/*.h src/core/*.h) \
 		$(BUILD)/src/runner/runner_common.o $(BUILD)/src/runner/runner_guard.o $(BUILD)/libsolforge.a \
 		$(BUILD)/solforge-runner-cpu $(BUILD)/solforge-inputs
 	@mkdir -p $(dir $@)
@@ -157,4 +157,7 @@ gpu-check:
 clean:
 	rm -rf build build-asan
 
--include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(CAMPAIGN_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+# the runners' objects too (session 23: a job.h change left runner_common.o stale, so the cpu runner read the new
+# job layout with the old struct and lost out_dir)
+RUNNER_C_OBJ := $(addprefix $(BUILD)/src/runner/,runner_cpu.o runner_common.o runner_guard.o inputs_main.o)
+-include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(CAMPAIGN_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(RUNNER_C_OBJ:.o=.d)

@@ -21,6 +21,9 @@ const char cli_eval_options_help[] =
 	"  --target-ci F        stop timing when the median's 95%% CI is within +-F (default 0.01)\n"
 	"  --min-iters N, --max-iters N   timed calls (default 10, 2000)\n"
 	"  --timeout S          time limit of a candidate's runner process (default 180)\n"
+	"  --flush memset|reads how the cache is flushed before each timed call: a memset of twice its size\n"
+	"                       (default; leaves that many dirty lines, whose write-back the call shares)\n"
+	"                       or a read sweep (clean lines); the trace's l2_flush says which\n"
 	"  --no-baseline        do not time baselines\n"
 	"  --baseline NAME      time only this baseline of the definition (repeatable; T_b is then the best\n"
 	"                       of those named, and each trace's log says so)\n"
@@ -96,6 +99,16 @@ int cli_eval_option(int argc, char **argv, int *i, sf_eval_opts *o, const char *
 		if (need_value(argc, argv, i))
 			return -1;
 		o->hw_name = argv[*i];
+		return 1;
+	}
+	if (!strcmp(a, "--flush")) {
+		if (need_value(argc, argv, i))
+			return -1;
+		if (strcmp(argv[*i], "memset") && strcmp(argv[*i], "reads")) {
+			fprintf(stderr, "solforge: --flush: '%s' is not memset or reads\n", argv[*i]);
+			return -1;
+		}
+		o->flush_reads = !strcmp(argv[*i], "reads");
 		return 1;
 	}
 	if (!strcmp(a, "--only")) {

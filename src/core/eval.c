@@ -370,6 +370,7 @@ int sf_eval_prepare(sf_eval *e, const char *problem, const char *solution, const
 {
 	memset(e, 0, sizeof *e);
 	*exit_code = SF_EXIT_BAD_INPUT;
+	e->flush_reads = o->flush_reads;
 	e->home = sf_home();
 	if (sf_definition_load(problem, &e->def, err, errlen))
 		return -1;

@@ -33,6 +33,9 @@ typedef struct sf_eval_opts {
 	double ref_timeout_s, sol_timeout_s, compile_timeout_s;
 	double budget_ms, target_rel_ci, warmup_ms;
 	int min_iters, max_iters;
+	int flush_reads;              /* --flush reads: the cache flushed by a read sweep before each timed call (clean lines
+				       * left), not a memset (up to the buffer's size in dirty lines, whose write-back the timed
+				       * call shares); the candidate, its baselines and the ceilings alike (docs/runner.md) */
 	int no_baseline;
 	const char *const *baselines_only; /* --baseline NAME...: time only the baselines named here (the definition's
 					    * names, or "oracle-c" for the cpu backend's implicit one), NULL-terminated;
@@ -116,6 +119,7 @@ typedef struct sf_eval {
 	struct sf_bridge *bridge;     /* the PyTorch bridge, when a task needs it (bridge.h), else NULL */
 	int torch_ref;                /* no C oracle: the definition's PyTorch reference is the oracle */
 	char *cpu_module;             /* the problem module built for the cpu (custom inputs for the bridge) */
+	int flush_reads;              /* the options' flush_reads, for the trace */
 	sf_build cpu_module_build;
 } sf_eval;
 

@@ -205,6 +205,7 @@ static void timing_into(const sf_eval_opts *o, sf_job *job, uint64_t seed)
 	job->timing.max_iters = o->max_iters;
 	job->timing.budget_ms = o->budget_ms;
 	job->timing.target_rel_ci = o->target_rel_ci;
+	job->timing.flush_reads = o->flush_reads;
 }
 
 void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)

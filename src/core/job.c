@@ -248,6 +248,10 @@ int sf_job_parse(const char *text, size_t len, sf_job *job, char *err, size_t er
 			goto out;
 		tm->flush_bytes = (int64_t)v;
 		v = 0;
+		if (get_num(t, "flush_reads", &v, 0, err, errlen))
+			goto out;
+		tm->flush_reads = v != 0;
+		v = 0;
 		if (get_num(t, "sets", &v, 0, err, errlen))
 			goto out;
 		tm->sets = (int)v;
@@ -346,9 +350,10 @@ char *sf_job_to_json(const sf_job *job)
 		const sf_job_timing *t = &job->timing;
 		sf_buf_printf(&b,
 			      ",\"timing\":{\"seed\":\"%llu\",\"warmup_ms\":%g,\"min_iters\":%d,\"max_iters\":%d,"
-			      "\"budget_ms\":%g,\"target_rel_ci\":%g,\"flush_bytes\":%lld,\"sets\":%d,\"time_only\":%d}",
+			      "\"budget_ms\":%g,\"target_rel_ci\":%g,\"flush_bytes\":%lld,\"flush_reads\":%d,\"sets\":%d,"
+			      "\"time_only\":%d}",
 			      (unsigned long long)t->seed, t->warmup_ms, t->min_iters, t->max_iters, t->budget_ms,
-			      t->target_rel_ci, (long long)t->flush_bytes, t->sets, t->time_only);
+			      t->target_rel_ci, (long long)t->flush_bytes, t->flush_reads, t->sets, t->time_only);
 	}
 	if (job->n_audits > 0) {
 		sf_buf_puts(&b, ",\"audits\":[");

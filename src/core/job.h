@@ -48,6 +48,8 @@ typedef struct sf_job_timing {
 	double budget_ms;             /* stop timing after this much wall time */
 	double target_rel_ci;         /* stop when the 95% CI of the median is within +-this */
 	int64_t flush_bytes;          /* cache flush buffer; 0 = twice the last-level cache */
+	int flush_reads;              /* 1: the flush reads the buffer (the cache left holding clean lines);
+					 0: it writes it (a memset: up to its size in dirty lines, the default) */
 	int sets;                     /* input sets rotated (fresh content, shifted addresses); 0 = auto */
 	int time_only;                /* a trusted solution timed only (the copy ceiling): no audits, no
 					 external-clock batch */

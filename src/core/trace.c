@@ -138,6 +138,7 @@ void sf_trace_line(const sf_eval *e, const sf_wresult *r, const char *backend, s
 		sf_buf_printf(b, ",\"timed_calls\":%d", r->tk.n);
 		sf_buf_puts(b, ",\"timing_method\":");
 		sf_buf_json_str(b, r->timing_method ? r->timing_method : "");
+		sf_buf_puts(b, e->flush_reads ? ",\"l2_flush\":\"reads\"" : ",\"l2_flush\":\"memset\"");
 	}
 	if (r->baselines_json) { /* every baseline's outcome (and the --xval cross-check): docs/bridge.md */
 		sf_buf_printf(b, ",\"baselines\":[%s]", r->baselines_json);

@@ -174,21 +174,19 @@ int rcu_timing_phase(sf_entry_fn fn, sf_job *job, dev_set *sets, const timing_pl
  * `diag-runner` make target): rcu_diag(mode) is 1 when SF_RUNNER_DIAG lists mode;
  * rcu_diag_primer_start launches the primer kernel and returns once it runs (0) or -1;
  * rcu_diag_settle busy-waits us microseconds; rcu_diag_flush stores v over n bytes at p (the flush as a
- * kernel); rcu_diag_readflush reads n bytes at p (the flush by reads: clean lines); rcu_diag_touch reads one byte per 64 KiB of set s. All launch on rcu_stream. Without
+ * kernel); rcu_diag_touch reads one byte per 64 KiB of set s. All launch on rcu_stream. Without
  * RCU_DIAG they are constants and no-ops, so the real runner compiles no diagnostic code. */
 #ifdef RCU_DIAG
 int rcu_diag(const char *mode);
 int rcu_diag_primer_start(void);
 void rcu_diag_settle(double us);
 void rcu_diag_flush(void *p, size_t n, unsigned v);
-void rcu_diag_readflush(const void *p, size_t n);
 void rcu_diag_touch(const dev_set *s);
 #else
 #define rcu_diag(mode) 0
 #define rcu_diag_primer_start() 0
 #define rcu_diag_settle(us) ((void)0)
 #define rcu_diag_flush(p, n, v) ((void)0)
-#define rcu_diag_readflush(p, n) ((void)0)
 #define rcu_diag_touch(s) ((void)0)
 #endif
 

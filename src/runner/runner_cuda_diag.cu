@@ -18,10 +18,10 @@
  *   settle     the host waits 50 us after the flush's synchronize before the timed call (the
  *              bridge's Python dispatch leaves such a gap)
  *   kflush     the L2 flush by a store kernel (rcu_diag_flush) instead of cudaMemsetAsync
- *   readflush  the L2 flush by a read kernel over the flush buffer (rcu_diag_readflush) instead of
- *              cudaMemsetAsync: the L2 left holding clean lines of an unrelated buffer, where the memset
- *              leaves up to its size in dirty lines whose write-back shares DRAM with the timed call
- *              (session 23: ncu's clean invalidate timed decode b16-kv4096 at 73.6 us, the evaluator 80.2)
+ *   readflush  the L2 flush by reads (the runner's timing.flush_reads, `eval --flush reads`) whatever the
+ *              job says: the L2 left holding clean lines, where the memset leaves up to its size in dirty
+ *              lines whose write-back shares DRAM with the timed call (session 23: ncu's clean invalidate
+ *              timed decode b16-kv4096 at 73.6 us, the evaluator 80.2)
  *   stream0    the timed call gets the legacy default stream instead of the runner's non-blocking one
  *   set2m      every input set's allocation rounded up to a multiple of 2 MB
  *   touch      after the flush, one read per 64 KiB of the set's allocation (address translations
@@ -115,25 +115,6 @@ void rcu_diag_flush(void *p, size_t n, unsigned v)
 {
 	rcu_diag_fill<<<132 * 8, 512, 0, rcu_stream>>>((uint4 *)p, n / 16, v);
 }
-__device__ unsigned rcu_readflush_sink;
-__global__ void rcu_diag_read(const uint4 *p, size_t n)
-{
-	unsigned acc = 0;
-	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-		const uint4 v = __ldcg(p + i);
-		acc ^= v.x ^ v.y ^ v.z ^ v.w;
-	}
-	if (acc == 0x9e3779b9u) /* (almost) never: keeps the loads */
-		rcu_readflush_sink = acc;
-}
-
-/* Mode `readflush`: the flush as a read kernel over the buffer (n bytes, 16-byte units). */
-void rcu_diag_readflush(const void *p, size_t n)
-{
-	rcu_diag_read<<<132 * 8, 512, 0, rcu_stream>>>((const uint4 *)p, n / 16);
-	cu_fault(cudaGetLastError(), "flushing the L2 by reads");
-}
-
 /* Mode `touch`: one read every RCU_TOUCH_STRIDE bytes of the set's allocation after the flush, so the
  * address translations of the candidate's tensors are warm while the data stays cold (one 32-byte
  * sector per 64 KiB). Measured in session 9 (docs/runner.md, "Timing parity"): no effect on the

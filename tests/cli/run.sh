@@ -256,6 +256,7 @@ t flags/rounds_1000 --rc 2 --match '--rounds' -- env SOLFORGE_SCRATCH="$TMP/scra
 	"$SF" eval "$TINY" @oracle "${FAST[@]}" --rounds 1000
 t flags/hw_XYZ --rc 2 --match "unknown --hw 'XYZ'" -- "$SF" eval "$TINY" @oracle "${FAST[@]}" --hw XYZ
 t flags/budget_negative --rc 2 --match "--budget-ms: '-5'" -- "$SF" eval "$TINY" @oracle --backend cpu --budget-ms -5
+t flags/flush_bad --rc 2 --match "--flush: 'zero' is not memset or reads" -- "$SF" eval "$TINY" @oracle --backend cpu --flush zero
 t flags/seed_not_int --rc 2 --match "--seed: 'abc'" -- "$SF" eval "$TINY" @oracle --backend cpu --seed abc
 # BUG: the --min-iters > --max-iters check sits in cli_pick_backend, so it exits 6 (no backend), not 2.
 t flags/min_gt_max_iters --rc 2 --match 'min-iters' -- "$SF" eval "$TINY" @oracle --backend cpu --min-iters 50 --max-iters 10
@@ -438,6 +439,25 @@ fi
 if selected json/min_iters_honored; then
 	run_cmd "$SF" eval "$TINY" "$FX/solutions/tiny_scale/correct.c" --backend cpu --budget-ms 1 --min-iters 5 --rounds 2 --timeout 30 --only n4 --json
 	json_check json/min_iters_honored "$OUT" "$RC" 0 1 PASSED '"" if sf.get("timed_calls", 0) >= 5 else "timed_calls %r < --min-iters 5" % sf.get("timed_calls")'
+fi
+
+# --flush: the trace says which flush ran, and the runner's job (kept with --keep) asks for it
+if selected json/flush_default; then
+	run_cmd "$SF" eval "$TINY" "$FX/solutions/tiny_scale/correct.c" "${FAST[@]}" --only n4 --json
+	json_check json/flush_default "$OUT" "$RC" 0 1 PASSED '"" if sf.get("l2_flush") == "memset" else "l2_flush %r, expected memset" % sf.get("l2_flush")'
+fi
+if selected json/flush_reads; then
+	fsc=$TMP/scratch_flush
+	mkdir -p "$fsc"
+	run_cmd env SOLFORGE_SCRATCH="$fsc" "$SF" eval "$TINY" "$FX/solutions/tiny_scale/correct.c" "${FAST[@]}" --only n4 --json \
+		--flush reads --keep
+	json_check json/flush_reads "$OUT" "$RC" 0 1 PASSED '"" if sf.get("l2_flush") == "reads" else "l2_flush %r, expected reads" % sf.get("l2_flush")'
+	# every timed job of the kept scratch asks its runner for the read flush
+	nj=$(grep -rl '"timing":{' "$fsc" --include=job.json 2>/dev/null | wc -l)
+	nr=$(grep -rl '"flush_reads":1' "$fsc" --include=job.json 2>/dev/null | wc -l)
+	if [ "$nj" -gt 0 ] && [ "$nj" = "$nr" ]; then ok json/flush_reads_jobs; else
+		fail json/flush_reads_jobs "$nr of $nj timed job.json files ask for flush_reads" "$OUT"; fi
+	rm -rf "$fsc"
 fi
 
 # ---------------------------------------------------------------------------------------------

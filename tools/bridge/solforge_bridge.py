@@ -448,8 +448,9 @@ class Timer:
     what the C runner measures), or CUDA events on the current stream with SOLFORGE_BRIDGE_TIMING=events
     (the warm-up always uses events); cpu / the fake torch: the monotonic clock."""
 
-    def __init__(self, codec, flush_bytes):
+    def __init__(self, codec, flush_bytes, flush_reads=False):
         self.codec = codec
+        self.flush_reads = flush_reads  # eval --flush reads: the buffer read (clean lines), not written
         self.spans = None  # sf_kspan.KernelSpanTimer on cuda (the C runner's device-span measure)
         self.last_ms = 0.0
         torch = codec.torch
@@ -472,12 +473,18 @@ class Timer:
 
     def flush(self):
         """The C runner's step before a timed call, in its order (src/runner/runner_cuda_timing.cu): the
-        persisting-L2 state reset, then the L2 flushed. Without the reset, lines a kernel loaded with an
+        persisting-L2 state reset, then the L2 flushed (a zero_() of the buffer; with --flush reads a sum over it:
+        loads only, clean lines left). Without the reset, lines a kernel loaded with an
         L2 eviction hint (Inductor's reductions load with evict_last) can outlive the flush, and a
         baseline would be timed on inputs the candidate's runner sees cold."""
         if self.method != "clock":
             self.l2reset()
-            self.flush_buf.zero_()
+            if self.flush_reads:
+                self.flush_sink = self.flush_buf.sum()  # a reduction kernel over the buffer: loads only
+            else:
+                self.flush_buf.zero_()
+        elif self.flush_reads:
+            self.flush_sink = float(self.flush_buf.sum())
         else:
             self.flush_buf += 1.0
 
@@ -632,7 +639,7 @@ def run_task(job, task, definition, codec, inputs, pending, compiled=None):
     if not task.get("time", True) or not timing or n_sets == 0:
         return None, None
     sets = [call_args(job, codec, inputs.read(f"in_set{s}.safetensors")) for s in range(n_sets)]
-    timer = Timer(codec, int(timing.get("flush_bytes", 0)))
+    timer = Timer(codec, int(timing.get("flush_bytes", 0)), bool(timing.get("flush_reads", 0)))
     t_start = time.perf_counter()
     warm = 0
     while warm < 3 or (time.perf_counter() - t_start) * 1e3 < timing["warmup_ms"]:
@@ -660,7 +667,8 @@ def run_task(job, task, definition, codec, inputs, pending, compiled=None):
             if timing_done(timing, samples, (time.perf_counter() - t_timed) * 1e3):
                 break
     wall_ms = (time.perf_counter() - t_start) * 1e3
-    t = {"method": timer.method, "sets": n_sets, "flush_bytes": timer.flush_bytes, "timed_calls": len(samples),
+    t = {"method": timer.method, "sets": n_sets, "flush_bytes": timer.flush_bytes,
+         "flush": "reads" if timer.flush_reads else "memset", "timed_calls": len(samples),
          "wall_ms": wall_ms, "timed_wall_ms": (time.perf_counter() - t_timed) * 1e3, "samples_ms": samples}
     if compile_s is not None:
         t["compile_s"] = compile_s
