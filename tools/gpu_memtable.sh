@@ -11,7 +11,7 @@
 #
 # env: PROBLEMS, SOLUTION (fast.cu), ROUNDS (1), BUDGET_MS (150), DEADLINE_S (480: no eval starts
 # later, and a running one is cut there), COMPILE (1; 0 = SOLFORGE_BRIDGE_NO_COMPILE, eager only),
-# HELDOUT (1), INDUCTOR_KEEP (0; 1 = inductor's cache in the logs: the generated Triton kernels
+# FLUSH (eval --flush: memset, the default, or reads), HELDOUT (1), INDUCTOR_KEEP (0; 1 = inductor's cache in the logs: the generated Triton kernels
 # (*.py) and their autotuned configs (*.best_config) of every torch.compile baseline come back), COPY (1; 0 leaves --copy-ceiling out, e.g. for the GEMMs), READ (0; 1 adds --read-ceiling: the
 # same-byte calibration read, for read-dominated problems such as small-M GEMMs), NO_TORCH (0; 1 = --no-torch:
 # only the C baselines such as cuBLASLt, no bridge), DEFINES (extra -D NAME=VALUE for every eval, e.g.
@@ -74,6 +74,7 @@ copyc=(--copy-ceiling)
 [ "${COPY:-1}" = 0 ] && copyc=()
 [ "${NO_TORCH:-0}" = 1 ] && copyc+=(--no-torch)
 [ "${READ:-0}" = 1 ] && copyc+=(--read-ceiling)
+[ -n "${FLUSH:-}" ] && copyc+=(--flush "$FLUSH") # memset (the default) or reads: eval --flush
 for d in ${DEFINES:-}; do defs+=(-D "$d"); done
 t0=$(date +%s)
 elapsed() { echo $(($(date +%s) - t0)); }
