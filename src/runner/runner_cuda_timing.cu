@@ -30,12 +30,11 @@ static __global__ void rcu_flush_read(const uint4 *p, size_t n)
 	if (acc == 0x9e3779b9u)
 		rcu_flush_sink = acc;
 }
-static int g_flush_reads; /* the job's timing.flush_reads (rcu_timing_phase sets it) */
 
 /* Before every warm-up and timed call: fresh poison in the set's outputs (a result cached from an
  * earlier call on the same buffers must be written again), the persisting-L2 state reset, the L2
- * flushed, everything finished. */
-static void prepare_timed_call(dev_set *s, int i, void *flush, size_t flush_n)
+ * flushed (a memset, or with reads the read kernel: the job's timing.flush_reads), everything finished. */
+static void prepare_timed_call(dev_set *s, int i, void *flush, size_t flush_n, int reads)
 {
 	for (int k = 0; k < s->c.n_out && !rcu_diag("nopoison"); k++)
 		cu_fault(cudaMemsetAsync(s->c.out[k].data, rc_poison_byte(i), rcu_arg_bytes(&s->c.out[k]), rcu_stream),
@@ -60,7 +59,7 @@ static void prepare_timed_call(dev_set *s, int i, void *flush, size_t flush_n)
 	}
 	if (flush_n && rcu_diag("kflush"))
 		rcu_diag_flush(flush, flush_n, (unsigned)i);
-	else if (flush_n && (g_flush_reads || rcu_diag("readflush"))) {
+	else if (flush_n && (reads || rcu_diag("readflush"))) {
 		rcu_flush_read<<<132 * 8, 512, 0, rcu_stream>>>((const uint4 *)flush, flush_n / 16);
 		cu_fault(cudaGetLastError(), "flushing the L2 by reads");
 	} else if (flush_n)
@@ -175,14 +174,13 @@ int rcu_timing_phase(sf_entry_fn fn, sf_job *job, dev_set *sets, const timing_pl
 		     rc_result *res, char *note, size_t notelen, double **samples_out)
 {
 	const sf_job_timing *t = &job->timing;
-	g_flush_reads = t->flush_reads;
 	int nsets = p->nsets;
 	for (int s = 0; s < nsets; s++)
 		rcu_set_descriptors(&sets[s]);
 	double t_start = rg_raw_now();
 	/* warm-up: the same conditions as a timed call, every check of a checked call */
 	for (int i = 0; i < 3 || (rg_raw_now() - t_start) * 1e3 < t->warmup_ms; i++) {
-		prepare_timed_call(&sets[i % nsets], i, flush, p->flush_n);
+		prepare_timed_call(&sets[i % nsets], i, flush, p->flush_n, t->flush_reads);
 		if (rcu_call_checked(fn, job, &sets[i % nsets], res))
 			return -1;
 		if (i > 1000)
@@ -216,7 +214,7 @@ int rcu_timing_phase(sf_entry_fn fn, sf_job *job, dev_set *sets, const timing_pl
 			key = rg_random();
 			cu_fault(rcu_perturb_set(job, s, key, 1), "perturbing a timed call's inputs");
 		}
-		prepare_timed_call(s, n + 1, flush, p->flush_n);
+		prepare_timed_call(s, n + 1, flush, p->flush_n, t->flush_reads);
 		rcu_make_call(&call, s);
 		if (rcu_diag("stream0"))
 			call.stream = NULL;
