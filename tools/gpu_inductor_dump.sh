@@ -17,7 +17,10 @@ for c in $CASES; do
 	TORCHINDUCTOR_CACHE_DIR="$d/inductor" TRITON_CACHE_DIR="$d/triton" \
 		python3 tools/inductor_dump.py "$mod" "$entry" "$shapes" >"$d/log.txt" 2>&1
 	echo "$name: rc $? $(tail -1 "$d/log.txt")"
-	grep -rl "@triton.jit" "$d/inductor" --include='*.py' 2>/dev/null | while read -r f; do cp "$f" "$d/keep/"; done
+	# the kernels' own files (inductor's generated module repeats them inside its `call` wrapper: not kept)
+	grep -rl "@triton.jit" "$d/inductor" --include='*.py' 2>/dev/null | while read -r f; do
+		grep -q "^def call(" "$f" || cp "$f" "$d/keep/"
+	done
 	find "$d/triton" -name '*.ptx' -exec cp {} "$d/keep/" \; 2>/dev/null
 	find "$d/triton" -name '*.json' -size -64k -exec cp {} "$d/keep/" \; 2>/dev/null
 	find "$d/triton" -name '*.cubin' 2>/dev/null | while read -r f; do
