@@ -169,6 +169,11 @@
 #           launched"; every other shape and M unchanged (host code only); precheck $MS_V18 (odd M: stale box rows 129..191)
 #   v18h    -DSF_GEMM_MIDM_MW=2: v18's dispatch with the half-band hook on (448 CTAs of 64 weight rows x M rounded up to
 #           16 tokens; trace "midm hb plan 28672x4096 M=129: nt 144 splits 1 ttiles 1 ctas 448"); precheck $MS_V18
+#   v24     the defaults + -DSF_GEMM_MIDM_TT_SMALL=1 -DSF_GEMM_MIDM_TT_MIN_M=16 (+ MIDM trace): FIT 2's two token tiles over
+#           the whole K (no cluster, no reduction) from M 17 wherever the half-band plan splits K in two at K <= 4096
+#           (4096^2), tiles of ceil(M / 2) rounded up to 16: NT 16 / 32 / 48 / 64 (consumer wgmma n 8 / 16 / 24 / 32;
+#           GEMM_NOTES_MID_M2.md "Version 24"); trace "midm hb plan 4096x4096 M=64: nt 32 splits 1 ttiles 2"; every
+#           other shape unchanged; precheck $MS_V24 (every narrow tile at odd M, overlaps of 1..31 tokens)
 #   dflt    the solution's defaults as they are (no -D but the trace): since session 10 v3a + v6 + v10; v3a and v2
 #           pin v10 off (-DSF_GEMM_V10=0) so they stay the session-9 controls
 #   sm5old  sm5 with the first, racy release order (-DSF_GEMM_SM5_RELEASE=0): the control, expected to FAIL
@@ -263,6 +268,8 @@ MS_V17X=${MS_V17X:-193,256,257,300,333,384} # v17x precheck: also 3 token tile r
 MS_V17X=${MS_V17X//+/,}
 MS_V18=${MS_V18:-129,143,160,175,191,192,193} # v18 precheck: the full band's 192-token tile at odd M (stale box rows), 193 not taken
 MS_V18=${MS_V18//+/,}
+MS_V24=${MS_V24:-17,31,32,33,47,49,64,77,96,127,128} # v24 precheck: the narrow token tiles 16 / 32 / 48 (and 64) at odd M
+MS_V24=${MS_V24//+/,}
 MS_MID=${MS_MID//+/,} # every M list may use '+' (a gpu_round.sh spec), gemm_check.py wants commas
 MS_MIDM=${MS_MIDM//+/,}
 MS_MIDM2=${MS_MIDM2//+/,}
@@ -351,9 +358,10 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"v18h|-DSF_GEMM_MIDM_MW=2 -DSF_GEMM_MIDM_TRACE=1 -DSF_GEMM_V6_TRACE=1|129-192|$MS_V18"
 	"sm256|-DSF_GEMM_SM_LDPF=256|1-16|"
 	"sm256o|-DSF_GEMM_SM_LDPF=0|1-16|"
-	"v18o|-DSF_GEMM_MIDM_MW=0 -DSF_GEMM_V6_TRACE=1|129-192|")
+	"v18o|-DSF_GEMM_MIDM_MW=0 -DSF_GEMM_V6_TRACE=1|129-192|"
+	"v24|-DSF_GEMM_MIDM_TT_SMALL=1 -DSF_GEMM_MIDM_TT_MIN_M=16 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V24")
 # the candidates whose ptxas report (registers, spills per kernel) and SASS counts (HGMMA, TMA) are printed
-WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o s16m v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw v16w v17 v17x v17o v18 v18h v18o sm256 sm256o dflt"
+WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o s16m v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw v16w v17 v17x v17o v18 v18h v18o sm256 sm256o v24 dflt"
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	names=" "

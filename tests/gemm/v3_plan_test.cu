@@ -175,6 +175,18 @@ static void midm_fit_checks(void)
 			    "fit 0: the version-13 plan", M, N, K, sms, pin, 0, p0);
 		midm_expect(known == 1 && p1.nt >= M && p1.ttiles == 1 && (M <= 64 || M > 192 || p1.nt - M < 16),
 			    "fit 1: an instantiated tile within 16 of M", M, N, K, sms, pin, 0, p1);
+		/* version 24 (SF_GEMM_MIDM_TT_SMALL): with tt_small and a floor below 64, the two tiles of ceil(M / 2) rounded
+		 * up to 16 (16, 32, 48 or 64) wherever fit 1 splits K in two at M > floor; everything else as without it */
+		const int sfloor = 16 + 16 * (int)rnd(8);
+		const sfgemm::MidmPlan ps = sfgemm::midm_plan_hb(M, N, K, sms, pin, fake_midm_clusters, 2, sfloor, 1 << 30, 1);
+		const sfgemm::MidmPlan pn = sfgemm::midm_plan_hb(M, N, K, sms, pin, fake_midm_clusters, 2, sfloor, 1 << 30, 0);
+		if (p1.splits == 2 && M > sfloor && (M + 1) / 2 <= 64)
+			midm_expect(ps.ttiles == 2 && ps.splits == 1 && ps.nt == ((M + 1) / 2 + 15) / 16 * 16 && ps.nt < M &&
+					    M <= 2 * ps.nt && 2 * ps.nt - M < 32,
+				    "tt_small: two narrow token tiles", M, N, K, sms, pin, 2, ps);
+		else
+			midm_expect(ps.nt == pn.nt && ps.splits == pn.splits && ps.ttiles == pn.ttiles,
+				    "tt_small: the plan without it", M, N, K, sms, pin, 2, ps);
 		if (p1.splits == 2 && M > 64) {
 			int k2 = 0;
 			for (int i = 0; i < 10; i++)
@@ -205,6 +217,16 @@ static void midm_fit_checks(void)
 		midm_expect((dwant[i][3] < 0 || p.nt == dwant[i][3]) && (dwant[i][4] < 0 || p.splits == dwant[i][4]) &&
 				    p.ttiles == dwant[i][5],
 			    "default Llama plan", dwant[i][2], dwant[i][0], dwant[i][1], 132, 0, 2, p);
+	}
+	/* version 24 on the H200 (tt_small, floor 16): 4096^2 M 32 / 64 / 77 / 128 two tiles of 16 / 32 / 48 / 64; 6144 x 4096
+	 * M 64 unsplit (no K split to replace) */
+	const int swant[5][5] = { { 4096, 32, 16, 1, 2 }, { 4096, 64, 32, 1, 2 }, { 4096, 77, 48, 1, 2 },
+				  { 4096, 128, 64, 1, 2 }, { 6144, 64, 64, 1, 1 } };
+	for (int i = 0; i < 5; i++) {
+		const sfgemm::MidmPlan p =
+			sfgemm::midm_plan_hb(swant[i][1], swant[i][0], 4096, 132, 0, fake_midm_clusters, 2, 16, 4096, 1);
+		midm_expect(p.nt == swant[i][2] && p.splits == swant[i][3] && p.ttiles == swant[i][4], "tt_small Llama plan",
+			    swant[i][1], swant[i][0], 4096, 132, 0, 2, p);
 	}
 	/* N, K, M, fit -> nt, splits, ttiles */
 	const int want[8][7] = { { 4096, 4096, 129, 1, 144, 2, 1 },  { 4096, 4096, 129, 2, 80, 1, 2 },

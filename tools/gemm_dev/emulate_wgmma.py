@@ -254,12 +254,14 @@ def midm_hb_nt(t, fit):
     return next(x for x in (64, 128, 192, 256) if t <= x)
 
 
-def midm_plan_hb_fit(M, N, K, sms, pin=0, max_clusters=None, fit=0):
-    """mirror of midm_plan_hb with its fit argument (version 16, SF_GEMM_MIDM_FIT): (nt, splits, ttiles)"""
+def midm_plan_hb_fit(M, N, K, sms, pin=0, max_clusters=None, fit=0, tt_min_m=64, tt_small=0):
+    """mirror of midm_plan_hb with its fit, tt_min_m and tt_small arguments (version 16, SF_GEMM_MIDM_FIT; version 24,
+    SF_GEMM_MIDM_TT_SMALL: token tiles below 64 tokens; any K, as the candidates' rule): (nt, splits, ttiles)"""
     nt = midm_hb_nt(M, fit)
     splits = midm_splits((N + 63) // 64, (K + BK - 1) // BK, nt, 1, sms, pin, max_clusters)
-    if fit == 2 and splits == 2 and M > 64:
-        return midm_hb_nt((M + 1) // 2, 1), 1, 2
+    if fit == 2 and splits == 2 and M > tt_min_m:
+        t = (M + 1) // 2
+        return ((t + 15) // 16 * 16 if tt_small and t <= 64 else midm_hb_nt(t, 1)), 1, 2
     return nt, splits, 1
 
 
@@ -383,17 +385,19 @@ def run_midm(A, B, nt, splits, cps=1, hb=False, mutate=None, xrows=False, stale=
 
 
 HB_NT = (64, 80, 96, 112, 128, 144, 160, 176, 192, 256)  # the half-band instances of an SF_GEMM_MIDM_FIT build
+HB_NT_SMALL = (16, 32, 48)  # version 24 (SF_GEMM_MIDM_TT_SMALL): the narrow token tiles, launched only as two tiles
 
 
-def hb_cfg_ok(nt):
+def hb_cfg_ok(nt, small=False):
     """MidmCfg<nt, 1, 1>'s static_asserts and limits (version 16): NT a multiple of 16 in [64, 256], consumer 1's token
     offset and both stage parts on the 1024-byte swizzle atom, the reduction slab (and v11's store stage) in the ring,
-    the barriers in their 256 bytes, the dynamic shared memory <= 227 KB, accumulators <= the NT 256 case's 64"""
+    the barriers in their 256 bytes, the dynamic shared memory <= 227 KB, accumulators <= the NT 256 case's 64;
+    small (version 24, SF_GEMM_MIDM_TT_SMALL): NT from 16, the stage count capped at 16 (MidmCfg's kStages)"""
     w, x = 64 * BK * 2, nt * BK * 2
     stage = w + x
-    stages = 200 * 1024 // stage
+    stages = min(16, 200 * 1024 // stage)
     ring = stages * stage
-    return (nt % 16 == 0 and 64 <= nt <= 256 and (nt // 2 * 128) % 1024 == 0 and w % 1024 == 0 and x % 1024 == 0 and
+    return (nt % 16 == 0 and (16 if small else 64) <= nt <= 256 and (nt // 2 * 128) % 1024 == 0 and w % 1024 == 0 and x % 1024 == 0 and
             nt * 512 <= ring and nt * 512 + nt * 128 <= ring and 16 * stages <= 256 and ring + 1280 <= 227 * 1024 and
             nt // 4 <= 64 and stages >= 4)
 
@@ -416,13 +420,21 @@ def check_fit(rng):
     instantiated tiles that the host's switches launch; mutations that must be caught. Returns the failure count."""
     bad = 0
     launch, query = hook_cases()
-    if launch != set(HB_NT) or query != set(HB_NT):
-        print("fit: the hook's cases launch %s query %s, expected %s FAILED" % (sorted(launch), sorted(query), HB_NT))
+    if launch != set(HB_NT) | set(HB_NT_SMALL) or query != set(HB_NT):
+        print("fit: the hook's cases launch %s query %s, expected %s (+ %s launched) FAILED" %
+              (sorted(launch), sorted(query), HB_NT, HB_NT_SMALL))
         bad += 1
     for nt in HB_NT:
         if not hb_cfg_ok(nt):
             print("fit: MidmCfg<%d, 1, 1> violates a limit FAILED" % nt)
             bad += 1
+    for nt in HB_NT_SMALL:
+        if not hb_cfg_ok(nt, small=True) or hb_cfg_ok(nt):
+            print("fit: MidmCfg<%d, 1, 1> (version 24) violates a limit, or passes without TT_SMALL FAILED" % nt)
+            bad += 1
+    if hb_cfg_ok(8, small=True) or hb_cfg_ok(40, small=True):  # consumer widths 4 / 20: no wgmma n, off the atom
+        print("fit: config mutation NT 8 / 40 (version 24) NOT CAUGHT")
+        bad += 1
     for nt in (72, 88, 264):  # a multiple of 8 only (consumer 1 off the swizzle atom), past 256: must be refused
         if hb_cfg_ok(nt):
             print("fit: config mutation NT %d NOT CAUGHT" % nt)
@@ -500,6 +512,57 @@ def check_fit(rng):
             caught = not (err <= 1e-9 and once and tx)
             print("fit2 mutation %s M=%d NT=%d: %s" % (mut, M, nt, "caught" if caught else "NOT CAUGHT"))
             bad += not caught
+    return bad
+
+
+def check_tt_small(rng):
+    """Version 24 (SF_GEMM_MIDM_TT_SMALL with SF_GEMM_MIDM_TT_MIN_M 16, GEMM_NOTES_MID_M2.md "Version 24"): FIT 2's two
+    token tiles below 64 tokens. The plans of M 17..128 on the 4096-row shapes (and odd ones) give an instantiated tile
+    (16, 32, 48, 64) of ceil(M / 2) rounded up to 16 (two tiles overlap by < 32 tokens) wherever the plan splits K in
+    two, and the version-16 plans elsewhere; then the kernel's loads and stores at odd M with each narrow tile (consumer
+    widths 8, 16, 24: one, two, three 8-token groups): every output written once and exact, expect_tx = the bytes
+    landed; mutations mlo / row0 / tx16 caught. Returns the failure count."""
+    bad = 0
+    for (N, K) in ((4096, 4096), (4096, 14336), (6144, 4096), (130, 520), (1000, 4104)):
+        for M in range(17, 129):
+            got = midm_plan_hb_fit(M, N, K, 132, 0, None, 2, 16, 1)
+            base = midm_plan_hb_fit(M, N, K, 132, 0, None, 2, 16, 0)
+            nt, splits, tt = got
+            if tt == 2:
+                t = (M + 1) // 2
+                ok = (splits == 1 and nt in set(HB_NT_SMALL) | {64} and nt < M <= 2 * nt and 2 * nt - M < 32 and
+                      nt == (t + 15) // 16 * 16)
+            else:
+                ok = got == base
+            if not ok:
+                print("tt_small plan %dx%d M=%d: nt %d splits %d ttiles %d FAILED" % (N, K, M, nt, splits, tt))
+                bad += 1
+    for (N, K, M, want) in [(4096, 4096, 64, (32, 1, 2)), (4096, 4096, 32, (16, 1, 2)), (4096, 4096, 128, (64, 1, 2)),
+                            (4096, 4096, 77, (48, 1, 2)), (6144, 4096, 64, (64, 1, 1))]:
+        got = midm_plan_hb_fit(M, N, K, 132, 0, None, 2, 16, 1)
+        if got != want:
+            print("tt_small plan %dx%d M=%d: %s, expected %s FAILED" % (N, K, M, got, want))
+            bad += 1
+    print("tt_small plans: M 17..128 x 5 shapes checked, max err 0")
+    for (M, N, K, mutants) in [(17, 66, 136, 0), (31, 64, 72, 1), (32, 70, 200, 0), (33, 66, 136, 1), (47, 64, 72, 0),
+                               (49, 66, 72, 1), (64, 64, 136, 0), (77, 70, 72, 0), (96, 64, 72, 0), (127, 66, 72, 0)]:
+        nt = midm_plan_hb_fit(M, 4096, 4096, 132, 0, None, 2, 16, 1)[0]
+        A = rng.standard_normal((M, K))
+        B = rng.standard_normal((N, K))
+        for mut in (None,) + (('mlo', 'row0', 'tx16') if mutants else ()):
+            if (mut == 'mlo' and 2 * nt == M) or (mut == 'row0' and M - nt == nt):
+                continue  # no overlap / the same rows: nothing to catch
+            acct = []
+            C, writes = run_midm(A, B, nt, 1, 1, hb=True, ttiles=2, acct=acct, xrows=True, mutate=mut)
+            err = np.abs(C - A @ B.T).max()
+            good = err <= 1e-9 and bool((writes == 1).all()) and all(e == l for e, l in acct)
+            if mut is None:
+                print("tt_small M=%d N=%d K=%d NT=%d ttiles=2 max err %.2e, every output written once and tx: %s" %
+                      (M, N, K, nt, err, good))
+                bad += not good
+            else:
+                print("tt_small mutation %s M=%d NT=%d: %s" % (mut, M, nt, "NOT CAUGHT" if good else "caught"))
+                bad += good
     return bad
 
 
@@ -680,6 +743,7 @@ def main():
                           (N, K, M, two, nt, cps, s, s_want))
                     bad += 1
     bad += check_fit(rng)  # version 16 (SF_GEMM_MIDM_FIT)
+    bad += check_tt_small(rng)  # version 24 (SF_GEMM_MIDM_TT_SMALL)
     bad += check_w96(rng)  # version 17 (SF_GEMM_V6_BN96)
     bad += check_mw(rng)  # version 18 (SF_GEMM_MIDM_MW)
     print("emulate_wgmma: %s" % ("FAILED" if bad else "ok"))

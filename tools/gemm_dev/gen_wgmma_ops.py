@@ -4,7 +4,8 @@ of wgmma.mma_async m64nNk16 (bf16 in, fp32 accumulate, both operands from shared
 the tile widths the wgmma kernel is instantiated with (N = 128, 192, 256) and the token tiles of the
 v4 mid-M kernel (N = 32, 64, 96, 128, 192, 256), plus the consumer widths NT / 2 of version 16's exact-fit half-band
 token tiles (N = 40, 48, 56, 72, 80, 88 for NT 80, 96, 112, 144, 160, 176; SF_GEMM_MIDM_FIT, unused otherwise: a
-forceinline specialization nobody calls costs no PTX). Inline asm needs the operand
+forceinline specialization nobody calls costs no PTX) and of version 24's narrow token tiles (N = 8, 16, 24 for NT 16,
+32, 48; SF_GEMM_MIDM_TT_SMALL). Inline asm needs the operand
 list spelled out (N / 2 accumulator registers), hence a generator instead of hand-written copies.
 Where sm90_wgmma_util.cuh (shared with the attention kernel) already wraps the same instruction (SHARED:
 m64n64k16, both operands from descriptors, scale-d predicate), the generated specialization calls that
@@ -16,7 +17,7 @@ wrapper with scale-d 1 instead of repeating the asm; the PTX is the same (checke
 import os
 import sys
 
-NS = (32, 40, 48, 56, 64, 72, 80, 88, 96, 128, 192, 256)
+NS = (8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 128, 192, 256)
 # N -> the sfwg wrapper (sm90_wgmma_util.cuh) of the same wgmma instruction, taking (d, da, db, scale_d)
 SHARED = {64: "sfwg::wgmma_m64n64k16_ss"}
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -69,11 +69,16 @@ template <int NT, int CPS, int HB = 0> struct MidmCfg {
 	static const int kWBytes = kRows * kWgBK * 2;
 	static const int kXBytes = NT * kWgBK * 2;
 	static const int kStageBytes = kWBytes + kXBytes;
-	static const int kStages = (200 * 1024 / CPS) / kStageBytes;
+	/* as many stages as fit, at most 16: the barriers' 256 bytes hold 16 (full, empty) pairs (only the version-24
+	 * tiles NT 16 of 10 KB stages reach the cap; every other instance has <= 14 stages) */
+	static const int kStagesFit = (200 * 1024 / CPS) / kStageBytes;
+	static const int kStages = kStagesFit > 16 ? 16 : kStagesFit;
 	static const int kSmemBytes = kStages * kStageBytes + 1024 /* alignment slack */ + 256 /* barriers */;
 	static_assert(CPS == 1 || (CPS == 2 && NT <= 96), "two CTAs per SM only for NT <= 96 (registers)");
-	static_assert(!HB || (CPS == 1 && NT % 16 == 0 && NT >= 64 && NT <= 256),
-		      "half bands: one CTA per SM, NT / 2 a multiple of 8 (a wgmma width of the ops header)");
+	static_assert(!HB || (CPS == 1 && NT % 16 == 0 && NT >= (SF_GEMM_MIDM_TT_SMALL ? 16 : 64) && NT <= 256),
+		      "half bands: one CTA per SM, NT / 2 a multiple of 8 (a wgmma width of the ops header); below 64 only "
+		      "the version-24 token tiles");
+	static_assert(16 * kStages <= 256, "the full / empty barriers of every stage fit in their 256 bytes");
 	/* consumer 1's activation rows start NT / 2 x 128 bytes into the tile: on the 1024-byte 128B-swizzle atom */
 	static_assert(!HB || (NT / 2 * 128) % 1024 == 0, "half bands: consumer 1's token offset off the swizzle atom");
 	static_assert(kWBytes % 1024 == 0 && kXBytes % 1024 == 0, "stage parts: multiples of the 1024-byte swizzle atom");
@@ -385,9 +390,11 @@ inline int midm_hb_nt(int t, int fit)
  * no cluster, no reduction; cuBLASLt's plan at 4096^2 M 129: 64 x 72 tiles, 2 token tiles, 128 CTAs), where also
  * M > tt_min_m and K <= tt_max_k (the default build's SF_GEMM_MIDM_TT_MIN_M 128 / SF_GEMM_MIDM_TT_MAX_K 4096: measured
  * faster at 4096^2 M 129-192, slower at 4096 x 14336; the defaults here, 64 / any K, are candidate v16t's rule).
+ * tt_small (version 24, SF_GEMM_MIDM_TT_SMALL): those tiles are ceil(M / 2) rounded up to 16 also below 64 tokens (NT 16,
+ * 32, 48; M > tt_min_m still applies, so the candidate lowers SF_GEMM_MIDM_TT_MIN_M with it).
  */
 inline MidmPlan midm_plan_hb(int M, int N, int K, int sms, int pin, int (*max_clusters)(int nt, int cps, int s),
-			     int fit = 0, int tt_min_m = 64, int tt_max_k = 1 << 30)
+			     int fit = 0, int tt_min_m = 64, int tt_max_k = 1 << 30, int tt_small = 0)
 {
 	MidmPlan p;
 	p.nt = midm_hb_nt(M, fit);
@@ -396,7 +403,8 @@ inline MidmPlan midm_plan_hb(int M, int N, int K, int sms, int pin, int (*max_cl
 	p.splits = midm_splits((N + kMidmRows / 2 - 1) / (kMidmRows / 2), (K + kWgBK - 1) / kWgBK, p.nt, 1, sms, pin,
 			       max_clusters);
 	if (fit == 2 && p.splits == 2 && M > tt_min_m && K <= tt_max_k) {
-		p.nt = midm_hb_nt((M + 1) / 2, 1);
+		const int t = (M + 1) / 2;
+		p.nt = tt_small && t <= 64 ? (t + 15) / 16 * 16 : midm_hb_nt(t, 1);
 		p.splits = 1;
 		p.ttiles = 2;
 	}

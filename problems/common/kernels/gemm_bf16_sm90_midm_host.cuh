@@ -79,7 +79,7 @@ bool midm_tt_top_takes(int M, int N, int K)
 	if (M <= SF_GEMM_MIDM_MAX_M || M > SF_GEMM_MIDM_TT_TOP_M)
 		return false;
 	const MidmPlan h = midm_plan_hb(M, N, K, sm_count(), SF_GEMM_MIDM_SPLITS, midm_max_clusters_hb, SF_GEMM_MIDM_FIT,
-					SF_GEMM_MIDM_TT_MIN_M, SF_GEMM_MIDM_TT_MAX_K);
+					SF_GEMM_MIDM_TT_MIN_M, SF_GEMM_MIDM_TT_MAX_K, SF_GEMM_MIDM_TT_SMALL);
 	return h.ttiles == 2;
 #else
 	(void)M, (void)N, (void)K;
@@ -98,7 +98,7 @@ static int midm_hb_hook(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfl
 	/* version 16: exact-fit token tiles (FIT 1), and two token tiles instead of a 2-way K split (FIT 2); FIT 0 the v13 tiles */
 	static_assert(SF_GEMM_MIDM_FIT >= 0 && SF_GEMM_MIDM_FIT <= 2, "SF_GEMM_MIDM_FIT: 0, 1 or 2");
 	const MidmPlan h = midm_plan_hb(M, N, K, sm_count(), SF_GEMM_MIDM_SPLITS, midm_max_clusters_hb, SF_GEMM_MIDM_FIT,
-					SF_GEMM_MIDM_TT_MIN_M, SF_GEMM_MIDM_TT_MAX_K);
+					SF_GEMM_MIDM_TT_MIN_M, SF_GEMM_MIDM_TT_MAX_K, SF_GEMM_MIDM_TT_SMALL);
 	const int hb_ctas = (N + kMidmRows / 2 - 1) / (kMidmRows / 2) * h.splits * h.ttiles;
 	if (SF_GEMM_MIDM_HB == 1 && hb_ctas <= midm_bands(N) * p.splits)
 		return 0;
@@ -118,6 +118,11 @@ static int midm_hb_hook(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfl
 #define SF_MIDM_HB_S h.splits, stream
 #endif
 		switch (h.nt) {
+#if SF_GEMM_MIDM_TT_SMALL && SF_GEMM_MIDM_FIT == 2 /* version 24: two token tiles of fewer than 64 tokens (splits 1) */
+		case 16: rc = midm_launch_nt<16, 1, 1>(mw, mx, SF_MIDM_HB_C, M, N, K, SF_MIDM_HB_S); break;
+		case 32: rc = midm_launch_nt<32, 1, 1>(mw, mx, SF_MIDM_HB_C, M, N, K, SF_MIDM_HB_S); break;
+		case 48: rc = midm_launch_nt<48, 1, 1>(mw, mx, SF_MIDM_HB_C, M, N, K, SF_MIDM_HB_S); break;
+#endif
 		case 64: rc = midm_launch_nt<64, 1, 1>(mw, mx, SF_MIDM_HB_C, M, N, K, SF_MIDM_HB_S); break;
 #if SF_GEMM_MIDM_FIT /* version 16: the exact-fit token tiles (midm_hb_nt) */
 		case 80: rc = midm_launch_nt<80, 1, 1>(mw, mx, SF_MIDM_HB_C, M, N, K, SF_MIDM_HB_S); break;
