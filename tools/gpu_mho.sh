@@ -12,7 +12,7 @@
 #   naive   eval naive.cu --rounds 1 --budget-ms 50 --no-baseline (correctness first)
 # FAST / NAIVE name other files of solutions/ (or @oracle), BACKEND=cpu runs the flow here without a GPU
 # (e.g. BACKEND=cpu FAST=@oracle NAIVE=@oracle: large workloads SKIPPED).
-# PROBLEMS: a space-separated subset of the held-out folder names (default: all 14). Logs and traces go
+# PROBLEMS: a space-separated subset of the held-out folder names (default: all 18: the 14 memory-bound problems and, since session 24, the 4 GEMMs). Logs and traces go
 # to $OUT (default build/gpu-mho); with $OUT set they are packed into $OUT/mho_logs.tgz beside
 # $OUT/summary.txt and $OUT/table.txt. Exit status 0 when every evaluated workload passed.
 set -u

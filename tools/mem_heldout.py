@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""mem_heldout.py - held-out shapes for the memory-bound problems of issue 7.
+"""mem_heldout.py - held-out shapes for the memory-bound problems of issue 7 and the GEMMs of issue 8.
 
 usage: mem_heldout.py OUTDIR [--list] [--root PROBLEMS_DIR]
 
@@ -8,7 +8,8 @@ quantization, GroupNorm+SiLU, causal conv1d) writes OUTDIR/<name>/ with the prob
 (baseline sources made absolute), its oracle.c and a workload.jsonl of 4-6 shapes that its bundled
 workload.jsonl does not have: token counts off the powers of two and the vector widths (2, 3, 5, 33, 77,
 1000, 12345, ...), odd image sizes and grids, odd sequence lengths, one large shape per problem (about
-the size of the bundled largest, never above 1.25x it). Each held-out workload keeps the bundled file's
+the size of the bundled largest, never above 1.25x it). The four Llama GEMMs (GEMM below) get odd token counts M
+(3, 17, 48, 77, 1000, 5000: every M class of the GEMM's plans, the issue's 3 / 77 / 1000 / 5000 among them). Each held-out workload keeps the bundled file's
 tolerance and scalar / custom inputs (global_scale varies for nvfp4). `solforge eval OUTDIR/<name>
 SOLUTION` then checks a solution on them against the oracle; `solforge sol OUTDIR/<name>` validates
 them without building anything.
@@ -143,6 +144,14 @@ _BINOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: l
            ast.Div: lambda a, b: a / b, ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b}
 _CMPS = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
          ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b}
+
+
+# issue 8's GEMMs (y = x W^T, the token count M the only var axis): off the powers of two, one per plan class of
+# gemm_bf16_sm90.cu (small-M stream, mid-M token tiles of 16 / 32 / 48, v6 / v10 tiles with tail rows)
+GEMM_M = (3, 17, 48, 77, 1000, 5000)
+GEMM = {rel: [(f"m{m}", {"M": m}, {}) for m in GEMM_M]
+        for rel in ("llama/gemm_bf16_n4096_k4096", "llama/gemm_bf16_n6144_k4096", "llama/gemm_bf16_n28672_k4096",
+                    "llama/gemm_bf16_n4096_k14336")}
 
 
 def fail(msg):
@@ -292,7 +301,11 @@ def write_problem(outdir, problems, rel, heldout, taken):
              f"of the bundled largest {bundled_max}")
     dst = os.path.join(outdir, name)
     os.makedirs(dst, exist_ok=True)
-    shutil.copy(os.path.join(src, defn["solforge"]["oracle"]), os.path.join(dst, defn["solforge"]["oracle"]))
+    orc = defn["solforge"]["oracle"]
+    if os.path.dirname(orc):  # a shared oracle outside the folder (the GEMMs' ../../common/oracles/...): made absolute
+        defn["solforge"]["oracle"] = os.path.abspath(os.path.join(src, orc))
+    else:
+        shutil.copy(os.path.join(src, orc), os.path.join(dst, orc))
     # baseline sources are relative to the problem folder: made absolute for the copy
     for b in defn.get("solforge", {}).get("baselines", []):
         b["source"] = os.path.abspath(os.path.join(src, b["source"]))
@@ -324,7 +337,7 @@ def main(argv):
     for p in problem_dirs(problems):
         if os.path.exists(os.path.join(p, "workload.jsonl")):
             taken.update(workload_uuids(p))
-    for rel, heldout in MEM.items():
+    for rel, heldout in list(MEM.items()) + list(GEMM.items()):
         if not os.path.isdir(os.path.join(problems, rel)):
             fail(f"problem folder {os.path.join(problems, rel)} is missing")
         dst, sizes = write_problem(args[0], problems, rel, heldout, taken)

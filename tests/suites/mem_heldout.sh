@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# mem_heldout.sh - tools/mem_heldout.py's held-out problem folders (issue 7's memory-bound problems on
+# mem_heldout.sh - tools/mem_heldout.py's held-out problem folders (issue 7's memory-bound problems and issue 8's GEMMs on
 # shapes their bundled workload files do not have): generated into a temp folder, each must list its
 # files, validate under `solforge sol` (axes, constraints), and pass `solforge eval ... @oracle --backend
 # cpu` on its smallest workload; no held-out uuid or shape may equal a bundled one; on two of them a
@@ -23,7 +23,7 @@ if ! python3 tools/mem_heldout.py "$tmp/h" --list >"$tmp/list" 2>"$tmp/gen.err";
 	exit 1
 fi
 n=$(wc -l <"$tmp/list")
-if [ "$n" = 14 ]; then ok; else bad "generator listed $n folders, wanted 14"; fi
+if [ "$n" = 18 ]; then ok; else bad "generator listed $n folders, wanted 18 (14 memory-bound, 4 GEMMs)"; fi
 
 # every folder complete; uuids and shapes against every bundled workload; the smallest uuid per folder
 if python3 - "$tmp/list" >"$tmp/smallest" 2>"$tmp/cmp.err" <<'PY'; then ok; else bad "held-out files: $(cat "$tmp/cmp.err")"; fi
@@ -39,9 +39,12 @@ for p in problem_dirs():
 errs = []
 for d in open(sys.argv[1]).read().split():
     name = os.path.basename(d)
-    for f in ("definition.json", "oracle.c", "workload.jsonl"):
+    for f in ("definition.json", "workload.jsonl"):
         if not os.path.isfile(os.path.join(d, f)):
             errs.append(f"{name}: no {f}")
+    orc = json.load(open(os.path.join(d, "definition.json")))["solforge"]["oracle"]
+    if not os.path.isfile(os.path.join(d, orc)):  # copied beside it, or a shared oracle's absolute path
+        errs.append(f"{name}: oracle {orc} not found")
     rows = [json.loads(l) for l in open(os.path.join(d, "workload.jsonl")) if l.strip()]
     if not 4 <= len(rows) <= 6:
         errs.append(f"{name}: {len(rows)} workloads")
@@ -59,8 +62,11 @@ PY
 # solforge's own validation (no build) and the oracle on the smallest workload of each folder
 while read -r d u; do
 	if "$S" sol "$d" >"$tmp/sol.out" 2>&1; then ok; else bad "sol $(basename "$d"): $(tail -2 "$tmp/sol.out")"; fi
+	# the two widest GEMMs' smallest workload (M 3: 0.35-0.7 GFLOP) is over the cpu backend's work limit (3e8): SKIPPED
+	want=" PASSED "
+	case $u in gemm_bf16_n28672_k4096-* | gemm_bf16_n4096_k14336-*) want=" SKIPPED " ;; esac
 	if "$S" eval "$d" @oracle --backend cpu --only "=$u" --rounds 1 --budget-ms 20 --no-baseline \
-		>"$tmp/eval.out" 2>&1 && grep -q " PASSED " "$tmp/eval.out"; then
+		>"$tmp/eval.out" 2>&1 && grep -q "$want" "$tmp/eval.out"; then
 		ok
 	else
 		bad "eval @oracle $u: $(tail -3 "$tmp/eval.out")"
@@ -86,7 +92,8 @@ done
 mkdir -p "$tmp/root"
 while read -r d; do
 	src=$(ls -d problems/*/"$(basename "$d")")
-	mkdir -p "$tmp/root/$src" && cp "$src"/definition.json "$src"/oracle.c "$src"/workload.jsonl "$tmp/root/$src/"
+	mkdir -p "$tmp/root/$src" && cp "$src"/definition.json "$src"/workload.jsonl "$tmp/root/$src/" &&
+		{ [ ! -f "$src"/oracle.c ] || cp "$src"/oracle.c "$tmp/root/$src/"; }
 done <"$tmp/list"
 r="$tmp/root/problems/llama/rmsnorm_h4096/workload.jsonl"
 cp "$r" "$tmp/rms.bak"
