@@ -203,17 +203,18 @@ static void midm_fit_checks(void)
 	g_ngpc = 8;
 	for (int i = 0; i < 8; i++)
 		g_gpc[i] = h200[i];
-	/* the default build's rule (FIT 2, token tiles at M > 128, K <= 4096): 4096^2 M 129 / 192 token tiles, M 100 and
-	 * 4096 x 14336 the fit-1 plan; above M 192 (SF_GEMM_MIDM_TT_TOP_M, session 16) the run() dispatch takes the
+	/* the default build's rule (FIT 2, token tiles at M > 16 with the narrow tiles of version 24, K <= 4096): 4096^2 M
+	 * 100 / 129 / 192 token tiles, 4096 x 14336 the fit-1 plan; above M 192 (SF_GEMM_MIDM_TT_TOP_M, session 16) the run() dispatch takes the
 	 * half bands only where this plan has two token tiles: 4096^2 M 200 / 256 yes, 6144 x 4096 and 4096 x 14336 at
 	 * M 256 no (nt / splits -1: not checked) */
 	const int dwant[8][6] = { { 4096, 4096, 129, 80, 1, 2 },   { 4096, 4096, 192, 96, 1, 2 },
-				  { 4096, 4096, 100, 112, 2, 1 },  { 4096, 14336, 176, 176, 2, 1 },
+				  { 4096, 4096, 100, 64, 1, 2 } ,  { 4096, 14336, 176, 176, 2, 1 },
 				  { 4096, 4096, 200, 112, 1, 2 },  { 4096, 4096, 256, 128, 1, 2 },
 				  { 6144, 4096, 256, -1, -1, 1 },  { 4096, 14336, 256, -1, -1, 1 } };
 	for (int i = 0; i < 8; i++) {
 		const sfgemm::MidmPlan p =
-			sfgemm::midm_plan_hb(dwant[i][2], dwant[i][0], dwant[i][1], 132, 0, fake_midm_clusters, 2, 128, 4096);
+			sfgemm::midm_plan_hb(dwant[i][2], dwant[i][0], dwant[i][1], 132, 0, fake_midm_clusters, 2,
+					     SF_GEMM_MIDM_TT_MIN_M, SF_GEMM_MIDM_TT_MAX_K, SF_GEMM_MIDM_TT_SMALL);
 		midm_expect((dwant[i][3] < 0 || p.nt == dwant[i][3]) && (dwant[i][4] < 0 || p.splits == dwant[i][4]) &&
 				    p.ttiles == dwant[i][5],
 			    "default Llama plan", dwant[i][2], dwant[i][0], dwant[i][1], 132, 0, 2, p);

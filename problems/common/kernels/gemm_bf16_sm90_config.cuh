@@ -93,18 +93,20 @@
 			  * tiles */
 #define SF_GEMM_MIDM_FIT 2
 #endif
-#ifndef SF_GEMM_MIDM_TT_MIN_M /* FIT 2: token tiles only above this M (at M <= 128 their tiles are 64 tokens, two overlapping) */
-#define SF_GEMM_MIDM_TT_MIN_M 128
+#ifndef SF_GEMM_MIDM_TT_MIN_M /* FIT 2: token tiles only above this M; 16 (every mid-M M) since session 24 with SF_GEMM_MIDM_TT_SMALL's
+			      * narrow tiles (before, 128: at M <= 128 the tiles were 64 tokens, two overlapping) */
+#define SF_GEMM_MIDM_TT_MIN_M 16
 #endif
 #ifndef SF_GEMM_MIDM_TT_MAX_K /* FIT 2: token tiles only up to this K (4096 x 14336: 0.86-0.94x of FIT 1's split plan) */
 #define SF_GEMM_MIDM_TT_MAX_K 4096
 #endif
-#ifndef SF_GEMM_MIDM_TT_SMALL /* version-24 candidate (GEMM_NOTES_MID_M2.md "Version 24"): 1 FIT 2's two token tiles may be
+#ifndef SF_GEMM_MIDM_TT_SMALL /* version 24 (GEMM_NOTES_MID_M2.md "Version 24"; default 1 since session 24: 4096^2 M 32 / 64 / 128
+			       * 15.95 / 16.02 / 17.09 -> 14.62 / 14.93 / 16.55 us through the eval, CUPTI): 1 FIT 2's two token tiles may be
 			       * narrower than 64: ceil(M / 2) rounded up to 16 (NT 16, 32, 48, 64; each consumer a wgmma n of
 			       * 8, 16, 24, 32), so that with SF_GEMM_MIDM_TT_MIN_M below 64 the tiles of M 17..128 do not
 			       * overlap by 32 tokens or more (without it, M 64 would run two tiles of the same 64 tokens);
-			       * 0 (default): tiles of at least 64 tokens, as version 16 */
-#define SF_GEMM_MIDM_TT_SMALL 0
+			       * 0 (the control, with SF_GEMM_MIDM_TT_MIN_M 128): tiles of at least 64 tokens, as version 16 */
+#define SF_GEMM_MIDM_TT_SMALL 1
 #endif
 #ifndef SF_GEMM_MIDM_TT_TOP_M /* FIT 2 (session 16): above SF_GEMM_MIDM_MAX_M and up to this M, the mid-M path takes only
 				* the half-band plans of two token tiles over the whole K (4096^2 M 200-256: 21.3-22.2 us vs
