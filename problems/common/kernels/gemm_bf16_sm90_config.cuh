@@ -108,6 +108,12 @@
 			       * 0 (the control, with SF_GEMM_MIDM_TT_MIN_M 128): tiles of at least 64 tokens, as version 16 */
 #define SF_GEMM_MIDM_TT_SMALL 1
 #endif
+#ifndef SF_GEMM_MIDM_TT_MC /* version-25 candidate (GEMM_NOTES_MID_M2.md "Version 25"): 1 FIT 2's two token tiles of a band run
+			    * as a cluster of 2 that multicasts the weight tile (each CTA loads half its rows into both rings:
+			    * half the L2 -> SM weight traffic, cuBLASLt's 1 x 2 plan at 4096^2 M 64); 0 (default): each tile
+			    * loads the whole weight tile itself (the two reads meet in L2) */
+#define SF_GEMM_MIDM_TT_MC 0
+#endif
 #ifndef SF_GEMM_MIDM_TT_TOP_M /* FIT 2 (session 16): above SF_GEMM_MIDM_MAX_M and up to this M, the mid-M path takes only
 				* the half-band plans of two token tiles over the whole K (4096^2 M 200-256: 21.3-22.2 us vs
 				* 24.4-24.8 on v6 / v10, measured as candidate v16w; GEMM_NOTES_MID_M2.md); <= MAX_M: off */
