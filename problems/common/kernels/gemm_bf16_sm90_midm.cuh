@@ -87,6 +87,16 @@ template <int NT, int CPS, int HB = 0> struct MidmCfg {
 	static_assert(NT * 512 + NT * 128 <= kStages * kStageBytes, "the slab and the store stage must fit in the ring");
 };
 
+/* Arrive on the mbarrier at CTA-local address bar of cluster CTA rank peer, without a fence (version 8's form, run on the
+ * H200: the .release.cluster form compiles to MEMBAR.ALL.GPU per arrival, which cost v3p 31% and version 25's first run
+ * 3-4x; what a consumer's release orders is its wgmma reads, retired by the wait before it). */
+__device__ __forceinline__ void midm_arrive_peer(uint32_t bar, uint32_t peer)
+{
+	uint32_t remote;
+	asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(peer));
+	asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+}
+
 #if SF_GEMM_MIDM_TMA /* version 11 candidate: compiled only in its build (the default PTX is unchanged) */
 /* Output (token lr of the stage, column cc of the consumer's 64) of value v into the [R][64] bf16 stage at chunk
  * (1024-aligned): row lr at 128 lr, 16-byte group cc / 8 swizzled by lr % 8 (what a 128B-swizzled TMA box reads). */
@@ -248,7 +258,7 @@ __global__ void __launch_bounds__(kWgThreads, CPS)
 			if (lane == 0)
 				mbar_arrive(bar_empty + 8 * prev);
 			else if (mc && lane == 1) /* v25: the partner's producer multicasts into this slot too */
-				mbar_arrive_remote(bar_empty + 8 * prev, (uint32_t)(1 - tt));
+				midm_arrive_peer(bar_empty + 8 * prev, (uint32_t)(1 - tt));
 		}
 		prev = s;
 	}
@@ -256,7 +266,7 @@ __global__ void __launch_bounds__(kWgThreads, CPS)
 	if (kb1 > kb0 && lane == 0)
 		mbar_arrive(bar_empty + 8 * prev);
 	else if (kb1 > kb0 && mc && lane == 1)
-		mbar_arrive_remote(bar_empty + 8 * prev, (uint32_t)(1 - tt));
+		midm_arrive_peer(bar_empty + 8 * prev, (uint32_t)(1 - tt));
 
 	/* weight row of this thread's registers 4 j + e: n_b (+ 8 for e >= 2); token t0 + 8 j + 2 q + (e & 1) */
 	const int n_b = band * Cfg::kRows + (HB ? 0 : c * 64) + warp * 16 + g, t0 = row0 + (HB ? c * (NT / 2) : 0);

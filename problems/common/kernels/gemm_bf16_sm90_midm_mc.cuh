@@ -42,13 +42,6 @@
 
 namespace sfgemm {
 
-/* Arrive on the mbarrier at CTA-local address bar of cluster CTA rank peer (no fence: version 8's form). */
-__device__ __forceinline__ void midm_mc_arrive_peer(uint32_t bar, uint32_t peer)
-{
-	uint32_t remote;
-	asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(peer));
-	asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
-}
 
 /*
  * One launch: grid ceil(bands / 2) * 2 * splits, kWgThreads threads, MidmCfg<NT, 1>::kSmemBytes dynamic shared
@@ -145,7 +138,7 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 			if (lane == 0)
 				mbar_arrive(bar_empty + 8 * prev);
 			else if (lane == 1)
-				midm_mc_arrive_peer(bar_empty + 8 * prev, peer);
+				midm_arrive_peer(bar_empty + 8 * prev, peer);
 		}
 		prev = s;
 	}
@@ -154,7 +147,7 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 		if (lane == 0)
 			mbar_arrive(bar_empty + 8 * prev);
 		else if (lane == 1)
-			midm_mc_arrive_peer(bar_empty + 8 * prev, peer);
+			midm_arrive_peer(bar_empty + 8 * prev, peer);
 	}
 
 	/* weight row of this thread's registers 4 j + e: n_b (+ 8 for e >= 2); token 8 j + 2 q + (e & 1) */
