@@ -42,6 +42,12 @@
  * no zero fill) and it stores only tokens >= NT (tile 0's), so the tiles overlap by 2 NT - M tokens, computed twice,
  * stored once.
  *
+ * Version 24 (SF_GEMM_MIDM_TT_SMALL, default 1 since session 24, with SF_GEMM_MIDM_TT_MIN_M 16): FIT 2's two token tiles
+ * also below 64 tokens (NT 16 / 32 / 48: consumer widths 8 / 16 / 24; at most 16 stages, the barriers' 256 bytes).
+ * Version 25 candidate (SF_GEMM_MIDM_TT_MC, default 0): the two token tiles of a band as a cluster of 2 that multicasts
+ * the weight tile (each loads half of its rows into both rings; empty[s] counts the 8 consumer warps of both CTAs, lane 1
+ * arriving remotely without a fence; a cluster barrier after the init, two before exit).
+ *
  * Requirements (checked by the host): K % 8 == 0, A and B 16-byte aligned (TMA), M <= 256.
  */
 #pragma once
