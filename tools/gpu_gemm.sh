@@ -178,6 +178,10 @@
 #   v25     the defaults + -DSF_GEMM_MIDM_TT_MC=1 (+ MIDM trace): the two token tiles of a band (version 24's plan, and
 #           version 16t's at M 129-256 on 4096^2) run as a cluster of 2 that multicasts the weight tile, each CTA loading
 #           half its rows (GEMM_NOTES_MID_M2.md "Version 25"); launches the same grid, clusters of 2; precheck $MS_V24
+#   v26     the defaults + -DSF_GEMM_MIDM_SK=1 (+ MIDM trace): the unsplit one-tile half-band plans that leave SMs idle
+#           (6144 x 4096 M 17-192: 96 bands) on a stream-K schedule over every SM (gemm_bf16_sm90_midm_sk.cuh;
+#           GEMM_NOTES_MID_M2.md "Version 26"); trace "midm sk plan 6144x4096 M=128: nt 128 ctas 132 units 6144: launched";
+#           precheck $MS_V26
 #   mm64    the defaults + -DSF_GEMM_MIDM_MAX_M=64 (+ V6 / V3 traces): M 65..128 leave the mid-M path for the v6 plan
 #           (6144 x 4096 M 128 runs 96 CTAs of 64 weight rows there; cuBLASLt 128 CTAs of 96 x 64 tiles): which plan v6
 #           picks there (the trace) and its time, a probe (GEMM_NOTES_MID_M2.md "Version 24")
@@ -277,6 +281,8 @@ MS_V18=${MS_V18:-129,143,160,175,191,192,193} # v18 precheck: the full band's 19
 MS_V18=${MS_V18//+/,}
 MS_V24=${MS_V24:-17,31,32,33,47,49,64,77,96,127,128} # v24 precheck: the narrow token tiles 16 / 32 / 48 (and 64) at odd M
 MS_V24=${MS_V24//+/,}
+MS_V26=${MS_V26:-17,33,64,77,100,127,128,129,160,192} # v26 precheck: stream-K over every half-band tile 64..192 at odd M
+MS_V26=${MS_V26//+/,}
 MS_MID=${MS_MID//+/,} # every M list may use '+' (a gpu_round.sh spec), gemm_check.py wants commas
 MS_MIDM=${MS_MIDM//+/,}
 MS_MIDM2=${MS_MIDM2//+/,}
@@ -368,10 +374,11 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"v18o|-DSF_GEMM_MIDM_MW=0 -DSF_GEMM_V6_TRACE=1|129-192|"
 	"v24|-DSF_GEMM_MIDM_TT_SMALL=1 -DSF_GEMM_MIDM_TT_MIN_M=16 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V24"
 	"v25|-DSF_GEMM_MIDM_TT_MC=1 -DSF_GEMM_MIDM_TRACE=1|17-256|$MS_V24"
+	"v26|-DSF_GEMM_MIDM_SK=1 -DSF_GEMM_MIDM_TRACE=1|17-192|$MS_V26"
 	"v24o|-DSF_GEMM_MIDM_TT_SMALL=0 -DSF_GEMM_MIDM_TT_MIN_M=128 -DSF_GEMM_MIDM_TRACE=1|17-128|"
 	"mm64|-DSF_GEMM_MIDM_MAX_M=64 -DSF_GEMM_V6_TRACE=1 -DSF_GEMM_V3_TRACE=1|65-128|$MS_V24")
 # the candidates whose ptxas report (registers, spills per kernel) and SASS counts (HGMMA, TMA) are printed
-WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o s16m v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw v16w v17 v17x v17o v18 v18h v18o sm256 sm256o v24 v24o v25 mm64 dflt"
+WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o s16m v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw v16w v17 v17x v17o v18 v18h v18o sm256 sm256o v24 v24o v25 v26 mm64 dflt"
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	names=" "

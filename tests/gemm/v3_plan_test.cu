@@ -25,6 +25,7 @@
 #define SF_GEMM_V3_CLUSTER 1 /* the full v3 plan (cluster split-K at mid M, the cheapest width at large M): */
 #define SF_GEMM_V3_AUTO 0    /* its invariants; the default build (v3a) only narrows the width choice */
 #include "../../problems/common/kernels/gemm_bf16_sm90.cu"
+#include "../../problems/common/kernels/gemm_bf16_sm90_midm_sk.cuh" /* version 26's schedule arithmetic (sk_bound, sk_count) */
 
 static int g_gpc[16], g_ngpc;
 
@@ -318,6 +319,37 @@ static void sm5_checks(void)
 	printf("\n");
 }
 
+/*
+ * Version 26 (SF_GEMM_MIDM_SK, gemm_bf16_sm90_midm_sk.cuh): sk_count (the later parts of a band on the stream-K schedule
+ * and the slot of each) against a brute force over the range boundaries, on random (bands, K blocks, CTAs) that meet the
+ * host's rule (bands <= G, 2 U > G (kbc + 2)); under that rule a band has at most two later parts, and the slots of a
+ * band's later parts are 1..parts in unit order.
+ */
+static void sk_checks(void)
+{
+	const V3Plan none = { 0, 0, 0, 0 };
+	for (int iter = 0; iter < 4000; iter++) {
+		const int G = 2 + (int)rnd(200), kbc = 1 + (int)rnd(300), bands = 1 + (int)rnd(G);
+		const int U = bands * kbc;
+		if (!(2 * (int64_t)U > (int64_t)G * (kbc + 2)))
+			continue;
+		for (int b = 0; b < bands; b++) {
+			int inner = 0;
+			for (int j = 1; j < G; j++) {
+				const int x = sfgemm::sk_bound(j, U, G);
+				if (x > b * kbc && x < (b + 1) * kbc) {
+					inner++;
+					expect(sfgemm::sk_count(b, kbc, x, U, G) == inner, "sk slot = rank of the part's start", bands, kbc, G,
+					       b, none);
+				}
+			}
+			expect(sfgemm::sk_count(b, kbc, (b + 1) * kbc - 1, U, G) == inner, "sk later parts of a band", bands, kbc,
+			       G, b, none);
+			expect(inner <= 2, "sk at most two later parts", bands, kbc, G, b, none);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	g_rng = argc > 1 ? strtoull(argv[1], 0, 10) | 1 : 88172645463325252ull;
@@ -396,6 +428,7 @@ int main(int argc, char **argv)
 	       4096, 132, r);
 	midm_checks();
 	midm_fit_checks();
+	sk_checks();
 	sm5_checks();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

@@ -114,6 +114,12 @@
 			    * loads the whole weight tile itself (the two reads meet in L2) */
 #define SF_GEMM_MIDM_TT_MC 0
 #endif
+#ifndef SF_GEMM_MIDM_SK /* version-26 candidate (GEMM_NOTES_MID_M2.md "Version 26"; gemm_bf16_sm90_midm_sk.cuh): 1 the unsplit
+			 * one-tile half-band plans that leave SMs idle (6144 x 4096 M 17-192: 96 bands on 132 SMs) run on a
+			 * stream-K schedule over all SMs (fp32 partials of cut bands through a workspace, one flag per part);
+			 * 0 (default): 96 CTAs */
+#define SF_GEMM_MIDM_SK 0
+#endif
 #ifndef SF_GEMM_MIDM_TT_TOP_M /* FIT 2 (session 16): above SF_GEMM_MIDM_MAX_M and up to this M, the mid-M path takes only
 				* the half-band plans of two token tiles over the whole K (4096^2 M 200-256: 21.3-22.2 us vs
 				* 24.4-24.8 on v6 / v10, measured as candidate v16w; GEMM_NOTES_MID_M2.md); <= MAX_M: off */

@@ -24,6 +24,9 @@ static_assert(SF_GEMM_COOP256 == 1 || SF_GEMM_COOP256 == 2, "SF_GEMM_COOP256: 0,
 #if SF_GEMM_V10 /* compiled only in the candidate's build: the default PTX is unchanged */
 #include "gemm_bf16_sm90_v10.cuh"
 #endif
+#if SF_GEMM_MIDM_SK /* version 26 (stream-K half bands): compiled only in the candidate's build */
+#include "gemm_bf16_sm90_midm_sk.cuh"
+#endif
 #if SF_GEMM_MIDM_MC /* compiled only in the candidate's build: the default PTX is unchanged */
 #include "gemm_bf16_sm90_midm_mc.cuh"
 static_assert(SF_GEMM_MIDM_MC == 1 || SF_GEMM_MIDM_MC == 2, "SF_GEMM_MIDM_MC: 0, 1 (multicast) or 2 (control)");

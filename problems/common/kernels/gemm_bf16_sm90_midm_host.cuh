@@ -106,6 +106,36 @@ static int midm_hb_hook(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfl
 	int rc = -1;
 	/* the activation box: M rows (XROWS), or NT when two token tiles of NT < M tokens each load NT rows (16t) */
 	const int xbox = SF_GEMM_MIDM_XROWS ? (M < h.nt ? M : h.nt) : h.nt;
+#if SF_GEMM_MIDM_SK /* version 26: the unsplit one-tile plan on a stream-K schedule over every SM (midm_sk.cuh) */
+	{
+		const int sms = sm_count(), hbands = (N + kMidmRows / 2 - 1) / (kMidmRows / 2), kbc = (K + kWgBK - 1) / kWgBK;
+		const int64_t U = (int64_t)hbands * kbc;
+		if (h.splits == 1 && h.ttiles == 1 && hbands < sms && 2 * U > (int64_t)sms * (kbc + 2) && U < (1 << 30)) {
+			CUtensorMap sw, sx;
+			int sr = -1;
+			if (!make_map(&sw, B, N, K, kMidmRows / 2) && !make_map(&sx, A, M, K, M < h.nt ? M : h.nt)) {
+				switch (h.nt) {
+				case 64: sr = midm_sk_launch<64>(sw, sx, C, M, N, K, sms, stream); break;
+				case 80: sr = midm_sk_launch<80>(sw, sx, C, M, N, K, sms, stream); break;
+				case 96: sr = midm_sk_launch<96>(sw, sx, C, M, N, K, sms, stream); break;
+				case 112: sr = midm_sk_launch<112>(sw, sx, C, M, N, K, sms, stream); break;
+				case 128: sr = midm_sk_launch<128>(sw, sx, C, M, N, K, sms, stream); break;
+				case 144: sr = midm_sk_launch<144>(sw, sx, C, M, N, K, sms, stream); break;
+				case 160: sr = midm_sk_launch<160>(sw, sx, C, M, N, K, sms, stream); break;
+				case 176: sr = midm_sk_launch<176>(sw, sx, C, M, N, K, sms, stream); break;
+				case 192: sr = midm_sk_launch<192>(sw, sx, C, M, N, K, sms, stream); break;
+				default: break; /* 256: not instantiated (M <= 192 here) */
+				}
+			}
+#if SF_GEMM_MIDM_TRACE
+			fprintf(stderr, "midm sk plan %dx%d M=%d: nt %d ctas %d units %lld: %s\n", N, K, M, h.nt, sms, (long long)U,
+				sr == 0 ? "launched" : "refused, half-band plan");
+#endif
+			if (sr == 0)
+				return 1;
+		}
+	}
+#endif
 	/* version 25 (SF_GEMM_MIDM_TT_MC): each token tile of a cluster pair loads half of the band's 64 weight rows */
 	const int wbox = SF_GEMM_MIDM_TT_MC && h.ttiles > 1 ? kMidmRows / 4 : kMidmRows / 2;
 	if (!make_map(&mw, B, N, K, wbox) && !make_map(&mx, A, M, K, xbox)) {
