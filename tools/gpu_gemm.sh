@@ -181,7 +181,7 @@
 #   v26     the defaults + -DSF_GEMM_MIDM_SK=1 (+ MIDM trace): the unsplit one-tile half-band plans that leave SMs idle
 #           (6144 x 4096 M 17-192: 96 bands) on a stream-K schedule over every SM (gemm_bf16_sm90_midm_sk.cuh;
 #           GEMM_NOTES_MID_M2.md "Version 26"); trace "midm sk plan 6144x4096 M=128: nt 128 ctas 132 units 6144: launched";
-#           precheck $MS_V26
+#           precheck $MS_V26; v26b (-DSF_GEMM_MIDM_SK=2) the same with one fence-free release per published partial
 #   mm64    the defaults + -DSF_GEMM_MIDM_MAX_M=64 (+ V6 / V3 traces): M 65..128 leave the mid-M path for the v6 plan
 #           (6144 x 4096 M 128 runs 96 CTAs of 64 weight rows there; cuBLASLt 128 CTAs of 96 x 64 tiles): which plan v6
 #           picks there (the trace) and its time, a probe (GEMM_NOTES_MID_M2.md "Version 24")
@@ -375,10 +375,11 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"v24|-DSF_GEMM_MIDM_TT_SMALL=1 -DSF_GEMM_MIDM_TT_MIN_M=16 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V24"
 	"v25|-DSF_GEMM_MIDM_TT_MC=1 -DSF_GEMM_MIDM_TRACE=1|17-256|$MS_V24"
 	"v26|-DSF_GEMM_MIDM_SK=1 -DSF_GEMM_MIDM_TRACE=1|17-192|$MS_V26"
+	"v26b|-DSF_GEMM_MIDM_SK=2 -DSF_GEMM_MIDM_TRACE=1|17-192|$MS_V26"
 	"v24o|-DSF_GEMM_MIDM_TT_SMALL=0 -DSF_GEMM_MIDM_TT_MIN_M=128 -DSF_GEMM_MIDM_TRACE=1|17-128|"
 	"mm64|-DSF_GEMM_MIDM_MAX_M=64 -DSF_GEMM_V6_TRACE=1 -DSF_GEMM_V3_TRACE=1|65-128|$MS_V24")
 # the candidates whose ptxas report (registers, spills per kernel) and SASS counts (HGMMA, TMA) are printed
-WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o s16m v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw v16w v17 v17x v17o v18 v18h v18o sm256 sm256o v24 v24o v25 v26 mm64 dflt"
+WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o s16m v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw v16w v17 v17x v17o v18 v18h v18o sm256 sm256o v24 v24o v25 v26 v26b mm64 dflt"
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	names=" "
@@ -423,6 +424,11 @@ if has build; then
 		IFS='|' read -r name _ _ _ <<<"$v"
 		if [ -f "$dev/$name.so" ] && nu=$(nm -C "$dev/$name.so" 2>/dev/null | grep -c ' u ') && [ "$nu" -gt 0 ]; then
 			note "build $name: FAILED: $nu STB_GNU_UNIQUE symbols (shared across the libraries of one process): $(nm -C "$dev/$name.so" | grep ' u ' | head -3 | tr '\n' ';')"
+			status=1
+		elif [ -f "$dev/$name.so" ] && grep -q C7520 "$logs/ptxas_$name.log"; then
+			# ptxas's "info" that it serialized wgmma (accumulators touched on a path it cannot prove uniform): a build
+			# that times 1.3x slow for no kernel-design reason (version 26's first build, session 24)
+			note "build $name: FAILED: wgmma serialized by ptxas (C7520) in $(grep -c C7520 "$logs/ptxas_$name.log") kernels: $(grep -m1 -o "function '[^']*'" "$logs/ptxas_$name.log")"
 			status=1
 		elif [ -f "$dev/$name.so" ]; then
 			case " $WGMMA_CANDS " in *" $name "*) true ;; *) false ;; esac && note "build $name: ok, registers/spill stores per kernel: $(awk '/Compiling entry/ {k = $0; sub(/.*gemm_/, "", k); t = ""; if (match(k, /ILi[0-9]+ELi[0-9]/)) t = substr(k, RSTART + 3, RLENGTH - 3); else if (match(k, /ILi[0-9]+E/)) t = substr(k, RSTART + 3, RLENGTH - 4); sub(/ELi/, ",", t); sub(/kernel.*/, "", k); k = k t "_"} /spill stores/ {s = $5} /Used [0-9]+ registers/ {printf "%s%s/%s ", k, $5, s}' "$logs/ptxas_$name.log")"

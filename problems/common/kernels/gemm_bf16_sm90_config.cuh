@@ -117,7 +117,8 @@
 #ifndef SF_GEMM_MIDM_SK /* version-26 candidate (GEMM_NOTES_MID_M2.md "Version 26"; gemm_bf16_sm90_midm_sk.cuh): 1 the unsplit
 			 * one-tile half-band plans that leave SMs idle (6144 x 4096 M 17-192: 96 bands on 132 SMs) run on a
 			 * stream-K schedule over all SMs (fp32 partials of cut bands through a workspace, one flag per part);
-			 * 0 (default): 96 CTAs */
+			 * 2 the same with one fence-free release per published partial instead of a fence in every consumer
+			 * thread (1, measured 1.3x slower in session 24: a fixed +6-8 us); 0 (default): 96 CTAs */
 #define SF_GEMM_MIDM_SK 0
 #endif
 #ifndef SF_GEMM_MIDM_TT_TOP_M /* FIT 2 (session 16): above SF_GEMM_MIDM_MAX_M and up to this M, the mid-M path takes only

@@ -11,7 +11,7 @@
  * which the host requires). Per segment, at its last unit: a whole band is stored as bf16; a later part writes its fp32
  * accumulators to its slot of the workspace (ws: bands x 2 slots of 64 x NT floats, register-major: value i of consumer
  * thread j at i * 256 + j, coalesced) and publishes flag[band][slot] = epoch (every consumer thread fences, a named barrier,
- * one thread stores); the head waits for its band's later parts' flags (one thread polls, then a named barrier), adds their
+ * one thread stores; SF_GEMM_MIDM_SK 1 also fences in every thread, the form measured in session 24); the head waits for its band's later parts' flags (one thread polls, then a named barrier), adds their
  * partials in slot order (deterministic) and stores bf16. A later part is either the first segment of its CTA's range or
  * its CTA's only segment, so it never waits itself: no cycle, and with every CTA resident, no deadlock. The epoch (a host
  * counter, one per launch) makes the flags need no reset; the flags are this header's own buffer, zeroed once.
@@ -99,41 +99,48 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 #pragma unroll
 	for (int i = 0; i < kNR; i++)
 		d[i] = 0.0f;
-	uint32_t it = 0, prev = 0;
-	bool pending = false; /* a committed wgmma batch (stage prev) whose slot is not yet released */
-	int seg0 = u0; /* the current segment's first unit */
-	for (int u = u0; u < u1; u++, it++) {
-		const uint32_t s = it % kStages, ph = (it / kStages) & 1;
-		mbar_wait(bar_full + 8 * s, ph);
-		const uint32_t sw = base + s * kStageBytes, sx = base + s * kStageBytes + Cfg::kWBytes + c * (NT / 2) * 128;
-		wgmma_fence();
+	uint32_t it = 0; /* the ring position: units consumed so far */
+	/* one segment per band the range touches (at most 3), each a K loop shaped as the half-band kernel's (one wgmma batch
+	 * in flight, the previous stage released after it retires) and its epilogue after the loop: no accumulator is touched
+	 * between two wgmma of a loop (ptxas otherwise serializes them, C7520; the first build of this kernel did) */
+	for (int seg0 = u0; seg0 < u1;) {
+		const int b = seg0 / kbc, seg1 = min(u1, (b + 1) * kbc);
 #pragma unroll
-		for (int kk = 0; kk < kWgBK / 16; kk++)
-			wgmma_m64k16<kNC>(d, wg_desc(sw + kk * 32), wg_desc(sx + kk * 32));
-		wgmma_commit();
-		if (pending) {
-			wgmma_wait<1>();
-			if (lane == 0)
-				mbar_arrive(bar_empty + 8 * prev);
+		for (int i = 0; i < kNR; i++)
+			d[i] = 0.0f;
+		uint32_t prev = 0;
+		for (int u = seg0; u < seg1; u++, it++) {
+			const uint32_t s = it % kStages, ph = (it / kStages) & 1;
+			mbar_wait(bar_full + 8 * s, ph);
+			const uint32_t sw = base + s * kStageBytes, sx = base + s * kStageBytes + Cfg::kWBytes + c * (NT / 2) * 128;
+			wgmma_fence();
+#pragma unroll
+			for (int kk = 0; kk < kWgBK / 16; kk++)
+				wgmma_m64k16<kNC>(d, wg_desc(sw + kk * 32), wg_desc(sx + kk * 32));
+			wgmma_commit();
+			if (u > seg0) {
+				wgmma_wait<1>();
+				if (lane == 0)
+					mbar_arrive(bar_empty + 8 * prev);
+			}
+			prev = s;
 		}
-		prev = s;
-		pending = true;
-		const int b = u / kbc;
-		if (u + 1 != u1 && (u + 1) % kbc != 0)
-			continue;
-		/* the segment [seg0, u + 1) of band b ends: its accumulators are complete */
 		wgmma_wait<0>();
 		if (lane == 0)
-			mbar_arrive(bar_empty + 8 * s);
-		pending = false;
-		const bool head = seg0 == b * kbc, whole = head && u + 1 == (b + 1) * kbc;
+			mbar_arrive(bar_empty + 8 * prev);
+		/* the segment [seg0, seg1) of band b is complete */
+		const bool head = seg0 == b * kbc, whole = head && seg1 == (b + 1) * kbc;
 		if (!head) { /* a later part: publish the partial */
 			const int slot = sk_count(b, kbc, seg0, U, G);
 			float *p = ws + (size_t)(b * 2 + slot - 1) * (64 * NT);
 #pragma unroll
 			for (int i = 0; i < kNR; i++)
 				p[i * 256 + j] = d[i];
+#if SF_GEMM_MIDM_SK == 1 /* the form measured in session 24 (call 5): a GPU-scope fence in every consumer thread */
 			__threadfence();
+#endif
+			/* SF_GEMM_MIDM_SK 2: the barrier orders every consumer thread's partial stores before the publishing thread's
+			 * release (cumulative at GPU scope), so one fence-free release suffices */
 			asm volatile("bar.sync 1, 256;" ::: "memory");
 			if (j == 0)
 				asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(flags + b * 2 + slot - 1), "r"(epoch) : "memory");
@@ -165,10 +172,7 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 				}
 			}
 		}
-#pragma unroll
-		for (int i = 0; i < kNR; i++)
-			d[i] = 0.0f;
-		seg0 = u + 1;
+		seg0 = seg1;
 	}
 }
 
