@@ -173,18 +173,18 @@
 #           -DSF_GEMM_MIDM_TT_SMALL=1 -DSF_GEMM_MIDM_TT_MIN_M=16 (+ MIDM trace): FIT 2's two token tiles over
 #           the whole K (no cluster, no reduction) from M 17 wherever the half-band plan splits K in two at K <= 4096
 #           (4096^2), tiles of ceil(M / 2) rounded up to 16: NT 16 / 32 / 48 / 64 (consumer wgmma n 8 / 16 / 24 / 32;
-#           GEMM_NOTES_MID_M2.md "Version 24"); trace "midm hb plan 4096x4096 M=64: nt 32 splits 1 ttiles 2"; every
+#           GEMM_NOTES_MID_M3.md "Version 24"); trace "midm hb plan 4096x4096 M=64: nt 32 splits 1 ttiles 2"; every
 #           other shape unchanged; precheck $MS_V24 (every narrow tile at odd M, overlaps of 1..31 tokens)
 #   v25     the defaults + -DSF_GEMM_MIDM_TT_MC=1 (+ MIDM trace): the two token tiles of a band (version 24's plan, and
 #           version 16t's at M 129-256 on 4096^2) run as a cluster of 2 that multicasts the weight tile, each CTA loading
-#           half its rows (GEMM_NOTES_MID_M2.md "Version 25"); launches the same grid, clusters of 2; precheck $MS_V24
+#           half its rows (GEMM_NOTES_MID_M3.md "Version 25"); launches the same grid, clusters of 2; precheck $MS_V24
 #   v26     the defaults + -DSF_GEMM_MIDM_SK=1 (+ MIDM trace): the unsplit one-tile half-band plans that leave SMs idle
 #           (6144 x 4096 M 17-192: 96 bands) on a stream-K schedule over every SM (gemm_bf16_sm90_midm_sk.cuh;
-#           GEMM_NOTES_MID_M2.md "Version 26"); trace "midm sk plan 6144x4096 M=128: nt 128 ctas 132 units 6144: launched";
+#           GEMM_NOTES_MID_M3.md "Version 26"); trace "midm sk plan 6144x4096 M=128: nt 128 ctas 132 units 6144: launched";
 #           precheck $MS_V26; v26b (-DSF_GEMM_MIDM_SK=2) the same with one fence-free release per published partial
 #   mm64    the defaults + -DSF_GEMM_MIDM_MAX_M=64 (+ V6 / V3 traces): M 65..128 leave the mid-M path for the v6 plan
 #           (6144 x 4096 M 128 runs 96 CTAs of 64 weight rows there; cuBLASLt 128 CTAs of 96 x 64 tiles): which plan v6
-#           picks there (the trace) and its time, a probe (GEMM_NOTES_MID_M2.md "Version 24")
+#           picks there (the trace) and its time, a probe (GEMM_NOTES_MID_M3.md "Version 24")
 #   dflt    the solution's defaults as they are (no -D but the trace): since session 10 v3a + v6 + v10; v3a and v2
 #           pin v10 off (-DSF_GEMM_V10=0) so they stay the session-9 controls
 #   sm5old  sm5 with the first, racy release order (-DSF_GEMM_SM5_RELEASE=0): the control, expected to FAIL

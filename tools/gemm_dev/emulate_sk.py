@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """emulate_sk.py - CPU check of version 26's stream-K schedule of the half-band GEMM kernel (SF_GEMM_MIDM_SK,
-problems/common/kernels/gemm_bf16_sm90_midm_sk.cuh; GEMM_NOTES_MID_M2.md "Version 26").
+problems/common/kernels/gemm_bf16_sm90_midm_sk.cuh; GEMM_NOTES_MID_M3.md "Version 26").
 
 Mirrors the kernel's schedule (CTA i of G takes the (band, K block) units [sk_bound(i), sk_bound(i + 1)) in band-major
 order), its segment loop (a segment ends at the range's end or a band's last unit), and its epilogue protocol: a later

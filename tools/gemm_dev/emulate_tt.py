@@ -2,7 +2,7 @@
 """emulate_tt.py - CPU checks of the mid-M GEMM's narrow token tiles (version 24, SF_GEMM_MIDM_TT_SMALL: FIT 2's two token
 tiles of 16 / 32 / 48 tokens at M 17-128) and of the token-tile pair as a weight-multicasting cluster (version 25,
 SF_GEMM_MIDM_TT_MC), on emulate_wgmma.py's model of gemm_midm_kernel (plans, TMA boxes, fragments, stores); split out
-of that file to keep it under ~800 lines. GEMM_NOTES_MID_M2.md "Version 24" / "Version 25" say what each check covers.
+of that file to keep it under ~800 lines. GEMM_NOTES_MID_M3.md "Version 24" / "Version 25" say what each check covers.
 
     python3 tools/gemm_dev/emulate_tt.py      # exit status 1 on a failure (tests/suites/gemm_fragments.sh runs it)
 """
@@ -16,7 +16,7 @@ from emulate_wgmma import BK, HB_NT_SMALL, midm_plan_hb_fit, run_midm  # noqa: E
 
 
 def check_tt_small(rng):
-    """Version 24 (SF_GEMM_MIDM_TT_SMALL with SF_GEMM_MIDM_TT_MIN_M 16, GEMM_NOTES_MID_M2.md "Version 24"): FIT 2's two
+    """Version 24 (SF_GEMM_MIDM_TT_SMALL with SF_GEMM_MIDM_TT_MIN_M 16, GEMM_NOTES_MID_M3.md "Version 24"): FIT 2's two
     token tiles below 64 tokens. The plans of M 17..128 on the 4096-row shapes (and odd ones) give an instantiated tile
     (16, 32, 48, 64) of ceil(M / 2) rounded up to 16 (two tiles overlap by < 32 tokens) wherever the plan splits K in
     two, and the version-16 plans elsewhere; then the kernel's loads and stores at odd M with each narrow tile (consumer

@@ -100,7 +100,7 @@
 #ifndef SF_GEMM_MIDM_TT_MAX_K /* FIT 2: token tiles only up to this K (4096 x 14336: 0.86-0.94x of FIT 1's split plan) */
 #define SF_GEMM_MIDM_TT_MAX_K 4096
 #endif
-#ifndef SF_GEMM_MIDM_TT_SMALL /* version 24 (GEMM_NOTES_MID_M2.md "Version 24"; default 1 since session 24: 4096^2 M 32 / 64 / 128
+#ifndef SF_GEMM_MIDM_TT_SMALL /* version 24 (GEMM_NOTES_MID_M3.md "Version 24"; default 1 since session 24: 4096^2 M 32 / 64 / 128
 			       * 15.95 / 16.02 / 17.09 -> 14.62 / 14.93 / 16.55 us through the eval, CUPTI): 1 FIT 2's two token tiles may be
 			       * narrower than 64: ceil(M / 2) rounded up to 16 (NT 16, 32, 48, 64; each consumer a wgmma n of
 			       * 8, 16, 24, 32), so that with SF_GEMM_MIDM_TT_MIN_M below 64 the tiles of M 17..128 do not
@@ -108,13 +108,13 @@
 			       * 0 (the control, with SF_GEMM_MIDM_TT_MIN_M 128): tiles of at least 64 tokens, as version 16 */
 #define SF_GEMM_MIDM_TT_SMALL 1
 #endif
-#ifndef SF_GEMM_MIDM_TT_MC /* version-25 candidate (GEMM_NOTES_MID_M2.md "Version 25"): 1 FIT 2's two token tiles of a band run
+#ifndef SF_GEMM_MIDM_TT_MC /* version-25 candidate (GEMM_NOTES_MID_M3.md "Version 25"): 1 FIT 2's two token tiles of a band run
 			    * as a cluster of 2 that multicasts the weight tile (each CTA loads half its rows into both rings:
 			    * half the L2 -> SM weight traffic, cuBLASLt's 1 x 2 plan at 4096^2 M 64); 0 (default): each tile
 			    * loads the whole weight tile itself (the two reads meet in L2) */
 #define SF_GEMM_MIDM_TT_MC 0
 #endif
-#ifndef SF_GEMM_MIDM_SK /* version-26 candidate (GEMM_NOTES_MID_M2.md "Version 26"; gemm_bf16_sm90_midm_sk.cuh): 1 the unsplit
+#ifndef SF_GEMM_MIDM_SK /* version-26 candidate (GEMM_NOTES_MID_M3.md "Version 26"; gemm_bf16_sm90_midm_sk.cuh): 1 the unsplit
 			 * one-tile half-band plans that leave SMs idle (6144 x 4096 M 17-192: 96 bands on 132 SMs) run on a
 			 * stream-K schedule over all SMs (fp32 partials of cut bands through a workspace, one flag per part);
 			 * 2 the same with one fence-free release per published partial instead of a fence in every consumer

@@ -42,7 +42,7 @@
  * no zero fill) and it stores only tokens >= NT (tile 0's), so the tiles overlap by 2 NT - M tokens, computed twice,
  * stored once.
  *
- * Version 24 (SF_GEMM_MIDM_TT_SMALL, default 1 since session 24, with SF_GEMM_MIDM_TT_MIN_M 16): FIT 2's two token tiles
+ * Version 24 (GEMM_NOTES_MID_M3.md; SF_GEMM_MIDM_TT_SMALL, default 1 since session 24, with SF_GEMM_MIDM_TT_MIN_M 16): FIT 2's two token tiles
  * also below 64 tokens (NT 16 / 32 / 48: consumer widths 8 / 16 / 24; at most 16 stages, the barriers' 256 bytes).
  * Version 25 candidate (SF_GEMM_MIDM_TT_MC, default 0): the two token tiles of a band as a cluster of 2 that multicasts
  * the weight tile (each loads half of its rows into both rings; empty[s] counts the 8 consumer warps of both CTAs, lane 1

@@ -1,6 +1,6 @@
 /*
  * gemm_bf16_sm90_midm_sk.cuh - version-26 candidate of the mid-M path (-DSF_GEMM_MIDM_SK=1, default 0: this header is then
- * not included and the default build's PTX is unchanged; GEMM_NOTES_MID_M2.md "Version 26"): the half-band swap-AB kernel
+ * not included and the default build's PTX is unchanged; GEMM_NOTES_MID_M3.md "Version 26"): the half-band swap-AB kernel
  * of gemm_bf16_sm90_midm.cuh (64 weight rows as the wgmma M side, NT tokens split over the two consumer warpgroups, one
  * token tile) on a stream-K schedule, for the plans whose half bands leave SMs idle (6144 x 4096: 96 bands on 132 SMs).
  *
