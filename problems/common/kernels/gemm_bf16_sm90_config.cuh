@@ -118,7 +118,8 @@
 			 * one-tile half-band plans that leave SMs idle (6144 x 4096 M 17-192: 96 bands on 132 SMs) run on a
 			 * stream-K schedule over all SMs (fp32 partials of cut bands through a workspace, one flag per part);
 			 * 2 the same with one fence-free release per published partial instead of a fence in every consumer
-			 * thread (1, measured 1.3x slower in session 24: a fixed +6-8 us); 0 (default): 96 CTAs */
+			 * thread (1: the per-thread fences of session 24's measured build, 1.3x slower, which also had its
+			 * wgmma serialized by ptxas: C7520, fixed since); 0 (default): 96 CTAs */
 #define SF_GEMM_MIDM_SK 0
 #endif
 #ifndef SF_GEMM_MIDM_TT_TOP_M /* FIT 2 (session 16): above SF_GEMM_MIDM_MAX_M and up to this M, the mid-M path takes only

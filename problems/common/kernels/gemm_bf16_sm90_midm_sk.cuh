@@ -11,7 +11,8 @@
  * which the host requires). Per segment, at its last unit: a whole band is stored as bf16; a later part writes its fp32
  * accumulators to its slot of the workspace (ws: bands x 2 slots of 64 x NT floats, register-major: value i of consumer
  * thread j at i * 256 + j, coalesced) and publishes flag[band][slot] = epoch (every consumer thread fences, a named barrier,
- * one thread stores; SF_GEMM_MIDM_SK 1 also fences in every thread, the form measured in session 24); the head waits for its band's later parts' flags (one thread polls, then a named barrier), adds their
+ * one thread stores; SF_GEMM_MIDM_SK 1 also fences in every thread, as the build measured in session 24 did); the head
+ * waits for its band's later parts' flags (one thread polls, then a named barrier), adds their
  * partials in slot order (deterministic) and stores bf16. A later part is either the first segment of its CTA's range or
  * its CTA's only segment, so it never waits itself: no cycle, and with every CTA resident, no deadlock. The epoch (a host
  * counter, one per launch) makes the flags need no reset; the flags are this header's own buffer, zeroed once.
@@ -136,7 +137,7 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 #pragma unroll
 			for (int i = 0; i < kNR; i++)
 				p[i * 256 + j] = d[i];
-#if SF_GEMM_MIDM_SK == 1 /* the form measured in session 24 (call 5): a GPU-scope fence in every consumer thread */
+#if SF_GEMM_MIDM_SK == 1 /* a GPU-scope fence in every consumer thread, as session 24's measured build (call 5) had */
 			__threadfence();
 #endif
 			/* SF_GEMM_MIDM_SK 2: the barrier orders every consumer thread's partial stores before the publishing thread's
@@ -183,29 +184,26 @@ int *g_sk_flags = nullptr;
 size_t g_sk_ws_floats = 0, g_sk_flag_ints = 0;
 int g_sk_epoch = 1 << 24; /* far from 0, the flags' initial value */
 
+/* Grows the device buffer *p (*have elements of size bytes each) to at least n elements, zeroed when zero; 0 on success. */
+template <typename T> int sk_grow(T **p, size_t *have, size_t n, bool zero)
+{
+	if (n <= *have)
+		return 0;
+	if (*p)
+		cudaFree(*p);
+	*p = nullptr;
+	*have = 0;
+	if (cudaMalloc(p, n * sizeof(T)) != cudaSuccess ||
+	    (zero && (cudaMemset(*p, 0, n * sizeof(T)) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess)))
+		return -1;
+	*have = n;
+	return 0;
+}
+
 /* Makes the workspace (floats) and the flags (ints, zeroed when allocated) at least this big; 0 on success. */
 int sk_reserve(size_t floats, size_t ints)
 {
-	if (floats > g_sk_ws_floats) {
-		if (g_sk_ws)
-			cudaFree(g_sk_ws);
-		g_sk_ws = nullptr;
-		g_sk_ws_floats = 0;
-		if (cudaMalloc(&g_sk_ws, floats * sizeof(float)) != cudaSuccess)
-			return -1;
-		g_sk_ws_floats = floats;
-	}
-	if (ints > g_sk_flag_ints) {
-		if (g_sk_flags)
-			cudaFree(g_sk_flags);
-		g_sk_flags = nullptr;
-		g_sk_flag_ints = 0;
-		if (cudaMalloc(&g_sk_flags, ints * sizeof(int)) != cudaSuccess ||
-		    cudaMemset(g_sk_flags, 0, ints * sizeof(int)) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess)
-			return -1;
-		g_sk_flag_ints = ints;
-	}
-	return 0;
+	return sk_grow(&g_sk_ws, &g_sk_ws_floats, floats, false) || sk_grow(&g_sk_flags, &g_sk_flag_ints, ints, true) ? -1 : 0;
 }
 
 /* Sets the dynamic shared memory limit of gemm_midm_sk_kernel<NT> once; 0 on success. */
@@ -232,14 +230,9 @@ int midm_sk_launch(const CUtensorMap &mw, const CUtensorMap &mx, __nv_bfloat16 *
 	const int epoch = ++g_sk_epoch;
 	/* cooperative: refused unless all G CTAs are resident at once, which the heads' waits on later CTAs need */
 	cudaLaunchAttribute at[1];
-	at[0].id = cudaLaunchAttributeCooperative;
+	cudaLaunchConfig_t cfg = cluster_launch_config(at, G, kWgThreads, MidmCfg<NT, 1, 1>::kSmemBytes, 1, stream);
+	at[0].id = cudaLaunchAttributeCooperative; /* no cluster: the one attribute slot holds the cooperative flag */
 	at[0].val.cooperative = 1;
-	cudaLaunchConfig_t cfg = {};
-	cfg.gridDim = dim3((unsigned)G);
-	cfg.blockDim = dim3(kWgThreads);
-	cfg.dynamicSmemBytes = MidmCfg<NT, 1, 1>::kSmemBytes;
-	cfg.stream = stream;
-	cfg.attrs = at;
 	cfg.numAttrs = 1;
 	if (cudaLaunchKernelEx(&cfg, gemm_midm_sk_kernel<NT>, mw, mx, C, M, N, K, g_sk_ws, g_sk_flags, epoch) != cudaSuccess) {
 		(void)cudaGetLastError();
