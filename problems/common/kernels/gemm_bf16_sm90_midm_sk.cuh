@@ -10,8 +10,8 @@
  * at the band's first unit) and, when the band is cut, one or two later parts (at most two as long as U / G > kbc / 2,
  * which the host requires). Per segment, at its last unit: a whole band is stored as bf16; a later part writes its fp32
  * accumulators to its slot of the workspace (ws: bands x 2 slots of 64 x NT floats, register-major: value i of consumer
- * thread j at i * 256 + j, coalesced) and publishes flag[band][slot] = epoch (every consumer thread fences, a named barrier,
- * one thread stores; SF_GEMM_MIDM_SK 1 also fences in every thread, as the build measured in session 24 did); the head
+ * thread j at i * 256 + j, coalesced) and publishes flag[band][slot] = epoch (a named barrier, then one thread's release
+ * store; SF_GEMM_MIDM_SK 1 fences in every consumer thread first, as the build measured in session 24 did); the head
  * waits for its band's later parts' flags (one thread polls, then a named barrier), adds their
  * partials in slot order (deterministic) and stores bf16. A later part is either the first segment of its CTA's range or
  * its CTA's only segment, so it never waits itself: no cycle, and with every CTA resident, no deadlock. The epoch (a host
