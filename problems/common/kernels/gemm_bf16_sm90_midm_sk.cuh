@@ -96,10 +96,7 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 	const int c = wg - 1; /* tokens c NT / 2 .. of the band's 64 rows */
 	const int tid = threadIdx.x - 128 * wg, warp = tid >> 5, lane = tid & 31;
 	const int g = lane >> 2, q = lane & 3, j = tid + 128 * c;
-	float d[kNR];
-#pragma unroll
-	for (int i = 0; i < kNR; i++)
-		d[i] = 0.0f;
+	float d[kNR]; /* zeroed at each segment's start */
 	uint32_t it = 0; /* the ring position: units consumed so far */
 	/* one segment per band the range touches (at most 3), each a K loop shaped as the half-band kernel's (one wgmma batch
 	 * in flight, the previous stage released after it retires) and its epilogue after the loop: no accumulator is touched
