@@ -11,6 +11,8 @@
 #include "solforge/solution.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <algorithm>
 #include <chrono>
 #include <numeric>
@@ -141,6 +143,13 @@ static void report(const std::string &name, const std::string &why)
 		printf("FAIL %s: %s\n", name.c_str(), why.c_str());
 	}
 	fflush(stdout);
+	/* a mutant's run (emu_kernels.sh sets EMU_STOP_AT_FAIL=1) only has to show one failing case: stop there */
+	const char *stop = getenv("EMU_STOP_AT_FAIL");
+	if (n_fail && stop && strcmp(stop, "1") == 0) {
+		printf("%d passed, %d failed\n", n_pass, n_fail);
+		fflush(stdout);
+		exit(1);
+	}
 }
 
 static std::string call_run(std::vector<sf_tensor> &in, std::vector<double> &scal, std::vector<sf_tensor> &out)

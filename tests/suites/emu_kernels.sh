@@ -74,7 +74,7 @@ run_one() {
 			echo "FAIL mutant $mutant of $src${extra:+ $extra}: not caught (${nf} failing cases)"
 			echo "RESULT 0 1"
 		else
-			echo "ok mutant $mutant of $src${extra:+ $extra}: caught ($nf failing cases)"
+			echo "ok mutant $mutant of $src${extra:+ $extra}: caught (its run stops at the first failing case)"
 			echo "RESULT 1 0"
 		fi
 		return
@@ -131,7 +131,8 @@ PY
 		echo "RESULT 0 1"
 		return
 	fi
-	"$TMP/$name" >"$TMP/$name.out" 2>&1
+	# a mutant stops at its first failing case (one is all it must show)
+	EMU_STOP_AT_FAIL=${MUTANT_RUN:-0} "$TMP/$name" >"$TMP/$name.out" 2>&1
 	sed -E "s#^(ok|FAIL) #\1 $src${extra:+ $extra}: #" "$TMP/$name.out" | grep -v " passed, "
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$TMP/$name.out" | tail -1)
 	if [ -z "$line" ]; then
