@@ -175,9 +175,6 @@
 #           (4096^2), tiles of ceil(M / 2) rounded up to 16: NT 16 / 32 / 48 / 64 (consumer wgmma n 8 / 16 / 24 / 32;
 #           GEMM_NOTES_MID_M3.md "Version 24"); trace "midm hb plan 4096x4096 M=64: nt 32 splits 1 ttiles 2"; every
 #           other shape unchanged; precheck $MS_V24 (every narrow tile at odd M, overlaps of 1..31 tokens)
-#   v25     the defaults + -DSF_GEMM_MIDM_TT_MC=1 (+ MIDM trace): the two token tiles of a band (version 24's plan, and
-#           version 16t's at M 129-256 on 4096^2) run as a cluster of 2 that multicasts the weight tile, each CTA loading
-#           half its rows (GEMM_NOTES_MID_M3.md "Version 25"); launches the same grid, clusters of 2; precheck $MS_V24
 #   v26     the defaults + -DSF_GEMM_MIDM_SK=1 (+ MIDM trace): the unsplit one-tile half-band plans that leave SMs idle
 #           (6144 x 4096 M 17-192: 96 bands) on a stream-K schedule over every SM (gemm_bf16_sm90_midm_sk.cuh;
 #           GEMM_NOTES_MID_M3.md "Version 26"); trace "midm sk plan 6144x4096 M=128: nt 128 ctas 132 units 6144: launched";
@@ -373,13 +370,12 @@ variants=("v2|-DSF_GEMM_MIDM=0 -DSF_GEMM_V3=0 -DSF_GEMM_V10=0||" "v4|-DSF_GEMM_V
 	"sm256o|-DSF_GEMM_SM_LDPF=0|1-16|"
 	"v18o|-DSF_GEMM_MIDM_MW=0 -DSF_GEMM_V6_TRACE=1|129-192|"
 	"v24|-DSF_GEMM_MIDM_TT_SMALL=1 -DSF_GEMM_MIDM_TT_MIN_M=16 -DSF_GEMM_MIDM_TRACE=1|17-128|$MS_V24"
-	"v25|-DSF_GEMM_MIDM_TT_MC=1 -DSF_GEMM_MIDM_TRACE=1|17-256|$MS_V24"
 	"v26|-DSF_GEMM_MIDM_SK=1 -DSF_GEMM_MIDM_TRACE=1|17-192|$MS_V26"
 	"v26b|-DSF_GEMM_MIDM_SK=2 -DSF_GEMM_MIDM_TRACE=1|17-192|$MS_V26"
 	"v24o|-DSF_GEMM_MIDM_TT_SMALL=0 -DSF_GEMM_MIDM_TT_MIN_M=128 -DSF_GEMM_MIDM_TRACE=1|17-128|"
 	"mm64|-DSF_GEMM_MIDM_MAX_M=64 -DSF_GEMM_V6_TRACE=1 -DSF_GEMM_V3_TRACE=1|65-128|$MS_V24")
 # the candidates whose ptxas report (registers, spills per kernel) and SASS counts (HGMMA, TMA) are printed
-WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o s16m v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw v16w v17 v17x v17o v18 v18h v18o sm256 sm256o v24 v24o v25 v26 v26b mm64 dflt"
+WGMMA_CANDS="v2 v3 midm midm2 sm5 sm5c v6 pp pp64 mc c256 c256n c256d v10 v10r v11p v11m s16 s16o s16m v12 v12n v12w v12t8 v13 v13a v13w v13o v13x v13n v15 v15o v15a v16 v16t v16tw v16w v17 v17x v17o v18 v18h v18o sm256 sm256o v24 v24o v26 v26b mm64 dflt"
 CANDS=${CANDS:-v4 midm midm2}
 if [ "$CANDS" != all ]; then # keep v2 and the named candidates
 	names=" "

@@ -61,8 +61,7 @@ fail=0
 # emulate_mcast.py --quick: the v8 clustered kernel's schedule, W halves and wave rule, and its two-CTA ring
 # protocol (multicast landings, 16-arrival empty barriers, exit barrier) over all interleavings of small
 # cases, plus six mutations that must be caught (~4 s)
-# (emulate_tt.py: version 24's narrow token tiles and version 25's weight-multicast pair, its ring protocol under random
-# interleavings with three mutations; split out of emulate_wgmma.py in session 24; emulate_sk.py: version 26's stream-K
+# (emulate_tt.py: version 24's narrow token tiles, split out of emulate_wgmma.py in session 24; emulate_sk.py: version 26's stream-K
 # schedule and its partial / flag protocol under random interleavings, four mutations)
 for script in emulate_fragments.py emulate_wgmma.py emulate_tt.py emulate_sk.py emulate_smallm5.py "emulate_pingpong.py --quick" "emulate_mcast.py --quick" "emulate_coop.py --quick" "emulate_v10.py --quick" "emulate_midm_tma.py --quick" "emulate_tailrows.py --quick"; do
 	# shellcheck disable=SC2086

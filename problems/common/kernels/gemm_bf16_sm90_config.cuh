@@ -108,11 +108,8 @@
 			       * 0 (the control, with SF_GEMM_MIDM_TT_MIN_M 128): tiles of at least 64 tokens, as version 16 */
 #define SF_GEMM_MIDM_TT_SMALL 1
 #endif
-#ifndef SF_GEMM_MIDM_TT_MC /* version-25 candidate (GEMM_NOTES_MID_M3.md "Version 25"): 1 FIT 2's two token tiles of a band run
-			    * as a cluster of 2 that multicasts the weight tile (each CTA loads half its rows into both rings:
-			    * half the L2 -> SM weight traffic, cuBLASLt's 1 x 2 plan at 4096^2 M 64); 0 (default): each tile
-			    * loads the whole weight tile itself (the two reads meet in L2) */
-#define SF_GEMM_MIDM_TT_MC 0
+#ifdef SF_GEMM_MIDM_TT_MC /* version 25 (a cluster pair of token tiles multicasting the weight): removed in session 25 */
+#error "SF_GEMM_MIDM_TT_MC (version 25) was removed in session 25: GEMM_NOTES_MID_M3.md \"Version 25\""
 #endif
 #ifndef SF_GEMM_MIDM_SK /* version-26 candidate (GEMM_NOTES_MID_M3.md "Version 26"; gemm_bf16_sm90_midm_sk.cuh): 1 the unsplit
 			 * one-tile half-band plans that leave SMs idle (6144 x 4096 M 17-192: 96 bands on 132 SMs) run on a

@@ -44,9 +44,8 @@
  *
  * Version 24 (GEMM_NOTES_MID_M3.md; SF_GEMM_MIDM_TT_SMALL, default 1 since session 24, with SF_GEMM_MIDM_TT_MIN_M 16): FIT 2's two token tiles
  * also below 64 tokens (NT 16 / 32 / 48: consumer widths 8 / 16 / 24; at most 16 stages, the barriers' 256 bytes).
- * Version 25 candidate (SF_GEMM_MIDM_TT_MC, default 0): the two token tiles of a band as a cluster of 2 that multicasts
- * the weight tile (each loads half of its rows into both rings; empty[s] counts the 8 consumer warps of both CTAs, lane 1
- * arriving remotely without a fence; a cluster barrier after the init, two before exit).
+ * (Version 25, the two token tiles as a weight-multicasting cluster pair, measured 1.15-1.26x slower and removed in
+ * session 25: GEMM_NOTES_MID_M3.md "Version 25".)
  *
  * Requirements (checked by the host): K % 8 == 0, A and B 16-byte aligned (TMA), M <= 256.
  */
@@ -95,7 +94,7 @@ template <int NT, int CPS, int HB = 0> struct MidmCfg {
 
 /* Arrive on the mbarrier at CTA-local address bar of cluster CTA rank peer, without a fence (version 8's form, run on the
  * H200: the .release.cluster form compiles to MEMBAR.ALL.GPU per arrival, which cost v3p 31% and version 25's first run
- * 3-4x; what a consumer's release orders is its wgmma reads, retired by the wait before it). */
+ * 3-4x; what a consumer's release orders is its wgmma reads, retired by the wait before it). Used by gemm_bf16_sm90_midm_mc.cuh. */
 __device__ __forceinline__ void midm_arrive_peer(uint32_t bar, uint32_t peer)
 {
 	uint32_t remote;
@@ -172,15 +171,11 @@ __global__ void __launch_bounds__(kWgThreads, CPS)
 			  * rows start at M - NT and it stores tokens >= NT (mlo) only */
 	const bool tsplit = HB && ttiles > 1;
 	const int tt = tsplit ? (int)blockIdx.x % ttiles : 0;
-	/* version 25 (SF_GEMM_MIDM_TT_MC): the two token tiles of a band are a cluster of 2 (rank tt) that shares the
-	 * weight tile: each CTA loads its half of the rows (tm_w's box kRows / 2) and multicasts it into both rings */
-	const bool mc = SF_GEMM_MIDM_TT_MC && tsplit;
 	const int band = (int)blockIdx.x / (tsplit ? ttiles : splits), split = tsplit ? 0 : (int)blockIdx.x % splits;
 	const int row0 = tt ? M - NT : 0, mlo = tt ? NT : 0;
 #else
 	const int band = (int)blockIdx.x / splits, split = (int)blockIdx.x % splits;
 	const int row0 = 0;
-	const bool mc = false;
 #endif
 	const int kb_count = (K + kWgBK - 1) / kWgBK, kb_per = (kb_count + splits - 1) / splits;
 	const int kb0 = split * kb_per, kb1 = min(kb0 + kb_per, kb_count);
@@ -191,22 +186,11 @@ __global__ void __launch_bounds__(kWgThreads, CPS)
 		asm volatile("prefetch.tensormap [%0];" ::"l"((uint64_t)&tm_x) : "memory");
 		for (int s = 0; s < kStages; s++) {
 			mbar_init(bar_full + 8 * s, 1);
-			mbar_init(bar_empty + 8 * s, mc ? 16 : 8); /* v25: the 8 consumer warps of both CTAs of the pair */
+			mbar_init(bar_empty + 8 * s, 8);
 		}
 		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 	}
 	__syncthreads();
-	/* v25: the first ring round's own activation loads (and each stage's whole expect_tx) go out before the cluster
-	 * barrier that makes the partner's barriers safe to multicast into; the weight halves follow it */
-	const int npre = mc ? min(kb1 - kb0, kStages) : 0;
-	if (mc) {
-		if (threadIdx.x == 0)
-			for (int i = 0; i < npre; i++) {
-				mbar_expect_tx(bar_full + 8 * i, kTxBytes);
-				tma_load_2d(base + i * kStageBytes + Cfg::kWBytes, &tm_x, bar_full + 8 * i, (kb0 + i) * kWgBK, row0);
-			}
-		cluster_sync();
-	}
 
 	if (wg == 0) {
 		if (CPS == 1)
@@ -216,23 +200,13 @@ __global__ void __launch_bounds__(kWgThreads, CPS)
 			for (int kb = kb0; kb < kb1; kb++, it++) {
 				const uint32_t s = it % kStages, ph = (it / kStages) & 1;
 				const uint32_t sw = base + s * kStageBytes;
-				if (mc) { /* v25: slot s is free in both CTAs once the 16 warps arrived (the first round: no wait) */
-					if ((int)it >= npre) {
-						mbar_wait(bar_empty + 8 * s, ph ^ 1);
-						mbar_expect_tx(bar_full + 8 * s, kTxBytes);
-						tma_load_2d(sw + Cfg::kWBytes, &tm_x, bar_full + 8 * s, kb * kWgBK, row0);
-					}
-					tma_load_2d_mc(sw + tt * (Cfg::kWBytes / 2), &tm_w, bar_full + 8 * s, kb * kWgBK,
-						       band * Cfg::kRows + tt * (Cfg::kRows / 2), (uint16_t)3);
-					continue;
-				}
 				mbar_wait(bar_empty + 8 * s, ph ^ 1);
 				mbar_expect_tx(bar_full + 8 * s, kTxBytes);
 				tma_load_2d(sw, &tm_w, bar_full + 8 * s, kb * kWgBK, band * Cfg::kRows);
 				tma_load_2d(sw + Cfg::kWBytes, &tm_x, bar_full + 8 * s, kb * kWgBK, row0);
 			}
 		}
-		if (splits > 1 || mc) { /* the consumers' two cluster barriers count every thread of the CTA */
+		if (splits > 1) { /* the consumers' two cluster barriers count every thread of the CTA */
 			cluster_sync();
 			cluster_sync();
 		}
@@ -263,16 +237,12 @@ __global__ void __launch_bounds__(kWgThreads, CPS)
 			wgmma_wait<1>();
 			if (lane == 0)
 				mbar_arrive(bar_empty + 8 * prev);
-			else if (mc && lane == 1) /* v25: the partner's producer multicasts into this slot too */
-				midm_arrive_peer(bar_empty + 8 * prev, (uint32_t)(1 - tt));
 		}
 		prev = s;
 	}
 	wgmma_wait<0>();
 	if (kb1 > kb0 && lane == 0)
 		mbar_arrive(bar_empty + 8 * prev);
-	else if (kb1 > kb0 && mc && lane == 1)
-		midm_arrive_peer(bar_empty + 8 * prev, (uint32_t)(1 - tt));
 
 	/* weight row of this thread's registers 4 j + e: n_b (+ 8 for e >= 2); token t0 + 8 j + 2 q + (e & 1) */
 	const int n_b = band * Cfg::kRows + (HB ? 0 : c * 64) + warp * 16 + g, t0 = row0 + (HB ? c * (NT / 2) : 0);
@@ -303,10 +273,6 @@ __global__ void __launch_bounds__(kWgThreads, CPS)
 #endif
 					C[(size_t)mm * N + n] = __float2bfloat16_rn(d[4 * j + e]);
 			}
-		}
-		if (mc) { /* v25: no CTA exits while its partner may still arrive on its barriers or multicast into it */
-			cluster_sync();
-			cluster_sync();
 		}
 		return;
 	}
@@ -504,8 +470,7 @@ template <int NT, int CPS, int HB = 0> static int midm_max_clusters_nt(int s, in
 }
 
 /* One launch of gemm_midm_kernel<NT, CPS, HB>: grid bands * splits (bands of MidmCfg::kRows weight rows), clusters of
- * splits along x when > 1 (with SF_GEMM_MIDM_TT_MC and ttiles > 1: clusters of the ttiles token tiles, and mw's box is
- * then kRows / 2 rows: the caller's map); 0 on success. */
+ * splits along x when > 1; 0 on success. */
 template <int NT, int CPS, int HB = 0>
 int midm_launch_nt(const CUtensorMap &mw, const CUtensorMap &mx,
 #if SF_GEMM_MIDM_TMA /* version 11: C's map (box 64 columns x midm_tma_rows tokens) and whether to use it */
@@ -528,12 +493,7 @@ int midm_launch_nt(const CUtensorMap &mw, const CUtensorMap &mx,
 #else
 	const int units = bands * splits;
 #endif
-	/* clusters: the K splits of a band, or (version 25, SF_GEMM_MIDM_TT_MC) its token tiles */
-#if SF_GEMM_MIDM_FIT == 2
-	const int cl = SF_GEMM_MIDM_TT_MC && ttiles > 1 ? ttiles : splits;
-#else
-	const int cl = splits;
-#endif
+	const int cl = splits; /* clusters: the K splits of a band */
 	cudaLaunchAttribute at[1];
 	const cudaLaunchConfig_t cfg =
 		cluster_launch_config(at, units, kWgThreads, MidmCfg<NT, CPS, HB>::kSmemBytes, cl, stream);

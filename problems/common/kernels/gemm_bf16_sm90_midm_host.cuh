@@ -136,8 +136,7 @@ static int midm_hb_hook(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfl
 		}
 	}
 #endif
-	/* version 25 (SF_GEMM_MIDM_TT_MC): each token tile of a cluster pair loads half of the band's 64 weight rows */
-	const int wbox = SF_GEMM_MIDM_TT_MC && h.ttiles > 1 ? kMidmRows / 4 : kMidmRows / 2;
+	const int wbox = kMidmRows / 2;
 	if (!make_map(&mw, B, N, K, wbox) && !make_map(&mx, A, M, K, xbox)) {
 #if SF_GEMM_MIDM_TMA
 #define SF_MIDM_HB_C mw, 0, C /* the v11 TMA stores are not taken on half bands (a dummy map, tma_epi 0) */
