@@ -10,7 +10,8 @@
 # is the wall-time budget (specs that do not fit are reported as skipped); NCU_SECTIONS the sections;
 # NCU_METRICS ('+'- or comma-separated raw metric names; '+' inside a gpu_round.sh spec, whose list is comma-separated, e.g. sm__cycles_active.min,sm__cycles_active.max) adds them to every
 # profile and to the summary (one line per kernel); NCU_BASELINE=1 lets the evaluation run its baselines too (without it: --no-baseline), so a spec can
-# profile the baseline's kernel, e.g. cuBLASLt's GEMM (KERNEL_REGEX "sm90_xmma|cutlass|gemm" on a GEMM
+# profile the baseline's kernel (NCU_TORCH=1 with it: the PyTorch baselines too, whose kernels ncu then sees
+# through the bridge's python process; without it --no-torch), e.g. cuBLASLt's GEMM (KERNEL_REGEX "sm90_xmma|cutlass|gemm" on a GEMM
 # problem: match the baseline's kernel name, printed in the details page, and skip ours by count).
 # Output: $OUT (or build/gpu-ncu): logs/NAME.txt (ncu's details page) per spec, packed into ncu_logs.tgz
 # beside summary.txt (per spec: duration, DRAM throughput %, SM throughput %, achieved occupancy, top
@@ -46,6 +47,11 @@ pfw2_q8192 $L/gqa_paged_prefill_causal_h32_kv8_d128_ps1 fast.cu gqa_paged_prefil
 SPECS=${NCU_SPECS:-$DEFAULT_SPECS}
 nobase=--no-baseline
 [ "${NCU_BASELINE:-0}" = 1 ] && nobase=
+notorch=--no-torch
+if [ "${NCU_TORCH:-0}" = 1 ]; then
+	[ "${NCU_BASELINE:-0}" = 1 ] || { echo "gpu_ncu: NCU_TORCH=1 needs NCU_BASELINE=1 (the torch baselines are baselines)"; exit 2; }
+	notorch=
+fi
 SPECS=${SPECS//;/$'\n'}
 if ! make -j"$(nproc)" >"$out/logs/build.log" 2>&1; then
 	tail -30 "$out/logs/build.log"
@@ -68,14 +74,14 @@ while read -r name prob sol uuid regex count defs; do
 	# the builds first, outside ncu (--target-processes all would follow nvcc too: session 12's first GEMM spec, whose
 	# build was not in the carried cache, spent its whole 100 s budget compiling under ncu and profiled nothing)
 	# shellcheck disable=SC2086 # defs holds "-D NAME=VALUE" pairs
-	timeout $(($(left) - 5)) $S eval "$prob" "$prob/solutions/$sol" --backend cuda --prepare-only $nobase --no-torch $defs \
+	timeout $(($(left) - 5)) $S eval "$prob" "$prob/solutions/$sol" --backend cuda --prepare-only $nobase $notorch $defs \
 		>"$out/logs/$name.build" 2>&1
 	# shellcheck disable=SC2086 # defs holds "-D NAME=VALUE" pairs
 	SOLFORGE_SANDBOX=0 SOLFORGE_DEFENSES=0 SF_RUNNER_NO_CUPTI=1 timeout $(($(left) - 5)) \
 		"$NCU" --target-processes all --clock-control none -k "regex:$regex" --launch-skip 4 \
 		--launch-count "$count" "${sec[@]}" --page details --print-units base \
 		$S eval "$prob" "$prob/solutions/$sol" --backend cuda --rounds 1 --budget-ms 30 --min-iters 3 \
-		--max-iters 6 $nobase --no-torch --timeout 170 --only "=$uuid" $defs \
+		--max-iters 6 $nobase $notorch --timeout 170 --only "=$uuid" $defs \
 		>"$out/logs/$name.txt" 2>"$out/logs/$name.err"
 	rc=$?
 	python3 - "$out/logs/$name.txt" "$name" "$rc" "$NCU_METRICS" >>"$out/summary.txt" <<'EOF'

@@ -4,8 +4,13 @@
  *
  * Blocks are dispatched in blockIdx order to emu_resident slots (default 1: one block after another;
  * a test of a kernel whose blocks wait for each other sets more, with emu_sm_count / emu_occupancy
- * to match what the occupancy API reports); the threads of a block are std::threads, __syncthreads is
- * a barrier over the block (a few sched_yield turns, then a futex sleep: emu_barrier), __shfl_xor_sync exchanges through a per-warp slot array between two warp
+ * to match what the occupancy API reports); each slot is an OS thread, and the threads of its block are fibers on it
+ * (user-space stacks switched by a few instructions of x86-64 assembly, emu_fibers_run: a thread runs until it waits at a
+ * barrier or calls emu_yield, then the next in a per-block random order takes over; -DEMU_OS_THREADS, or a CPU other
+ * than x86-64, makes every thread a std::thread as before session 25 - the fibers cut the suite's system time, most
+ * of its cost, to almost nothing). __syncthreads is
+ * a barrier over the block (emu_barrier: fibers switch while they wait; std::threads spin a few sched_yield turns, then
+ * sleep on a futex), __shfl_xor_sync exchanges through a per-warp slot array between two warp
  * barriers (every lane of a warp must call it, as on the GPU with a full mask; __shfl_up_sync likewise,
  * for ints; __shfl_sync and __shfl_xor_sync for floats and 32-bit ints; __ballot_sync, __reduce_max_sync / __reduce_min_sync (u32)
  * likewise). The tensor-core primitives mma.sync m16n8k16 bf16 -> f32 and
@@ -26,6 +31,7 @@
 #ifndef SF_EMU_H
 #define SF_EMU_H
 
+#include <algorithm>
 #include <atomic>
 #include <cassert>
 #include <cmath>
@@ -41,8 +47,15 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <random>
+#include <sys/mman.h>
 #include <thread>
+#include <tuple>
 #include <vector>
+
+#if !defined(EMU_OS_THREADS) && !defined(__x86_64__)
+#define EMU_OS_THREADS 1 /* the fiber switch below is x86-64 assembly */
+#endif
 
 #define __global__
 #define __device__
@@ -213,9 +226,193 @@ template <class T> static inline void __stcs(T *p, T v)
 	*p = v;
 }
 
-/* a reusable barrier for n threads: arrivals counted atomically, the waiters sleep on the generation
- * word with a Linux futex (no mutex: a condition variable's wake-all made every waiter take the mutex
- * in turn, most of the emulation's time went to the kernel) */
+/* the run's seed: EMU_SEED from the environment, else a fresh one (the same value for every caller) */
+static unsigned long long emu_fiber_seed_value()
+{
+	static const unsigned long long seed = [] {
+		const char *e = getenv("EMU_SEED");
+		return e && *e ? strtoull(e, nullptr, 10)
+			       : ((unsigned long long)std::random_device{}() << 32) ^ std::random_device{}();
+	}();
+	return seed;
+}
+
+#ifndef EMU_OS_THREADS
+/* Fibers: the emulated threads of one slot (a block, or a cluster's blocks) as user-space contexts on the slot's OS
+ * thread. emu_ctx_switch saves the callee-saved registers, MXCSR and the x87 control word on the running stack, stores
+ * its stack pointer in *save and resumes the context whose stack pointer is `to` (a new one "returns" into
+ * emu_fiber_entry). A fiber runs until it waits (emu_barrier) or calls emu_yield; nothing preempts it, so a spin on
+ * memory that another thread of the same slot writes must call emu_yield (the kernels' emulation branches do). */
+static void __attribute__((naked, noinline, used)) emu_ctx_switch(void **save, void *to)
+{
+	__asm__ volatile("pushq %rbp\n\t"
+			 "pushq %rbx\n\t"
+			 "pushq %r12\n\t"
+			 "pushq %r13\n\t"
+			 "pushq %r14\n\t"
+			 "pushq %r15\n\t"
+			 "subq $8, %rsp\n\t"
+			 "stmxcsr (%rsp)\n\t"
+			 "fnstcw 4(%rsp)\n\t"
+			 "movq %rsp, (%rdi)\n\t"
+			 "movq %rsi, %rsp\n\t"
+			 "ldmxcsr (%rsp)\n\t"
+			 "fldcw 4(%rsp)\n\t"
+			 "addq $8, %rsp\n\t"
+			 "popq %r15\n\t"
+			 "popq %r14\n\t"
+			 "popq %r13\n\t"
+			 "popq %r12\n\t"
+			 "popq %rbx\n\t"
+			 "popq %rbp\n\t"
+			 "ret\n\t");
+}
+#ifndef EMU_FIBER_STACK
+#define EMU_FIBER_STACK (512 << 10) /* bytes per fiber (reserved, touched as used), plus a PROT_NONE guard page below */
+#endif
+/* fiber stacks, reused across blocks, slots and launches (never unmapped: a test binary's life) */
+static std::mutex emu_stack_lock;
+static std::vector<char *> emu_stack_pool;
+static char *emu_stack_get()
+{
+	{
+		std::lock_guard<std::mutex> l(emu_stack_lock);
+		if (!emu_stack_pool.empty()) {
+			char *st = emu_stack_pool.back();
+			emu_stack_pool.pop_back();
+			return st;
+		}
+	}
+	void *m = mmap(nullptr, EMU_FIBER_STACK + 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		       -1, 0);
+	if (m == MAP_FAILED) {
+		fprintf(stderr, "emu: cannot map a fiber stack\n");
+		abort();
+	}
+	mprotect(m, 4096, PROT_NONE); /* an overflow faults instead of writing into the next stack */
+	return (char *)m + 4096;
+}
+/* the fibers of the running slot (one per OS thread; null outside emu_fibers_run) */
+struct emu_fiber_rt {
+	int n = 0, cur = 0, live = 0;
+	std::vector<void *> sp;
+	std::vector<char *> stack;
+	std::vector<char> done;
+	std::vector<int> order, pos; /* the round-robin order (a random permutation per run) and each fiber's place in it */
+	void *main_sp = nullptr;
+	void (*setup)(void *, int) = nullptr; /* sets the thread-local threadIdx / blockIdx / contexts of fiber i */
+	void (*body)(void *, int) = nullptr;  /* runs the kernel as fiber i */
+	void *arg = nullptr;
+};
+static thread_local emu_fiber_rt *emu_frt;
+static std::atomic<unsigned long long> emu_fiber_seq{ 0 };
+
+/* resume fiber `to` from the running one (its thread-locals set first) */
+static inline void emu_fiber_go(emu_fiber_rt *r, int to)
+{
+	const int from = r->cur;
+	if (to == from)
+		return;
+	r->cur = to;
+	r->setup(r->arg, to);
+	emu_ctx_switch(&r->sp[from], r->sp[to]);
+}
+/* the next live fiber after the running one in the slot's order; an OS-level yield once per full turn, so that a
+ * spin on another slot's memory lets that slot's OS thread run */
+static inline int emu_fiber_next(emu_fiber_rt *r)
+{
+	int k = r->pos[r->cur];
+	for (int tries = 0; tries < r->n; tries++) {
+		k = k + 1 == r->n ? 0 : k + 1;
+		if (k == 0)
+			sched_yield();
+		if (!r->done[r->order[k]])
+			return r->order[k];
+	}
+	return r->cur;
+}
+/* where a fiber starts: its body, then the next live fiber (or the slot's own context after the last) */
+static void emu_fiber_entry()
+{
+	emu_fiber_rt *r = emu_frt;
+	const int i = r->cur;
+	r->body(r->arg, i);
+	r->done[i] = 1;
+	if (--r->live == 0) {
+		void *dead;
+		emu_ctx_switch(&dead, r->main_sp);
+	}
+	const int j = emu_fiber_next(r);
+	r->cur = j;
+	r->setup(r->arg, j);
+	void *dead;
+	emu_ctx_switch(&dead, r->sp[j]);
+	__builtin_unreachable();
+}
+/* Runs body(arg, i) for i = 0 .. n-1 as fibers on the calling OS thread (setup(arg, i) before each switch into i) and
+ * returns when every one has returned. */
+static void emu_fibers_run(int n, void (*setup)(void *, int), void (*body)(void *, int), void *arg)
+{
+	emu_fiber_rt r;
+	r.n = r.live = n;
+	r.setup = setup;
+	r.body = body;
+	r.arg = arg;
+	r.sp.assign((size_t)n, nullptr);
+	r.stack.resize((size_t)n);
+	r.done.assign((size_t)n, 0);
+	r.order.resize((size_t)n);
+	r.pos.resize((size_t)n);
+	for (int i = 0; i < n; i++)
+		r.order[(size_t)i] = i;
+	std::mt19937_64 g(emu_fiber_seed_value() + 0x9e3779b97f4a7c15ull * ++emu_fiber_seq);
+	std::shuffle(r.order.begin(), r.order.end(), g);
+	for (int i = 0; i < n; i++) {
+		r.pos[(size_t)r.order[(size_t)i]] = i;
+		char *st = r.stack[(size_t)i] = emu_stack_get();
+		/* a new context: [fp state][r15 r14 r13 r12 rbx rbp = 0][return address emu_fiber_entry], entered as if
+		 * called (rsp = 8 mod 16 at its first instruction) */
+		uintptr_t top = ((uintptr_t)st + EMU_FIBER_STACK) & ~(uintptr_t)15;
+		uint64_t *f = (uint64_t *)(top - 72);
+		unsigned mx;
+		unsigned short cw;
+		__asm__ volatile("stmxcsr %0" : "=m"(mx));
+		__asm__ volatile("fnstcw %0" : "=m"(cw));
+		f[0] = (uint64_t)mx | ((uint64_t)cw << 32);
+		for (int k = 1; k <= 6; k++)
+			f[k] = 0;
+		f[7] = (uint64_t)(uintptr_t)&emu_fiber_entry;
+		r.sp[(size_t)i] = f;
+	}
+	emu_fiber_rt *outer = emu_frt;
+	emu_frt = &r;
+	r.cur = r.order[0];
+	setup(arg, r.cur);
+	emu_ctx_switch(&r.main_sp, r.sp[(size_t)r.cur]);
+	emu_frt = outer;
+	std::lock_guard<std::mutex> l(emu_stack_lock);
+	for (char *st : r.stack)
+		emu_stack_pool.push_back(st);
+}
+#endif
+
+/* Gives way: inside a fiber, to the slot's next thread (and, once per turn, to the other OS threads); elsewhere
+ * sched_yield. Kernels' emulation branches call it in every spin wait. */
+static inline void emu_yield()
+{
+#ifndef EMU_OS_THREADS
+	if (emu_frt) {
+		emu_fiber_go(emu_frt, emu_fiber_next(emu_frt));
+		return;
+	}
+#endif
+	sched_yield();
+}
+
+/* a reusable barrier for n threads: arrivals counted atomically; fibers switch to the next thread while
+ * they wait; std::threads (EMU_OS_THREADS) sleep on the generation word with a Linux futex (no mutex: a
+ * condition variable's wake-all made every waiter take the mutex in turn, most of the emulation's time
+ * went to the kernel) */
 #ifndef EMU_SPIN
 #define EMU_SPIN 16
 #endif
@@ -231,9 +428,16 @@ struct emu_barrier {
 		if (count.fetch_add(1, std::memory_order_acq_rel) + 1 == n) {
 			count.store(0, std::memory_order_relaxed); /* before the release below: the next round starts at 0 */
 			gen.fetch_add(1, std::memory_order_release);
+#ifdef EMU_OS_THREADS
 			syscall(SYS_futex, reinterpret_cast<unsigned *>(&gen), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+#endif
 			return;
 		}
+#ifndef EMU_OS_THREADS /* every waiter of a barrier is a fiber of this slot (warp, block and cluster barriers) */
+		while (gen.load(std::memory_order_acquire) == g)
+			emu_yield();
+		return;
+#endif
 		for (int spin = 0; spin < EMU_SPIN && gen.load(std::memory_order_acquire) == g; spin++)
 			sched_yield();
 		while (gen.load(std::memory_order_acquire) == g)
@@ -593,6 +797,34 @@ template <class K, class... A> static void emu_launch(long long grid, long long 
 					w.bar.n = 32;
 				cl.blocks.push_back(&c);
 			}
+#ifndef EMU_OS_THREADS
+			/* fiber i: thread i % block of block i / block of the cluster */
+			struct job {
+				std::vector<emu_block_ctx> *ctx;
+				emu_cluster_ctx *cl;
+				long long block, u, cs;
+				unsigned bx, by;
+				K *k;
+				std::tuple<A...> *args;
+			};
+			std::tuple<A...> targs(args...);
+			job jb{ &ctx, &cl, block, u, cs, bx, emu_block_y, &k, &targs };
+			emu_fibers_run(
+				(int)(block * cs),
+				[](void *a, int i) {
+					const job &j = *(const job *)a;
+					const long long r = i / j.block, t = i % j.block;
+					emu_ctx = &(*j.ctx)[(size_t)r];
+					emu_cl = j.cl;
+					threadIdx = emu_dim3{ (unsigned)t % j.bx, (unsigned)t / j.bx, 0 };
+					blockIdx = emu_dim3{ (unsigned)(j.u * j.cs + r), j.by, 0 };
+				},
+				[](void *a, int) {
+					const job &j = *(const job *)a;
+					std::apply(*j.k, *j.args);
+				},
+				&jb);
+#else
 			std::vector<std::thread> ts;
 			ts.reserve((size_t)(block * cs));
 			for (long long r = 0; r < cs; r++)
@@ -606,6 +838,7 @@ template <class K, class... A> static void emu_launch(long long grid, long long 
 					});
 			for (auto &th : ts)
 				th.join();
+#endif
 		}
 	};
 	const long long nslot = emu_resident / cs > 1 ? emu_resident / cs : 1;

@@ -22,9 +22,14 @@
 #include EMU_SOLUTION
 
 static int n_pass, n_fail;
-#ifndef EMU_SEED
-#define EMU_SEED 12345 /* -DEMU_SEED=n: another draw of the data, lengths and page permutations */
-#endif
+/* the draw of the data, lengths and page permutations (and of emu.h's fiber orders): EMU_SEED from the environment
+ * (emu_kernels.sh draws one per run and prints it; EMU_SEED=n reruns that draw), else a fresh one, printed first */
+static const unsigned long long emu_data_seed = [] {
+	const unsigned long long s = emu_fiber_seed_value();
+	printf("seed %llu (EMU_SEED=%llu reruns it)\n", s, s);
+	return s;
+}();
+#define EMU_SEED emu_data_seed
 static std::mt19937_64 rng(EMU_SEED);
 
 /* A tensor in a guarded host buffer: 256 guard bytes of 0xA5 on each side, data shifted by `shift`

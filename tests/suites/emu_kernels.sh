@@ -29,11 +29,14 @@
 # cc_pred and cc_rows mutants. Decode's session-16 candidate (-DDEC_B1_TMA=1: batch 1 through TMA bulk copies on
 # emulated mbarriers, chunks of up to 11 steps) runs in CI with its tma_pitch mutant (a header mutation: mutation_file
 # below); its tma_bytes mutant (an mbarrier that never completes: the emulation aborts after 20 s) in EMU_EXTRA.
-# Prints each binary's ok/FAIL
+# The data are drawn from EMU_SEED (fresh per run, printed first; EMU_SEED=n reruns a draw). Prints each binary's ok/FAIL
 # lines and ends with the summed "N passed, M failed".
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT" || exit 2
+# one draw of the test data (and of the fibers' orders) per run, printed: EMU_SEED=n reruns it
+export EMU_SEED=${EMU_SEED:-$((RANDOM * 32768 + RANDOM))}
+echo "emu_kernels: EMU_SEED=$EMU_SEED"
 TMP=$(mktemp -d /tmp/solforge-emu.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 CXX=${CXX:-g++}
@@ -133,7 +136,7 @@ PY
 	fi
 	# a mutant stops at its first failing case (one is all it must show)
 	EMU_STOP_AT_FAIL=${MUTANT_RUN:-0} "$TMP/$name" >"$TMP/$name.out" 2>&1
-	sed -E "s#^(ok|FAIL) #\1 $src${extra:+ $extra}: #" "$TMP/$name.out" | grep -v " passed, "
+	sed -E "s#^(ok|FAIL) #\1 $src${extra:+ $extra}: #" "$TMP/$name.out" | grep -v " passed, \|^seed "
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$TMP/$name.out" | tail -1)
 	if [ -z "$line" ]; then
 		echo "FAIL $src: no result (crashed?)"

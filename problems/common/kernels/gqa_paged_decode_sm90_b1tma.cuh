@@ -132,7 +132,7 @@ __device__ __forceinline__ void tma_bar_wait(uint64_t *bar, unsigned parity)
 			fprintf(stderr, "emu: mbarrier wait never completes (parity %u)\n", parity);
 			abort();
 		}
-		sched_yield();
+		emu_yield(); /* a fiber: the producer thread of this block runs */
 	}
 #else /* the host pass of nvcc parses device bodies: nothing to emit there */
 	(void)bar, (void)parity;

@@ -469,7 +469,7 @@ static __device__ __forceinline__ unsigned gn_ld_acquire(const unsigned *p)
 #else /* host-side emulation (tests/emu): blocks are threads */
 	v = __atomic_load_n(p, __ATOMIC_ACQUIRE);
 #ifdef SF_EMU_H
-	std::this_thread::yield();
+	emu_yield();
 #endif
 #endif
 	return v;

@@ -275,7 +275,7 @@ __global__ void __launch_bounds__(GN_L2W_THREADS, GN_L2W_MINB)
 			while (((wd = gn_ld_acquire64(wp)) >> 32) == 0) { /* rstd > 0 once released */
 				gn_backoff();
 #ifdef SF_EMU_H
-				std::this_thread::yield();
+				emu_yield();
 #endif
 			}
 			mean = __uint_as_float((unsigned)(wd & 0xffffffffu));
