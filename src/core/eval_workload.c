@@ -157,6 +157,49 @@ static int audit_timed(const sf_job *job, const char *ref_dir, const char *sol_d
 	return 0;
 }
 
+/* Whether the runners run with their defenses (SOLFORGE_DEFENSES=0 turns them off, for overhead benchmarks only); the
+ * runners read the same variable, inherited from this process, before the candidate is loaded. */
+static int defenses_on(void)
+{
+	const char *v = getenv("SOLFORGE_DEFENSES");
+	return !(v && !strcmp(v, "0"));
+}
+
+/*
+ * The audits the candidate's runner must have kept, whatever its result.json says (the reservoir and its count live in
+ * memory the candidate can write, red-team session 25): with the defenses on, SF_MAX_AUDITS of its timed calls (all of
+ * them when fewer), each on perturbed inputs (key != 0: a key is drawn for every timed call, 0 has probability 2^-64);
+ * without them the old pair (the first calls on sets 0 and 1). And at least the minimum number of timed calls the job
+ * asked for. Anything less is REWARD_HACK: the records of the timed calls were tampered with.
+ */
+static int audit_count_check(const sf_job *job, const sf_runner_out *so, sf_wresult *r)
+{
+	const int n = so->n_samples, want_min = job->timing.min_iters < job->timing.max_iters ? job->timing.min_iters
+											     : job->timing.max_iters;
+	const int defended = defenses_on(), cap = defended ? SF_MAX_AUDITS : 2;
+	const int want = n < cap ? n : cap;
+	if (n < want_min) {
+		r->status = SF_REWARD_HACK;
+		set_log(r, "the runner reported %d timed calls where the job asked for at least %d: the records of the timed "
+			   "calls were tampered with", n, want_min);
+		return 1;
+	}
+	if (so->n_audits != want) {
+		r->status = SF_REWARD_HACK;
+		set_log(r, "the runner reported %d audited timed calls of %d where it keeps %d: the audit records were "
+			   "tampered with", so->n_audits, n, want);
+		return 1;
+	}
+	for (int i = 0; defended && i < so->n_audits; i++)
+		if (so->audit_key[i] == 0) {
+			r->status = SF_REWARD_HACK;
+			set_log(r, "audit %d of %d is of an unperturbed timed call although the defenses are on: the defenses "
+				   "were switched off inside the runner", i + 1, so->n_audits);
+			return 1;
+		}
+	return 0;
+}
+
 /*
  * The external wall-clock cross-check: the parent timed, from outside the runner process, a batch
  * of B calls of an empty function and B calls of the candidate, reading at each mark both its own
@@ -345,7 +388,8 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 		} else if (r->check.status != SF_PASSED) {
 			r->status = r->check.status;
 			set_log(r, "%s", r->check.msg);
-		} else if (audit_timed(&job, ref_dir, sol_dir, &w->tol, so.n_audits, ref_audits, r)) {
+		} else if (audit_count_check(&job, &so, r) ||
+			   audit_timed(&job, ref_dir, sol_dir, &w->tol, so.n_audits, ref_audits, r)) {
 			/* status and log set */
 		} else if (so.n_samples > 0) {
 			sf_stats_compute(so.samples, so.n_samples, &r->tk);

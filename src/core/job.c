@@ -281,7 +281,7 @@ int sf_job_parse(const char *text, size_t len, sf_job *job, char *err, size_t er
 	}
 	rc = 0;
 out:
-	sf_json_free(root);
+	sf_json_free_wiped(root); /* the tree held the seeds */
 	if (rc)
 		sf_job_free(job);
 	return rc;

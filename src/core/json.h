@@ -57,6 +57,9 @@ sf_json *sf_json_parse_ex(const char *text, size_t len, int allow_nonfinite, cha
 
 /* Frees a tree from sf_json_parse*; NULL is fine. */
 void sf_json_free(sf_json *v);
+/* sf_json_free that first zeroes every string, key and node (a tree that held secrets: the runner's job, whose seeds
+ * must not stay in freed heap the candidate can read). */
+void sf_json_free_wiped(sf_json *v);
 
 /* The value of `key` in an object; NULL if obj is NULL, not an object, or has no such key. */
 const sf_json *sf_json_get(const sf_json *obj, const char *key);

@@ -84,20 +84,37 @@ sf_json *json_new_node(sf_json_type t, long long line, long long col)
 	return v;
 }
 
-void sf_json_free(sf_json *v)
+static void json_free(sf_json *v, int wipe)
 {
 	if (!v)
 		return;
 	for (size_t i = 0; i < v->n; i++) {
 		if (v->items)
-			sf_json_free(v->items[i]);
-		if (v->keys)
+			json_free(v->items[i], wipe);
+		if (v->keys) {
+			if (wipe)
+				explicit_bzero(v->keys[i], strlen(v->keys[i]));
 			free(v->keys[i]);
+		}
 	}
 	free(v->items);
 	free(v->keys);
+	if (wipe && v->str)
+		explicit_bzero(v->str, strlen(v->str));
 	free(v->str);
+	if (wipe)
+		explicit_bzero(v, sizeof *v);
 	free(v);
+}
+
+void sf_json_free(sf_json *v)
+{
+	json_free(v, 0);
+}
+
+void sf_json_free_wiped(sf_json *v)
+{
+	json_free(v, 1);
 }
 /* Error for a bare word that is not a JSON literal (e.g. True, nan, undefined). */
 static sf_json *fail_word(parser *p)

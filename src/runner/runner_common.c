@@ -358,6 +358,7 @@ void rc_load_job_or_die(int argc, char **argv, const char *prog, sf_job *job)
 		fprintf(stderr, "%s: %s\n", prog, err);
 		exit(2);
 	}
+	explicit_bzero(text, len); /* the text names the seeds: not left in freed heap for the candidate to find */
 	free(text);
 	/* the job names the seeds: gone from the disk before the candidate is loaded */
 	if (job->mode == SF_JOB_SOLUTION && unlink(argv[1]) != 0)

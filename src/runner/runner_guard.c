@@ -254,6 +254,10 @@ int rg_sandbox_install(int cuda, const char *write_dir, char *note, size_t notel
 {
 	if (notelen)
 		note[0] = 0;
+	/* every switch read from the environment is read now, before the candidate loads: its constructors could
+	 * setenv("SOLFORGE_DEFENSES", "0") (red-team session 25: the first read used to come after dlopen) */
+	(void)rg_defenses_enabled();
+	(void)clock_fd();
 	if (env_off("SOLFORGE_SANDBOX")) {
 		snprintf(note, notelen, "sandbox off (SOLFORGE_SANDBOX=0)");
 		return 0;
