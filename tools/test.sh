@@ -80,12 +80,12 @@ rm -f "$logdir"/*.rc "$logdir"/*.sec
 export SOLFORGE_CACHE=${SOLFORGE_CACHE:-$PWD/build/cache}
 # Two lanes side by side (on CI's 2 cores a single lane left a third of the CPU idle): lane A the
 # mostly single-threaded suites, then the ASan build and its tests; lane B the suites that spread over
-# every core themselves (emulations, the sm_90a compiles). A tests/suites/*.sh not named in `wide`
-# goes to lane A. Each prints nothing until the end, where every report comes in a fixed order.
+# every core themselves (emulations, the sm_90a compiles), plus campaign (since session 25, when the emulations
+# became cheap: it evens the lanes out). A tests/suites/*.sh not named in `wide` goes to lane A. Each prints nothing until the end, where every report comes in a fixed order.
 # The suites in `quiet` compare timings on the CPU (a copy against the calibration copy, the red team's
 # clocks): they run after both lanes, alone (beside the emulations, a CI run saw copy_vs_itself measure
 # the copy at 0.09 of itself).
-wide=" attn_wgmma_emu emu_kernels emu_mma gemm_fragments "
+wide=" attn_wgmma_emu emu_kernels emu_mma gemm_fragments knob_builds campaign "
 quiet=" copy_ceiling redteam "
 narrow_suites=()
 wide_suites=()

@@ -72,7 +72,8 @@ static void test_gn(int64_t N, int64_t C, int64_t H, int64_t W, size_t shift, in
 static void tests()
 {
 #ifdef EMU_GN_L2CHUNK
-	/* the split path in ranges of groups (-DGN_L2CHUNK_KB=64 -DGN_CLR=0 -DGN_FUSED_MAX=0 -DEMU_GN_L2CHUNK): 2 launches per
+	/* the split path in ranges of groups (-DGN_L2CHUNK_KB=64 -DGN_CLR=0 -DGN_CLUSTER=0 -DGN_FUSED_MAX=0 -DEMU_GN_L2CHUNK: the
+	 * cluster path, the default for these groups since session 16, off): 2 launches per
 	 * range, checked on the first call (so a range loop that falls back to one pass fails its case) */
 	gn_want_launches = 2 * 32;
 	test_gn(1, 32, 160, 160, 0);     /* cnt 25600 (50 KB): one group per range, 32 ranges, hw % 8 == 0 */
