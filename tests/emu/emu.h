@@ -241,9 +241,10 @@ static unsigned long long emu_fiber_seed_value()
 /* Fibers: the emulated threads of one slot (a block, or a cluster's blocks) as user-space contexts on the slot's OS
  * thread. emu_ctx_switch saves the callee-saved registers, MXCSR and the x87 control word on the running stack, stores
  * its stack pointer in *save and resumes the context whose stack pointer is `to` (a new one "returns" into
- * emu_fiber_entry). A fiber runs until it waits (emu_barrier) or calls emu_yield; nothing preempts it, so a spin on
+ * emu_fiber_entry; noipa: every caller treats it as an unknown function, so no global or thread-local is kept in a
+ * register across a switch). A fiber runs until it waits (emu_barrier) or calls emu_yield; nothing preempts it, so a spin on
  * memory that another thread of the same slot writes must call emu_yield (the kernels' emulation branches do). */
-static void __attribute__((naked, noinline, used)) emu_ctx_switch(void **save, void *to)
+static void __attribute__((naked, noinline, noipa, used)) emu_ctx_switch(void **save, void *to)
 {
 	__asm__ volatile("pushq %rbp\n\t"
 			 "pushq %rbx\n\t"
@@ -289,7 +290,10 @@ static char *emu_stack_get()
 		fprintf(stderr, "emu: cannot map a fiber stack\n");
 		abort();
 	}
-	mprotect(m, 4096, PROT_NONE); /* an overflow faults instead of writing into the next stack */
+	if (mprotect(m, 4096, PROT_NONE) != 0) { /* an overflow faults instead of writing into the next stack */
+		fprintf(stderr, "emu: cannot protect a fiber stack's guard page\n");
+		abort();
+	}
 	return (char *)m + 4096;
 }
 /* the fibers of the running slot (one per OS thread; null outside emu_fibers_run) */
