@@ -683,17 +683,38 @@ static inline void emu_ldmatrix(uint32_t *r, int n, bool trans, const void *p)
 	}
 	W.bar.wait();
 }
+/* Fibers run until they wait, so the threads of a block would meet their atomics and fences in one fixed order; a
+ * switch to the next thread at one in four of them (a per-OS-thread generator from EMU_SEED) varies the interleaving
+ * there, as preemption did for std::threads. */
+static inline void emu_maybe_yield()
+{
+#ifndef EMU_OS_THREADS
+	static thread_local uint64_t x = 0;
+	if (!emu_frt)
+		return;
+	if (!x)
+		x = (emu_fiber_seed_value() ^ (uint64_t)(uintptr_t)&x) | 1;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	if ((x & 3) == 0)
+		emu_yield();
+#endif
+}
 static inline unsigned atomicAdd(unsigned *p, unsigned v)
 {
+	emu_maybe_yield();
 	return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
 }
 static inline unsigned atomicExch(unsigned *p, unsigned v)
 {
+	emu_maybe_yield();
 	return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
 }
 static inline void __threadfence()
 {
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	emu_maybe_yield();
 }
 template <class T> static inline T __ldcg(const T *p)
 {
