@@ -45,6 +45,14 @@ seed_corpus() {
 		printf '[NaN, Infinity, -Infinity, 0, -0, 9223372036854775807]' >"$2/seed2"
 		printf '{"axes": {"M": {"type": "var"}, "N": {"type": "expr", "expression": "2*M"}}}' >"$2/seed3"
 		;;
+	problem) # real definitions, each with a few of its workloads (definition, a line "---", the workload lines)
+		local i=0 d
+		for d in problems/llama/rmsnorm_h4096 problems/llama/gemm_bf16_n4096_k4096 \
+			problems/llama/gqa_paged_decode_h32_kv8_d128_ps16 problems/deepseek/moe_grouped_topk_routing_e256_g8_k8; do
+			i=$((i + 1))
+			{ cat "$d/definition.json"; printf '\n---\n'; head -n 3 "$d/workload.jsonl"; } >"$2/seed$i"
+		done
+		;;
 	expr)
 		printf '2*M*N*K + cdiv(N, 128) // 2 %% 3' >"$2/seed1"
 		printf 'not (a < b <= c) or sqrt(x) ** -2 and min(1, 2, max(3, abs(-4)))' >"$2/seed2"

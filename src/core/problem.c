@@ -423,7 +423,7 @@ fail_quiet:
 	sf_json_free(root);
 	free(text);
 	sf_definition_free(d);
-	return -1;
+	return sf_err_oneline(err, -1); /* names quoted from the file may hold newlines */
 }
 
 static void tspec_free(sf_tspec *t, int n)

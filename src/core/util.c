@@ -169,6 +169,14 @@ void sf_errf(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
+int sf_err_oneline(char *err, int rc)
+{
+	for (char *c = rc ? err : NULL; c && *c; c++) /* (on success err may hold nothing, not even a NUL) */
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	return rc;
+}
+
 int sf_read_file(const char *path, char **out, size_t *len, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "rb");

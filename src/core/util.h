@@ -41,6 +41,9 @@ char *sf_buf_take(sf_buf *b); /* returns data (never NULL) and resets b */
 void sf_buf_free(sf_buf *b);
 
 void sf_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* When rc != 0, makes err one line: every control byte (a newline in a quoted name from a user's file, ...) becomes
+ * '?'. Returns rc, so that a loader can end with `return sf_err_oneline(err, rc)`. */
+int sf_err_oneline(char *err, int rc);
 
 /* Reads a whole file; *out is NUL-terminated and owned by the caller. */
 int sf_read_file(const char *path, char **out, size_t *len, char *err, size_t errlen);

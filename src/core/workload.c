@@ -163,7 +163,7 @@ fail:
 	return -1;
 }
 
-int sf_workloads_load(const char *path, const sf_definition *d, sf_workload **out, int *n, char *err, size_t errlen)
+static int workloads_load_impl(const char *path, const sf_definition *d, sf_workload **out, int *n, char *err, size_t errlen)
 {
 	*out = NULL;
 	*n = 0;
@@ -263,7 +263,7 @@ int sf_eval_axes_expr(const sf_definition *d, const int64_t *values, const char 
 	return sf_expr_eval_str(src, axis_lookup, &ctx, out, err, errlen);
 }
 
-int sf_bind_axes(const sf_definition *d, const sf_workload *w, int64_t *values, char *err, size_t errlen)
+static int bind_axes_impl(const sf_definition *d, const sf_workload *w, int64_t *values, char *err, size_t errlen)
 {
 	int *bound = sf_xcalloc((size_t)d->n_axes + 1, sizeof(int));
 	int pending = 0;
@@ -370,7 +370,7 @@ static int bind_shape(const sf_definition *d, const int64_t *values, const sf_ts
 	return 0;
 }
 
-int sf_bind_job(const sf_definition *d, const sf_workload *w, sf_job *job, char *err, size_t errlen)
+static int bind_job_impl(const sf_definition *d, const sf_workload *w, sf_job *job, char *err, size_t errlen)
 {
 	int64_t *values = sf_xcalloc((size_t)d->n_axes + 1, sizeof(int64_t));
 	if (sf_bind_axes(d, w, values, err, errlen)) {
@@ -437,4 +437,19 @@ int sf_bind_job(const sf_definition *d, const sf_workload *w, sf_job *job, char 
 			return -1;
 	}
 	return 0;
+}
+
+int sf_workloads_load(const char *path, const sf_definition *d, sf_workload **out, int *n, char *err, size_t errlen)
+{
+	return sf_err_oneline(err, workloads_load_impl(path, d, out, n, err, errlen));
+}
+
+int sf_bind_axes(const sf_definition *d, const sf_workload *w, int64_t *values, char *err, size_t errlen)
+{
+	return sf_err_oneline(err, bind_axes_impl(d, w, values, err, errlen));
+}
+
+int sf_bind_job(const sf_definition *d, const sf_workload *w, sf_job *job, char *err, size_t errlen)
+{
+	return sf_err_oneline(err, bind_job_impl(d, w, job, err, errlen));
 }
