@@ -53,6 +53,7 @@ typedef struct sf_camp_problem {
 	double weight;
 	int busy;                   /* workers on it now */
 	int tune_state;             /* 0 unknown, 1 tunable, -1 nothing (left) to tune */
+	char content[65];           /* sha256 of the problem folder's files when the run started (snapshot.c) */
 } sf_camp_problem;
 
 typedef struct sf_camp_worker {
@@ -161,5 +162,18 @@ int sf_agent_openai(sf_camp *c, sf_camp_worker *w, sf_camp_problem *p, int64_t a
 char *sf_extract_code(const char *reply);
 /* The reply without its fenced blocks (the model's notes). Caller frees. */
 char *sf_prose_of(const char *reply);
+
+/* snapshot.c - what an official evaluation measures, fixed against a worker that changes files under it */
+/* sha256 (hex) of every file beneath dir (sorted relative paths, sizes, contents; a symlink by its target text, not
+ * followed). -1 with err when something there cannot be read or is neither a file, a folder nor a link. */
+int sf_camp_tree_hash(const char *dir, char out[65], char *err, size_t errlen);
+/* Copies the regular files and folders beneath src to dst (created), files read-only (0444); links and other kinds are
+ * left out. -1 with err on a failure. */
+int sf_camp_tree_copy(const char *src, const char *dst, char *err, size_t errlen);
+/* Reads the solution at path once, refusing anything but a regular file (a FIFO or device could hand the
+ * evaluator other bytes than the ones stored), into *text (caller frees). -1 with err. */
+int sf_camp_read_solution(const char *path, char **text, char *err, size_t errlen);
+/* workspace.c: text with every `#include "REL"` that names a file from dir made absolute (caller frees) */
+char *sf_camp_absolute_includes(const char *text, const char *dir);
 
 #endif

@@ -34,6 +34,8 @@ void sf_camp_eval_key(const sf_camp *c, const sf_camp_problem *p, const char *te
 	sf_buf_append(&b, "", 1);
 	sf_buf_printf(&b, "%s", p->name);
 	sf_buf_append(&b, "", 1);
+	sf_buf_puts(&b, p->content); /* a problem changed between runs is measured afresh */
+	sf_buf_append(&b, "", 1);
 	sf_buf_puts(&b, text);
 	for (int i = 0; defines && defines[i]; i++) {
 		sf_buf_append(&b, "", 1);
@@ -269,6 +271,37 @@ static void run_child(sf_camp *c, sf_camp_worker *w, sf_camp_problem *p, int64_t
 	sf_buf_free(&lp);
 }
 
+/* Writes the solution text read from sol to <dir>/evals/<key>-<name> (its relative includes made absolute to sol's
+ * folder, so that it compiles from there) and returns that path (caller frees); NULL with err. */
+static char *snapshot_solution(sf_camp *c, const char *sol, const char *text, const char *key, char *err, size_t errlen)
+{
+	char *evdir = sf_path_join(c->dir, "evals");
+	if (sf_mkdir_p(evdir, err, errlen)) {
+		free(evdir);
+		return NULL;
+	}
+	sf_buf name = { 0 };
+	sf_buf_printf(&name, "%s/%.16s-%s", evdir, key, sf_basename(sol));
+	char *solpath = realpath(sol, NULL), *dir = solpath ? sf_dirname(solpath) : NULL;
+	char *fixed = dir ? sf_camp_absolute_includes(text, dir) : NULL;
+	char *path = sf_buf_take(&name);
+	if (!fixed) {
+		sf_errf(err, errlen, "cannot resolve the folder of %s", sol);
+	} else if (!sf_write_file(path, fixed, strlen(fixed), err, errlen)) {
+		free(fixed);
+		free(dir);
+		free(solpath);
+		free(evdir);
+		return path;
+	}
+	free(fixed);
+	free(dir);
+	free(solpath);
+	free(evdir);
+	free(path);
+	return NULL;
+}
+
 /* Whether s beats the problem's best by --min-gain (also when there is no best yet). c->mu held. */
 static int beats_best(sf_camp *c, const sf_camp_problem *p, const traces_sum *s)
 {
@@ -286,9 +319,19 @@ int sf_camp_evaluate(sf_camp *c, sf_camp_worker *w, sf_camp_problem *p, int64_t 
 	memset(out, 0, sizeof *out);
 	out->speedup = out->score = out->latency_ms = NAN;
 	char *text;
-	size_t len;
-	if (sf_read_file(sol, &text, &len, err, errlen))
+	if (sf_camp_read_solution(sol, &text, err, errlen))
 		return -1;
+	/* the suite's problem as the run found it: a worker that edited it (its workspace holds a copy; the folder itself
+	 * is reachable by path) gets no evaluation, and the campaign says so */
+	char now[65], herr[256];
+	if (sf_camp_tree_hash(p->path, now, herr, sizeof herr) || strcmp(now, p->content)) {
+		sf_errf(err, errlen, "the problem folder %s changed during the campaign (%s): not evaluated; restore it, or "
+				     "start a campaign on the new content",
+			p->path, strcmp(now, p->content) ? "its content hash differs" : herr);
+		sf_camp_logf(c, "worker %d: %s: %s", w->id, p->name, err);
+		free(text);
+		return -1;
+	}
 	char key[65];
 	sf_camp_eval_key(c, p, text, defines, key);
 	pthread_mutex_lock(&c->mu);
@@ -321,7 +364,16 @@ int sf_camp_evaluate(sf_camp *c, sf_camp_worker *w, sf_camp_problem *p, int64_t 
 	double t_start = sf_wall_time();
 	traces_sum s;
 	char *traces = NULL, describe[160] = "";
-	run_child(c, w, p, attempt, sol, defines, key, "", &s, &traces, describe, sizeof describe);
+	/* the bytes read above, not the file again (a worker may still change it): evals/<key>-<name>, its includes made
+	 * absolute to the folder the solution came from */
+	char *snap = snapshot_solution(c, sol, text, key, err, errlen);
+	if (!snap) {
+		inflight_done(c, key);
+		free(def_text);
+		free(text);
+		return -1;
+	}
+	run_child(c, w, p, attempt, snap, defines, key, "", &s, &traces, describe, sizeof describe);
 	int correct = s.passed > 0 && s.failed == 0 && !strcmp(s.status, "PASSED");
 	pthread_mutex_lock(&c->mu);
 	int has_best = sf_db_i64(c->db, 0, "SELECT best_eval FROM problems WHERE id=?", "i", p->id) != 0;
@@ -331,7 +383,7 @@ int sf_camp_evaluate(sf_camp *c, sf_camp_worker *w, sf_camp_problem *p, int64_t 
 	if (wins && has_best && c->o.confirm) {
 		traces_sum s2;
 		char *tr2 = NULL, d2[160];
-		run_child(c, w, p, attempt, sol, defines, key, "-confirm", &s2, &tr2, d2, sizeof d2);
+		run_child(c, w, p, attempt, snap, defines, key, "-confirm", &s2, &tr2, d2, sizeof d2);
 		int ok2 = s2.passed > 0 && s2.failed == 0 && !strcmp(s2.status, "PASSED");
 		if (ok2) {
 			/* the conservative pair: lower speedup and score, higher latency */
@@ -396,6 +448,7 @@ int sf_camp_evaluate(sf_camp *c, sf_camp_worker *w, sf_camp_problem *p, int64_t 
 	free(traces);
 	free(def_text);
 	free(text);
+	free(snap);
 	sf_camp_import_timing(c);
 	return 0;
 }

@@ -245,6 +245,9 @@ static int load_problems(sf_camp *c, char **paths, int n, char *err, size_t errl
 		if (!isfinite(p->weight))
 			p->weight = 1;
 		k++;
+		/* the content every evaluation of this run is checked against (and keyed by) */
+		if (!p->path || sf_camp_tree_hash(p->path, p->content, err, errlen))
+			return -1;
 	}
 	(void)st;
 	if (!c->n_probs) {

@@ -2,7 +2,7 @@
  * workspace.c - an attempt's workspace and brief, bundled solutions, lessons (see campaign.h).
  *
  * Workspace <db>.d/ws/<problem>-a<attempt>/:
- *   problem/      link to the problem folder (definition.json, workload.jsonl, oracle.c)
+ *   problem/      a read-only copy of the problem folder (definition.json, workload.jsonl, oracle.c, solutions/)
  *   solution.cu   (solution.c on cpu) the best solution so far, with its tune defines written in as a
  *                 "// solforge-cflags:" line; the agent edits this file; it is what gets evaluated
  *   HISTORY.md    the problem's evaluations so far: solution, defines, status, speedup, S, errors
@@ -95,7 +95,7 @@ static char *best_text(sf_camp *c, const sf_camp_problem *p)
  * solutions share kernels through relative includes, e.g. ../../../common/kernels/). Other lines are
  * kept byte for byte. The caller frees the result.
  */
-static char *absolute_includes(const char *text, const char *dir)
+char *sf_camp_absolute_includes(const char *text, const char *dir)
 {
 	sf_buf b = { 0 };
 	for (const char *line = text; *line;) {
@@ -241,14 +241,15 @@ char *sf_camp_workspace(sf_camp *c, sf_camp_problem *p, int64_t attempt, char **
 		free(ws);
 		return NULL;
 	}
-	char *link = sf_path_join(ws, "problem");
-	if (symlink(p->path, link)) {
-		sf_errf(err, errlen, "cannot link %s into the workspace", p->path);
-		free(link);
+	/* a read-only copy of the problem, not a link: what the agent edits there is its own (the official evaluation
+	 * reads the suite's folder, whose content hash is checked before every evaluation: evaluate.c) */
+	char *pcopy = sf_path_join(ws, "problem");
+	if (sf_camp_tree_copy(p->path, pcopy, err, errlen)) {
+		free(pcopy);
 		free(ws);
 		return NULL;
 	}
-	free(link);
+	free(pcopy);
 	char *sol = best_text(c, p);
 	if (!sol) {
 		char **b = sf_camp_bundled(c, p);
@@ -262,7 +263,7 @@ char *sf_camp_workspace(sf_camp *c, sf_camp_problem *p, int64_t attempt, char **
 	}
 	const char *name = !strcmp(c->backend, "cuda") ? "solution.cu" : "solution.c";
 	char *sdir = sf_path_join(p->path, "solutions");
-	char *fixed = absolute_includes(sol, sdir);
+	char *fixed = sf_camp_absolute_includes(sol, sdir);
 	put(ws, name, fixed);
 	free(fixed);
 	free(sdir);

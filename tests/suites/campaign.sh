@@ -90,11 +90,39 @@ check cmd-time-limit "q '$DB' 'SELECT error FROM attempts WHERE id=4' | grep -q 
 	"attempt 4: $(q "$DB" 'SELECT state, error FROM attempts WHERE id=4')"
 check cmd-stream-captured "q '$DB' \"SELECT text FROM agent_logs WHERE attempt_id=2 AND kind='stream'\" | grep -q '\"type\":\"result\"'" \
 	"agent event stream not stored"
-check cmd-workspace "[ -L '$DB.d/ws/camp_scale-a2/problem' ] && grep -q 'solforge-tune' '$DB.d/ws/camp_scale-a2/solution.c'" \
-	"workspace of attempt 2 incomplete"
+check cmd-workspace "[ -d '$DB.d/ws/camp_scale-a2/problem' ] && [ ! -L '$DB.d/ws/camp_scale-a2/problem' ] && \
+	[ \"\$(stat -c %a '$DB.d/ws/camp_scale-a2/problem/workload.jsonl')\" = 444 ] && cmp -s '$PROB/oracle.c' '$DB.d/ws/camp_scale-a2/problem/oracle.c' && \
+	grep -q 'solforge-tune' '$DB.d/ws/camp_scale-a2/solution.c'" \
+	"workspace of attempt 2 incomplete (problem/ must be a read-only copy, not a link)"
 # the bundled solution includes scale_row.h by a relative path: the workspace copy names it absolutely
 check cmd-workspace-includes "grep -q '^#include \"$PROB/solutions/scale_row.h\"' '$DB.d/ws/camp_scale-a2/solution.c'" \
 	"$(grep -n include "$DB.d/ws/camp_scale-a2/solution.c" 2>&1 | head -5)"
+
+# ---- hostile workers (the campaign review of session 25) ----
+# (1) the worker loosens the tolerance of the problem itself, through the suite folder's path (a copy of the fixture
+# here), and submits y = x (wrong: it ignores alpha); (2) its solution.c is a FIFO, whose reader could be fed other bytes
+# than the ones the campaign stores
+HP=$T/hostile/camp_scale
+mkdir -p "$T/hostile" && cp -r "$PROB" "$HP"
+{
+	echo 'cd "$SOLFORGE_WORKSPACE" || exit 1'
+	echo "chmod u+w '$HP/workload.jsonl'"
+	echo "sed -i 's/\"inputs\"/\"tolerance\": {\"max_atol\": 1e9, \"max_rtol\": 1e9}, \"inputs\"/' '$HP/workload.jsonl'"
+	echo "printf '#include \"solforge/solution.h\"\\nSF_EXPORT int run(const sf_call *c) { const float *x = c->inputs[0].data; float *y = c->outputs[0].data; for (int64_t i = 0; i < sf_numel(&c->outputs[0]); i++) y[i] = x[i]; return SF_OK; }\\n' >solution.c"
+} >"$T/weaken.sh"
+DB=$T/weaken.db
+"$SF" campaign "$HP" --agent "cmd:sh '$T/weaken.sh'" --workers 1 --db "$DB" --max-attempts 2 --agent-time 20s --no-live \
+	"${EV[@]}" >"$T/weaken.out" 2>&1
+hostile_evals() { q "$1" "SELECT count(*) FROM evaluations e JOIN attempts a ON a.id=e.attempt_id WHERE a.agent LIKE 'cmd:%'"; }
+check hostile-problem-edit-refused "grep -q 'tolerance' '$HP/workload.jsonl' && grep -q 'changed during the campaign' '$T/weaken.out' && \
+	[ \"\$(hostile_evals '$DB')\" = 0 ]" "an edited problem was evaluated: $(tail -3 "$T/weaken.out")"
+cp "$PROB/workload.jsonl" "$HP/workload.jsonl"
+printf '%s\n' 'cd "$SOLFORGE_WORKSPACE" || exit 1' 'rm -f solution.c && mkfifo solution.c' >"$T/fifo.sh"
+DB=$T/fifo.db
+"$SF" campaign "$HP" --agent "cmd:sh '$T/fifo.sh'" --workers 1 --db "$DB" --max-attempts 2 --agent-time 20s --no-live \
+	"${EV[@]}" >"$T/fifo.out" 2>&1
+check hostile-fifo-refused "[ -p '$DB.d/ws/camp_scale-a2/solution.c' ] && grep -q 'not a regular file' '$T/fifo.out' && \
+	[ \"\$(hostile_evals '$DB')\" = 0 ]" "a FIFO solution was evaluated: $(tail -3 "$T/fifo.out")"
 
 # ---- openai: a chat model served by a local fake OpenAI-compatible server (429 first, then SSE) ----
 DB=$T/openai.db
