@@ -280,7 +280,12 @@ int sf_campaign_run(sf_camp_opts *o, char **problems, int n_problems)
 	c->self = realpath("/proc/self/exe", NULL);
 	c->home = sf_home();
 	sf_buf b = { 0 };
-	sf_buf_printf(&b, "%s.d", o->db_path);
+	/* absolute: the workspace, brief and lock paths handed to the agents must mean the same from their folders */
+	char cwd[4096];
+	if (o->db_path[0] != '/' && getcwd(cwd, sizeof cwd))
+		sf_buf_printf(&b, "%s/%s.d", cwd, o->db_path);
+	else
+		sf_buf_printf(&b, "%s.d", o->db_path);
 	c->dir = sf_buf_take(&b);
 	const char *locks = getenv("SOLFORGE_GPU_LOCKS");
 	c->locks = locks && *locks ? sf_xstrdup(locks) : sf_path_join(c->dir, "locks");
@@ -310,6 +315,8 @@ int sf_campaign_run(sf_camp_opts *o, char **problems, int n_problems)
 		camp_free(c);
 		return SF_EXIT_USAGE;
 	}
+	/* --max-tokens counts the whole campaign, earlier runs included (it restarted at 0 on every --resume) */
+	c->tokens_used = sf_db_i64(c->db, 0, "SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) FROM attempts", "");
 	/* attempts that were running when the last run died: closed; their finished evaluations stay */
 	sf_db_exec(c->db, "UPDATE attempts SET state='interrupted', finished=COALESCE(finished,?) WHERE state='running'", "d",
 		   sf_wall_time());

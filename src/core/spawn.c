@@ -151,6 +151,7 @@ static int spawn(char *const argv[], const char *log_path, double timeout_s, cha
 		return -1;
 	}
 	double t0 = sf_now();
+	const pid_t self = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		sf_errf(err, errlen, "fork: %s", strerror(errno));
@@ -162,6 +163,10 @@ static int spawn(char *const argv[], const char *log_path, double timeout_s, cha
 	}
 	if (pid == 0) {
 		setpgid(0, 0);
+		/* the child (own process group, so a kill of ours does not reach it) dies with the thread that waits for it:
+		 * a campaign or eval killed with -9 leaves no runner, evaluator or agent behind (its own daemons excepted) */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != self)
+			_exit(127);
 		int devnull = open("/dev/null", O_RDONLY);
 		if (devnull >= 0)
 			dup2(devnull, 0);
