@@ -360,7 +360,7 @@ int sf_camp_evaluate(sf_camp *c, sf_camp_worker *w, sf_camp_problem *p, int64_t 
 	char *def_text = sf_buf_take(&dj);
 
 	/* the child evaluation; a would-be new best is measured again and kept only when both runs beat
-	 * the best, with the less favourable numbers of the two (timing noise does not make a best) */
+	 * the best, with the less favourable of the two runs (timing noise does not make a best) */
 	double t_start = sf_wall_time();
 	traces_sum s;
 	char *traces = NULL, describe[160] = "";
@@ -385,16 +385,16 @@ int sf_camp_evaluate(sf_camp *c, sf_camp_worker *w, sf_camp_problem *p, int64_t 
 		char *tr2 = NULL, d2[160];
 		run_child(c, w, p, attempt, snap, defines, key, "-confirm", &s2, &tr2, d2, sizeof d2);
 		int ok2 = s2.passed > 0 && s2.failed == 0 && !strcmp(s2.status, "PASSED");
-		if (ok2) {
-			/* the conservative pair: lower speedup and score, higher latency */
-			if (isfinite(s2.speedup) && !(s2.speedup >= s.speedup))
-				s.speedup = s2.speedup;
-			if (isfinite(s2.score) && !(s2.score >= s.score))
-				s.score = s2.score;
-			if (isfinite(s2.latency) && !(s2.latency <= s.latency))
-				s.latency = s2.latency;
-			if (isfinite(s2.sol_frac) && !(s2.sol_frac >= s.sol_frac))
-				s.sol_frac = s2.sol_frac;
+		if (ok2 && isfinite(s2.speedup) && !(s2.speedup >= s.speedup)) {
+			/* the less favourable run, whole (its speedup, score, latency, baseline and traces belong together) */
+			s.speedup = s2.speedup;
+			s.score = s2.score;
+			s.latency = s2.latency;
+			s.baseline = s2.baseline;
+			s.sol_frac = s2.sol_frac;
+			free(traces);
+			traces = tr2;
+			tr2 = NULL;
 		}
 		pthread_mutex_lock(&c->mu);
 		confirmed = ok2 && beats_best(c, p, &s);

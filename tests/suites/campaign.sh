@@ -68,6 +68,15 @@ for (s0, h0), (s1, _) in zip(rows, rows[1:]):
     assert s1 >= s0 + h0 - 0.005, (s0, h0, s1)
 PY" "timing.log holds overlap or are missing"
 check tune-timing-imported "[ \"\$(q '$DB' 'SELECT count(*) FROM gpu_timing')\" -ge 14 ]" "gpu_timing rows missing"
+# every recorded evaluation is one run's numbers: speedup = baseline / latency (geomeans of the same workloads), also
+# where a confirmation run was taken (it used to mix the two runs' numbers)
+check tune-numbers-of-one-run "python3 - '$DB' <<'PY'
+import sqlite3, sys
+rows = sqlite3.connect(sys.argv[1]).execute('SELECT id, speedup, baseline_ms, latency_ms FROM evaluations WHERE passed > 0').fetchall()
+assert rows, 'no passed evaluation'
+for i, sp, b, l in rows:
+    assert sp and b and l and abs(sp - b / l) <= 1e-6 * sp, (i, sp, b, l)
+PY" "an evaluation's speedup is not its baseline / latency"
 
 # ---- cmd: a scripted stand-in agent ----
 DB=$T/cmd.db
