@@ -1,39 +1,21 @@
 #!/usr/bin/env bash
-# Since session 25 the emulation runs a block's threads as fibers (tests/emu/emu.h), about 8x cheaper than the
-# std::threads before, so the "EMU_EXTRA" lines named below (once dropped to keep CI under its 20 minutes) run by
-# default too; EMU_EXTRA=0 leaves them out (a developer's quicker run). The history of what was moved where follows.
-# emu_kernels.sh - the memory-bound fast.cu kernels (the GQA paged decode kernel's default, version 3 on
-# tensor cores; versions 2 and 1 (-DDECODE_MMA=0, -DDECODE_V1=1), GroupNorm's L2-window path
-# (-DGN_L2WIN=1) and its ring path (-DGN_RING=1, ~180 CPU-seconds; since session 7), all measured slower
-# and kept only for side-by-side timing, are not emulated here, to
-# keep CI under its 20 minutes: EMU_EXTRA=1 adds them, and GroupNorm's cluster path (-DGN_CLUSTER=1, off
-# by default: small odd shapes with 64-thread CTAs and a 6 KB shared-memory opt-in, ~90 CPU-seconds), and
-# the calibration copy too) run on a CPU emulation
-# of CUDA (tests/emu/emu.h) and checked element by element against double-precision references of
-# their oracles, over workload, held-out and fallback shapes (tests/emu/emu_test.cpp). The RMSNorm
-# family's session 8 block sum and division (-DRMS_SUM_UNROLL=0 -DRMS_MEAN_MUL=0, kept for side-by-side
-# timing in tools/knobs/s9_norms.txt) run once, on gemma (its odd warp counts). Since session 12 the
-# compile-time-width instances are the defaults at the definitions' widths (RMS_CONST_H, QKN_CONST_D,
-# ADL_CONST_H, RP_CONST) and each runtime-width build (=0) runs once more, with QK's large-call instance
-# (QKN_BIG_ROWS=1: every call) and Llama RoPE (EMU_ROPE). No GPU needed:
-# each .cu is rewritten (its CUDA includes dropped, `k<<<g, b, smem, s>>>(...)` turned into
-# `emu_launch(g, b, k, ...)`, `__shared__` arrays turned into per-block arrays) and built with g++.
-# A list line may end with -D flags (a tuning variant of the same source) and -I folders, and
-# MUTANT=name (a sed mutation of the source, listed below, whose emulation must report failures).
-# The DeepSeek grouped top-k router (EMU_DSROUTE, tests/emu/emu_dsroute.h) runs version 2 (the default since
-# session 13) with its knob variant and mutants; version 1 and its mutant moved to EMU_EXTRA, as GroupNorm's
-# version-6 line with 64-thread clusters of 1-16 CTAs (-DEMU_GN_V6; the default line runs the same paths at the
-# default sizes since they became the defaults; together ~240 CPU-seconds). GroupNorm's session-14 candidate (the split path in
-# ranges of groups, -DGN_L2CHUNK_KB, -DEMU_GN_L2CHUNK) and its mutant (gn_l2chunk: every range given the first range's
-# gamma / beta), conv1d's version 1 (-DCC_FLAT=0), its flat kernel at U 1 / U 4 and everywhere below 4096 (CC_FLAT_MAXL), the
-# row kernel without CC_ROWS (one row per CTA, the default before session 15) and three mutants run in EMU_EXTRA (CI reached
-# 19-22 min with them); CI keeps conv1d's default (mostly the scalar kernel at the emulation's sizes), the default with
-# CC_SCALAR_N 0 (the row kernel with several short rows per CTA, CC_ROWS, the flat kernel on every other case) and the
-# cc_pred and cc_rows mutants. Decode's session-16 candidate (-DDEC_B1_TMA=1: batch 1 through TMA bulk copies on
-# emulated mbarriers, chunks of up to 11 steps) runs in CI with its tma_pitch mutant (a header mutation: mutation_file
-# below); its tma_bytes mutant (an mbarrier that never completes: the emulation aborts after 20 s) in EMU_EXTRA.
-# The data are drawn from EMU_SEED (fresh per run, printed first; EMU_SEED=n reruns a draw). Prints each binary's ok/FAIL
-# lines and ends with the summed "N passed, M failed".
+# emu_kernels.sh - the CUDA kernels of the memory-bound solutions (RMSNorm family, QK norm, Flux AdaLN, RoPE, SiLU /
+# GeGLU, GroupNorm, causal conv1d, the DeepSeek router), the GQA paged decode kernel and the calibration copy and read,
+# run on a CPU emulation of CUDA (tests/emu/emu.h: a block's threads as fibers, barriers, shuffles, shared memory,
+# atomics, clusters, emulated mbarriers) and checked element by element against double-precision references of their
+# oracles over workload, held-out and fallback shapes (tests/emu/emu_test.cpp). No GPU needed: each .cu is rewritten
+# (its CUDA includes dropped, `k<<<g, b, smem, s>>>(...)` turned into `emu_launch(g, b, k, ...)`, `__shared__` arrays
+# turned into per-block arrays) and built with g++.
+# The list below is the defaults plus every knob variant kept for side-by-side timing and every candidate (the lines
+# after EXTRA: decode's TMA / dynamic / cluster / diagnostic variants, GroupNorm's ring, L2-window, cluster and
+# L2-chunk paths, conv1d's earlier kernels, the router's version 1); until session 25 those ran only with
+# EMU_EXTRA=1, to keep CI under 20 minutes, and the fibers made them cheap enough for CI (EMU_EXTRA=0 leaves them
+# out, for a quicker run). What each variant is and when it was measured: the problems' NOTES files.
+# A list line may end with -D flags (a tuning variant of the same source) and -I folders, and MUTANT=name (a sed
+# mutation of the source or of a header, listed below, whose emulation must report a failure; a mutant's run stops
+# at its first failing case). The data are drawn from EMU_SEED (fresh per run, printed first; EMU_SEED=n reruns a
+# draw), EMU_ONLY (an extended regex) keeps the matching lines. Prints each binary's ok/FAIL lines, the five slowest
+# lines, and ends with the summed "N passed, M failed".
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT" || exit 2
