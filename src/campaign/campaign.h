@@ -84,6 +84,8 @@ typedef struct sf_camp {
 	char **inflight;            /* evaluation keys being evaluated now */
 	int n_inflight;
 	FILE *log;                  /* campaign.log */
+	int64_t *recover;           /* agent attempts the last run left running: their workspaces are evaluated first */
+	int n_recover;
 } sf_camp;
 
 /* ---- run.c ---- */

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <dirent.h>
 #include <unistd.h>
 
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
@@ -94,10 +95,86 @@ static int seed_attempt(sf_camp *c, sf_camp_worker *w, sf_camp_problem *p, int64
 	return 0;
 }
 
+/* Kills every process of this user whose environment names ws as its SOLFORGE_WORKSPACE: what an agent the last run
+ * left running started and that outlived it (the agent's first process dies with the campaign, PR_SET_PDEATHSIG, but
+ * not what that one started). Returns how many were killed. */
+static int kill_leftovers(const char *ws)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return 0;
+	sf_buf want = { 0 };
+	sf_buf_printf(&want, "SOLFORGE_WORKSPACE=%s", ws);
+	int killed = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (*end || pid <= 1 || pid == (long)getpid())
+			continue;
+		char path[64], *env = NULL;
+		size_t len = 0;
+		char err[128];
+		snprintf(path, sizeof path, "/proc/%ld/environ", pid);
+		if (sf_read_file(path, &env, &len, err, sizeof err))
+			continue;
+		int match = 0;
+		for (size_t i = 0; i < len && !match; i += strlen(env + i) + 1)
+			match = !strcmp(env + i, want.data);
+		free(env);
+		if (match && kill((pid_t)pid, SIGKILL) == 0)
+			killed++;
+	}
+	closedir(d);
+	sf_buf_free(&want);
+	return killed;
+}
+
+/* Worker w evaluates the workspace solution of every agent attempt the last run left running (c->recover, taken one
+ * at a time under c->mu), as an official evaluation of that attempt. */
+static void recover_interrupted(sf_camp *c, sf_camp_worker *w)
+{
+	for (;;) {
+		pthread_mutex_lock(&c->mu);
+		int64_t attempt = c->n_recover ? c->recover[--c->n_recover] : 0;
+		int64_t pid = attempt ? sf_db_i64(c->db, 0, "SELECT problem_id FROM attempts WHERE id=?", "i", attempt) : 0;
+		sf_camp_problem *p = NULL;
+		for (int i = 0; i < c->n_probs && !p; i++)
+			if (c->probs[i].id == pid)
+				p = &c->probs[i];
+		pthread_mutex_unlock(&c->mu);
+		if (!attempt)
+			return;
+		if (!p || sf_camp_stopping(c))
+			continue;
+		sf_buf b = { 0 };
+		sf_buf_printf(&b, "%s/ws/%s-a%lld", c->dir, p->name, (long long)attempt);
+		char *ws = sf_buf_take(&b);
+		const int left = kill_leftovers(ws);
+		if (left)
+			sf_camp_logf(c, "worker %d: %s: killed %d process(es) left running in the workspace of attempt %lld", w->id,
+				     p->name, left, (long long)attempt);
+		char *sol = sf_path_join(ws, !strcmp(c->backend, "cuda") ? "solution.cu" : "solution.c");
+		free(ws);
+		if (sf_file_exists(sol)) {
+			sf_camp_logf(c, "worker %d: %s: evaluating the workspace of interrupted attempt %lld", w->id, p->name,
+				     (long long)attempt);
+			sf_camp_eval ev;
+			char err[1024];
+			int er = sf_camp_evaluate(c, w, p, attempt, sol, NULL, &ev, err, sizeof err);
+			if (er < 0)
+				sf_camp_logf(c, "worker %d: %s: attempt %lld: %s", w->id, p->name, (long long)attempt, err);
+			else if (er == 0)
+				free(ev.summary);
+		}
+		free(sol);
+	}
+}
+
 static void *worker_main(void *arg)
 {
 	sf_camp_worker *w = arg;
 	sf_camp *c = (sf_camp *)((char *)(w - w->id) - offsetof(sf_camp, workers));
+	recover_interrupted(c, w);
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
 		if (sf_camp_stopping(c))
@@ -207,6 +284,7 @@ static void camp_free(sf_camp *c)
 	for (int i = 0; i < c->n_inflight; i++)
 		free(c->inflight[i]);
 	free(c->inflight);
+	free(c->recover);
 	if (c->log)
 		fclose(c->log);
 	free(c->self);
@@ -317,7 +395,17 @@ int sf_campaign_run(sf_camp_opts *o, char **problems, int n_problems)
 	}
 	/* --max-tokens counts the whole campaign, earlier runs included (it restarted at 0 on every --resume) */
 	c->tokens_used = sf_db_i64(c->db, 0, "SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) FROM attempts", "");
-	/* attempts that were running when the last run died: closed; their finished evaluations stay */
+	/* attempts that were running when the last run died: closed; their finished evaluations stay, and an agent's
+	 * workspace is evaluated before anything else (its work may have been done when the run died) */
+	int64_t n_running = sf_db_i64(c->db, 0, "SELECT count(*) FROM attempts WHERE state='running'", "");
+	c->recover = sf_xcalloc((size_t)n_running + 1, sizeof *c->recover);
+	for (int64_t id = 0; c->n_recover < n_running;) {
+		id = sf_db_i64(c->db, 0, "SELECT COALESCE(MIN(id),0) FROM attempts WHERE state='running' AND id>? AND "
+					 "(agent LIKE 'cmd:%' OR agent LIKE 'openai:%')", "i", id);
+		if (!id)
+			break;
+		c->recover[c->n_recover++] = id;
+	}
 	sf_db_exec(c->db, "UPDATE attempts SET state='interrupted', finished=COALESCE(finished,?) WHERE state='running'", "d",
 		   sf_wall_time());
 	char *prev_sig = sf_db_text(c->db, "SELECT value FROM meta WHERE key='eval_sig'", "");

@@ -189,6 +189,30 @@ done
 check resume-not-redone "[ $redone = 0 ]" "an evaluation finished before the kill was run again"
 check resume-interrupted-attempt "[ \"\$(q '$DB' \"SELECT count(*) FROM attempts WHERE state='interrupted'\")\" = 1 ]" \
 	"$(q "$DB" 'SELECT id, state FROM attempts')"
+# an agent that had written its fix and was still running when the campaign was killed (-9, its process group): its
+# first process dies with the campaign, what it started (here the script's sleep) is killed by --resume, which then
+# evaluates that workspace before anything else
+printf '%s\n' 'cd "$SOLFORGE_WORKSPACE" || exit 1' "sed -i 's/^#define REPEAT 3000/#define REPEAT 1/' solution.c" \
+	"touch '$T/fixed'" 'sleep 120' >"$T/fix_sleep.sh"
+DB=$T/recover.db
+setsid "$SF" campaign "$PROB" --agent "cmd:sh '$T/fix_sleep.sh'" --workers 1 --db "$DB" --max-attempts 2 --agent-time 200s \
+	--no-live "${EV[@]}" >"$T/rec1.out" 2>&1 &
+pid=$!
+for _ in $(seq 1 600); do
+	[ -f "$T/fixed" ] && break
+	kill -0 $pid 2>/dev/null || break
+	sleep 0.1
+done
+kill -9 -- -$pid 2>/dev/null
+{ wait $pid; } 2>/dev/null
+"$SF" campaign "$PROB" --agent "cmd:sh '$T/fix_sleep.sh'" --workers 1 --db "$DB" --max-attempts 2 --agent-time 200s \
+	--no-live --resume "${EV[@]}" >"$T/rec2.out" 2>&1
+rec=$(q "$DB" "SELECT status, improved FROM evaluations WHERE attempt_id=2")
+orphans=$(pgrep -f "$T/fix_sleep.sh" | wc -l)
+check resume-no-agent-left "[ -f '$T/fixed' ] && [ $orphans = 0 ] && grep -q 'left running in the workspace of attempt 2' '$T/rec2.out'" \
+	"fixed: $(ls "$T/fixed" 2>&1); processes of the killed agent still running: $orphans"
+check resume-evaluates-interrupted-work "grep -q 'workspace of interrupted attempt 2' '$T/rec2.out' && [ '$rec' = 'PASSED|1' ]" \
+	"attempt 2's evaluation: '$rec'; $(tail -3 "$T/rec2.out")"
 
 # ---- report: text and HTML in Chromium ----
 "$SF" report "$T/tune.db" --html "$T/report.html" >"$T/report.txt" 2>&1
