@@ -166,14 +166,14 @@ static int defenses_on(void)
 }
 
 /*
- * The audits the candidate's runner must have kept, whatever its result.json says (the reservoir and its count live in
- * memory the candidate can write, red-team session 25): with the defenses on, SF_MAX_AUDITS of its timed calls (all of
+ * The timed-call records the candidate's runner must return, whatever its result.json says (they live in
+ * memory the candidate can write, red-team session 25): audits - with the defenses on, SF_MAX_AUDITS of its timed calls (all of
  * them when fewer), each on perturbed inputs (key != 0: a key is drawn for every timed call, 0 has probability 2^-64);
  * without them the old pair (the first calls on sets 0 and 1). And at least the minimum number of timed calls the job
  * asked for, each timed at a finite time >= 0. Anything less is REWARD_HACK: the records of the timed calls were
  * tampered with.
  */
-static int audit_count_check(const sf_job *job, const sf_runner_out *so, sf_wresult *r)
+static int timed_records_check(const sf_job *job, const sf_runner_out *so, sf_wresult *r)
 {
 	const int n = so->n_samples, want_min = job->timing.min_iters < job->timing.max_iters ? job->timing.min_iters
 											     : job->timing.max_iters;
@@ -396,7 +396,7 @@ void sf_eval_workload(sf_eval *e, int i, const sf_eval_opts *o)
 		} else if (r->check.status != SF_PASSED) {
 			r->status = r->check.status;
 			set_log(r, "%s", r->check.msg);
-		} else if (audit_count_check(&job, &so, r) ||
+		} else if (timed_records_check(&job, &so, r) ||
 			   audit_timed(&job, ref_dir, sol_dir, &w->tol, so.n_audits, ref_audits, r)) {
 			/* status and log set */
 		} else if (so.n_samples > 0) {
